@@ -1,0 +1,17 @@
+# Every third-party dependency, found once (recipes: shared/TOOLCHAIN.md §2). All come from
+# Debian packages that scripts/install-deps installs.
+
+find_package(Threads REQUIRED)
+# Boost.DLL and Boost.Container are header-only: Boost::headers. BOOST_DLL_USE_STD_FS lets
+# Boost.DLL use std::filesystem, so libferro does not depend on libboost_filesystem.
+find_package(Boost 1.74 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+find_path(FERRO_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu openblas REQUIRED)
+
+if(FERRO_BUILD_TESTS)
+    find_package(Catch2 2 REQUIRED)
+    include(Catch)
+endif()

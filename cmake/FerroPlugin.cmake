@@ -1,0 +1,27 @@
+# ferro_add_plugin(<target> SOURCES <src>... [LIBRARIES <lib>...] [OUTPUT_DIR <dir>])
+#
+# Builds a loadable ferro plugin: a MODULE library named lib<target>.so that exports exactly
+# one symbol, ferro_plugin_query. Plugins see plugin_api/ only and link nothing from core/.
+# -Wl,--no-undefined turns a missing symbol into a link error instead of a load-time failure;
+# the version script hides the weak std:: template instantiations that -fvisibility=hidden
+# alone leaves exported in Debug builds (TOOLCHAIN.md §3).
+set(FERRO_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/ferro_plugin.map)
+
+function(ferro_add_plugin target)
+    cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
+    if(NOT ARG_OUTPUT_DIR)
+        set(ARG_OUTPUT_DIR ${FERRO_PLUGIN_OUTPUT_DIR})
+    endif()
+    add_library(${target} MODULE ${ARG_SOURCES})
+    set_target_properties(${target} PROPERTIES
+        PREFIX "lib"
+        C_VISIBILITY_PRESET hidden
+        CXX_VISIBILITY_PRESET hidden
+        VISIBILITY_INLINES_HIDDEN ON
+        LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR})
+    target_compile_definitions(${target} PRIVATE FERRO_PLUGIN_MODULE)
+    target_link_libraries(${target} PRIVATE ferro::plugin_api ferro_warnings ${ARG_LIBRARIES})
+    target_link_options(${target} PRIVATE -Wl,--no-undefined
+        -Wl,--version-script=${FERRO_PLUGIN_EXPORTS_MAP})
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FERRO_PLUGIN_EXPORTS_MAP})
+endfunction()

@@ -1,0 +1,34 @@
+/* ferro plugin ABI — the native context of the built-in cpu engine ("ferro.cpu.ctx.v1").
+ *
+ * A context executor prepared for the cpu engine receives a `const ferro_cpu_context*` as its
+ * native context. It is borrowed for the duration of the executor call.
+ *
+ * Since: 1.0. */
+#ifndef FERRO_CPU_CONTEXT_H
+#define FERRO_CPU_CONTEXT_H
+
+#include "ferro/abi.h"
+
+FERRO_EXTERN_C_BEGIN
+
+#define FERRO_CPU_CONTEXT_ABI "ferro.cpu.ctx.v1"
+
+/* Body of a parallel loop: process items [begin, end). Must not throw or call parallel_for. */
+typedef void (*ferro_parallel_body)(void* user, int64_t begin, int64_t end);
+
+typedef struct ferro_cpu_context {
+    uint32_t struct_size;
+    /* Worker threads the engine's pool may use (>= 1), including the calling thread. */
+    uint32_t num_threads;
+    /* Run body over [0, n) in chunks of at least `grain` items on the engine's pool; returns
+     * when all chunks are done. Small n runs on the calling thread. This is the only fan-out
+     * level: a body must not fan out again, and plugins should call their vendor library
+     * (LAPACK, FFTW) single-threaded inside it. Thread-safe. */
+    void (*parallel_for)(const struct ferro_cpu_context* ctx, int64_t n, int64_t grain,
+                         ferro_parallel_body body, void* user);
+    void* pool; /* engine-private; do not touch */
+} ferro_cpu_context;
+
+FERRO_EXTERN_C_END
+
+#endif /* FERRO_CPU_CONTEXT_H */

@@ -1,0 +1,241 @@
+/* ferro plugin ABI — op families: schemas, modules, plans, executors and AD rules.
+ *
+ * A family (linalg, einsum, fft) is a named set of op schemas. For each engine the host asks
+ * the family's module factory for a module; the module prepares plans for concrete call
+ * signatures; plans execute. Several plugins may contribute modules to one family (fft on cpu
+ * from one file, fft on cuda from another) through ferro_module_provider_desc.
+ *
+ * Since: 1.0. */
+#ifndef FERRO_FAMILY_H
+#define FERRO_FAMILY_H
+
+#include "ferro/engine.h"
+#include "ferro/status.h"
+#include "ferro/types.h"
+
+FERRO_EXTERN_C_BEGIN
+
+struct ferro_host_api;
+
+/* ---- attributes -------------------------------------------------------------------------- */
+
+#define FERRO_ATTR_FLAG_REQUIRED (1u << 0) /* no default: a call must give it */
+#define FERRO_ATTR_FLAG_OPTIONAL (1u << 1) /* None is an accepted value */
+
+/* One attribute of an op. Borrowed for the lifetime of the plugin library. */
+typedef struct ferro_attr_spec {
+    uint32_t struct_size;
+    uint32_t type;  /* enum ferro_attr_type (never NONE) */
+    uint32_t flags; /* FERRO_ATTR_FLAG_* */
+    uint32_t reserved;
+    const char* name;
+    ferro_attr_value default_value; /* used when a call omits it (type NONE = None) */
+    const char* doc;
+} ferro_attr_spec;
+
+/* ---- inference --------------------------------------------------------------------------- *
+ * The host calls infer with attrs already normalised: one ferro_attr_value per schema attr, in
+ * schema order, defaults filled in and types checked. infer validates dtypes and shapes (bad
+ * input -> FERRO_INVALID_ARGUMENT naming the op, the input, expected vs got) and writes the
+ * output signatures: dtype, ndim, shape. Strides of outputs are chosen by the host (row-major). */
+typedef struct ferro_infer_args {
+    uint32_t struct_size;
+    uint32_t n_inputs;
+    const ferro_attr_value* attrs;   /* borrowed for the call */
+    const ferro_signature* inputs;   /* borrowed for the call */
+    ferro_signature* outputs;        /* host storage of outputs_capacity entries */
+    uint32_t outputs_capacity;
+    uint32_t n_outputs;              /* out: how many outputs were written */
+} ferro_infer_args;
+
+/* ---- autodiff rules ----------------------------------------------------------------------- *
+ * Rules compute with tensors through host->op_call, so they run on whatever engine the tensors
+ * live on, and when the host records during backward (create_graph) they are differentiated
+ * themselves. Tensors in these structs are borrowed for the call; tensors a rule writes to an
+ * out array are owned references that pass to the host. */
+
+typedef struct ferro_vjp_args {
+    uint32_t struct_size;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t reserved;
+    const ferro_attr_value* attrs;     /* normalised, schema order */
+    const ferro_signature* input_sigs; /* always present: shapes of every input */
+    const ferro_tensor* inputs;        /* saved inputs (save_inputs mask), NULL elsewhere */
+    const ferro_tensor* outputs;       /* saved outputs (save_outputs mask), NULL elsewhere */
+    const ferro_tensor* cotangents;    /* per output; NULL = zero (prune that work) */
+    const ferro_bool* needs_input_grad; /* per input: compute its cotangent only when set */
+    ferro_tensor* input_cotangents;    /* out, per input: a new reference, or NULL = zero */
+} ferro_vjp_args;
+
+typedef struct ferro_jvp_args {
+    uint32_t struct_size;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t reserved;
+    const ferro_attr_value* attrs;
+    const ferro_tensor* inputs;          /* every primal input */
+    const ferro_tensor* outputs;         /* every primal output */
+    const ferro_tensor* input_tangents;  /* per input; NULL = zero */
+    ferro_tensor* output_tangents;       /* out, per output: a new reference, or NULL = zero */
+} ferro_jvp_args;
+
+/* ---- schemas ----------------------------------------------------------------------------- */
+
+#define FERRO_VARIADIC (-1)
+
+/* Differentiability and save masks: bit i is input (or output) i; inputs at index >= 63 use
+ * bit 63, so a variadic op marks all its operands with FERRO_MASK_ALL. */
+#define FERRO_MASK_ALL (~(uint64_t)0)
+#define FERRO_MASK_BIT(i) ((uint64_t)1 << ((i) < 63 ? (i) : 63))
+
+typedef struct ferro_op_schema {
+    uint32_t struct_size;
+    uint32_t reserved;
+    const char* name; /* "svd"; the qualified name is "<family>.<name>" */
+    const char* doc;  /* one line: "thin SVD: A = U diag(S) Vh" */
+    int32_t n_inputs; /* fixed count, or FERRO_VARIADIC (then at least min_inputs) */
+    int32_t min_inputs;
+    int32_t n_outputs; /* fixed count, or FERRO_VARIADIC (infer decides) */
+    uint32_t n_attrs;
+    const ferro_attr_spec* attrs;
+    uint32_t n_dtypes; /* dtypes the op accepts for its main inputs (informational) */
+    uint32_t reserved2;
+    const ferro_dtype* dtypes;
+    ferro_status (*infer)(const struct ferro_host_api* host, ferro_infer_args* args);
+    uint64_t diff_inputs;  /* inputs that can receive a gradient */
+    uint64_t diff_outputs; /* outputs a gradient may flow from (others: NOT_DIFFERENTIABLE) */
+    uint64_t save_inputs;  /* inputs the VJP needs (the host keeps them alive) */
+    uint64_t save_outputs; /* outputs the VJP needs */
+    /* Optional (NULL = the op is not differentiable, diff masks must then be 0). */
+    ferro_status (*vjp)(const struct ferro_host_api* host, const ferro_vjp_args* args);
+    /* Optional (NULL = forward mode unavailable for this op). */
+    ferro_status (*jvp)(const struct ferro_host_api* host, const ferro_jvp_args* args);
+} ferro_op_schema;
+
+/* ---- execution ---------------------------------------------------------------------------- */
+
+/* A host session: the engine session an op call runs in, seen from a plugin. Session executors
+ * enqueue primitives through host->session_* with it. Opaque; borrowed for the call. */
+typedef struct ferro_session_impl* ferro_session;
+
+typedef struct ferro_exec_args {
+    uint32_t struct_size;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t reserved;
+    const ferro_attr_value* attrs;    /* normalised, schema order */
+    const ferro_tensor_view* inputs;  /* borrowed for the call */
+    const ferro_tensor_view* outputs; /* allocated by the host with the inferred signatures */
+    ferro_buffer_view workspace;      /* plan's workspace_bytes (bytes 0 = none) */
+    ferro_session session;            /* the call's session */
+} ferro_exec_args;
+
+/* Plan interface. A plan is cached by the host and may execute concurrently on several threads:
+ * executors must not mutate plan state without their own synchronisation.
+ * At least one executor is required; the host prefers the session executor. */
+typedef struct ferro_plan_iface {
+    uint32_t struct_size;
+    uint32_t reserved;
+    /* Runs inside the host-managed session; enqueues engine primitives through the host. */
+    ferro_status (*execute_in_session)(void* self, const struct ferro_host_api* host,
+                                       const ferro_exec_args* args);
+    /* Runs in its own region after the host has flushed the session, with the engine's native
+     * context (layout named by the engine's context_abi). */
+    ferro_status (*execute_in_context)(void* self, const struct ferro_host_api* host,
+                                       const ferro_exec_args* args, const void* native_context);
+    void (*destroy)(void* self);
+} ferro_plan_iface;
+
+/* A prepared plan. Owned by the host (plan cache) once returned; destroyed with
+ * iface->destroy(self) when evicted, cleared, or when the runtime is destroyed. */
+typedef struct ferro_plan_instance {
+    uint32_t struct_size;
+    uint32_t reserved;
+    void* self;
+    const ferro_plan_iface* iface;
+    uint64_t workspace_bytes; /* scratch the host allocates per execution */
+    uint64_t retained_bytes;  /* memory the plan itself holds (counted by the cache budget) */
+} ferro_plan_instance;
+
+typedef struct ferro_prepare_args {
+    uint32_t struct_size;
+    uint32_t op_index; /* index into the family's ops */
+    const ferro_attr_value* attrs;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    const ferro_signature* inputs;
+    const ferro_signature* outputs; /* as inferred */
+    char* decline_reason;           /* host buffer: write why when declining */
+    uint32_t decline_capacity;
+    uint32_t reserved;
+} ferro_prepare_args;
+
+/* Module interface. prepare answers one of:
+ *   PREPARED: returns NULL and fills *out (self and iface non-NULL);
+ *   DECLINED: returns NULL, leaves out->self NULL and writes args->decline_reason (the host
+ *             then tries the next module for the family on this engine);
+ *   error:    returns a status (bad input that infer could not see, resource exhaustion).
+ * prepare may be called concurrently. */
+typedef struct ferro_module_iface {
+    uint32_t struct_size;
+    uint32_t reserved;
+    ferro_status (*prepare)(void* self, const struct ferro_host_api* host,
+                            const ferro_prepare_args* args, ferro_plan_instance* out);
+    void (*destroy)(void* self);
+} ferro_module_iface;
+
+/* A module: owned by the host, destroyed with iface->destroy(self) after all its plans. */
+typedef struct ferro_module_instance {
+    uint32_t struct_size;
+    uint32_t reserved;
+    void* self;
+    const ferro_module_iface* iface;
+} ferro_module_instance;
+
+/* The engine a module is requested for. Borrowed for the create_module call. */
+typedef struct ferro_engine_target {
+    uint32_t struct_size;
+    uint32_t ordinal;
+    const char* name;        /* "cuda:0" */
+    const char* kind;        /* "cuda" */
+    const char* context_abi; /* "ferro.cuda.ctx.v1" */
+    const ferro_device_props* props;
+} ferro_engine_target;
+
+typedef struct ferro_module_create_args {
+    uint32_t struct_size;
+    uint32_t decline_capacity;
+    const ferro_engine_target* target;
+    char* decline_reason; /* host buffer: write why when declining */
+} ferro_module_create_args;
+
+/* Module factory: fills *out for the target engine, or declines (returns NULL, leaves
+ * out->self NULL, writes the reason). Same answer convention as prepare. */
+typedef ferro_status (*ferro_create_module_fn)(const struct ferro_host_api* host,
+                                               const ferro_module_create_args* args,
+                                               ferro_module_instance* out);
+
+/* A family this plugin defines. Borrowed for the lifetime of the plugin library. */
+typedef struct ferro_family_desc {
+    uint32_t struct_size;
+    uint32_t n_ops;
+    const char* id;      /* "linalg": [a-z][a-z0-9_]* */
+    const char* version; /* semantic version of the op set */
+    const char* description;
+    const ferro_op_schema* ops;
+    ferro_create_module_fn create_module; /* optional: a schema-only family has none */
+} ferro_family_desc;
+
+/* Modules this plugin contributes to a family defined elsewhere (another plugin or core). */
+typedef struct ferro_module_provider_desc {
+    uint32_t struct_size;
+    uint32_t reserved;
+    const char* family_id;
+    const char* description;
+    ferro_create_module_fn create_module;
+} ferro_module_provider_desc;
+
+FERRO_EXTERN_C_END
+
+#endif /* FERRO_FAMILY_H */

@@ -1,0 +1,130 @@
+// Pins the size and key offsets of every struct that crosses the plugin boundary (x86_64 LP64).
+// A failure here means a layout changed: that is an ABI major bump (abi.h rule 1), or a
+// mistake. Appending a field changes only the size: update the pin and add a CHANGELOG line.
+#include <ferro/cpu_context.h>
+#include <ferro/plugin.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+
+#define PIN_SIZE(type, n) CHECK(sizeof(type) == (n))
+#define PIN_OFFSET(type, field, n) CHECK(offsetof(type, field) == (n))
+
+TEST_CASE("abi: struct sizes and offsets of ABI 1.0 are pinned", "[abi]") {
+    PIN_SIZE(ferro_scalar, 24);
+    PIN_SIZE(ferro_attr_value, 16);
+    PIN_SIZE(ferro_named_attr, 24);
+    PIN_SIZE(ferro_signature, 1040);
+    PIN_OFFSET(ferro_signature, shape, 16);
+    PIN_OFFSET(ferro_signature, strides, 528);
+    PIN_SIZE(ferro_tensor_view, 64);
+    PIN_OFFSET(ferro_tensor_view, shape, 16);
+    PIN_OFFSET(ferro_tensor_view, buffer, 32);
+    PIN_OFFSET(ferro_tensor_view, data, 48);
+    PIN_OFFSET(ferro_tensor_view, tensor, 56);
+    PIN_SIZE(ferro_buffer_view, 40);
+    PIN_SIZE(ferro_fill_args, 96);
+    PIN_SIZE(ferro_binary_args, 200);
+    PIN_SIZE(ferro_where_args, 264);
+    PIN_SIZE(ferro_gemm_operand, 48);
+    PIN_SIZE(ferro_gemm_args, 240);
+    PIN_OFFSET(ferro_gemm_args, alpha, 184);
+    PIN_OFFSET(ferro_gemm_args, conj_a, 232);
+    PIN_SIZE(ferro_device_props, 496);
+    PIN_OFFSET(ferro_device_props, memory_bytes, 136);
+    PIN_OFFSET(ferro_device_props, dtypes, 172);
+    PIN_SIZE(ferro_probe_result, 264);
+    PIN_SIZE(ferro_engine_iface, 144);
+    PIN_OFFSET(ferro_engine_iface, fill, 64);
+    PIN_OFFSET(ferro_engine_iface, gemm_batched, 120);
+    PIN_OFFSET(ferro_engine_iface, destroy, 136);
+    PIN_SIZE(ferro_engine_instance, 24);
+    PIN_SIZE(ferro_engine_desc, 48);
+    PIN_OFFSET(ferro_engine_desc, probe, 32);
+    PIN_OFFSET(ferro_engine_desc, create, 40);
+    PIN_SIZE(ferro_attr_spec, 48);
+    PIN_OFFSET(ferro_attr_spec, default_value, 24);
+    PIN_SIZE(ferro_infer_args, 40);
+    PIN_SIZE(ferro_vjp_args, 72);
+    PIN_OFFSET(ferro_vjp_args, input_cotangents, 64);
+    PIN_SIZE(ferro_jvp_args, 56);
+    PIN_SIZE(ferro_op_schema, 120);
+    PIN_OFFSET(ferro_op_schema, infer, 64);
+    PIN_OFFSET(ferro_op_schema, diff_inputs, 72);
+    PIN_OFFSET(ferro_op_schema, vjp, 104);
+    PIN_OFFSET(ferro_op_schema, jvp, 112);
+    PIN_SIZE(ferro_exec_args, 88);
+    PIN_OFFSET(ferro_exec_args, workspace, 40);
+    PIN_OFFSET(ferro_exec_args, session, 80);
+    PIN_SIZE(ferro_plan_iface, 32);
+    PIN_SIZE(ferro_plan_instance, 40);
+    PIN_SIZE(ferro_prepare_args, 56);
+    PIN_SIZE(ferro_module_iface, 24);
+    PIN_SIZE(ferro_module_instance, 24);
+    PIN_SIZE(ferro_engine_target, 40);
+    PIN_SIZE(ferro_module_create_args, 24);
+    PIN_SIZE(ferro_family_desc, 48);
+    PIN_OFFSET(ferro_family_desc, create_module, 40);
+    PIN_SIZE(ferro_module_provider_desc, 32);
+    PIN_SIZE(ferro_op_call_args, 48);
+    PIN_SIZE(ferro_host_api, 232);
+    PIN_OFFSET(ferro_host_api, status_make, 24);
+    PIN_OFFSET(ferro_host_api, log, 56);
+    PIN_OFFSET(ferro_host_api, tensor_retain, 72);
+    PIN_OFFSET(ferro_host_api, op_find, 136);
+    PIN_OFFSET(ferro_host_api, session_fill, 160);
+    PIN_OFFSET(ferro_host_api, session_scratch, 224);
+    PIN_SIZE(ferro_plugin_desc, 80);
+    PIN_OFFSET(ferro_plugin_desc, abi_major, 4);
+    PIN_OFFSET(ferro_plugin_desc, abi_minor, 8);
+    PIN_OFFSET(ferro_plugin_desc, name, 16);
+    PIN_OFFSET(ferro_plugin_desc, engines, 48);
+    PIN_OFFSET(ferro_plugin_desc, module_providers, 72);
+    PIN_SIZE(ferro_cpu_context, 24);
+    PIN_OFFSET(ferro_cpu_context, parallel_for, 8);
+}
+
+TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
+    CHECK(offsetof(ferro_signature, struct_size) == 0);
+    CHECK(offsetof(ferro_tensor_view, struct_size) == 0);
+    CHECK(offsetof(ferro_gemm_args, struct_size) == 0);
+    CHECK(offsetof(ferro_device_props, struct_size) == 0);
+    CHECK(offsetof(ferro_engine_iface, struct_size) == 0);
+    CHECK(offsetof(ferro_engine_desc, struct_size) == 0);
+    CHECK(offsetof(ferro_op_schema, struct_size) == 0);
+    CHECK(offsetof(ferro_plan_instance, struct_size) == 0);
+    CHECK(offsetof(ferro_host_api, struct_size) == 0);
+    CHECK(offsetof(ferro_plugin_desc, struct_size) == 0);
+    CHECK(offsetof(ferro_cpu_context, struct_size) == 0);
+}
+
+TEST_CASE("abi: dtypes are packed DLPack DLDataType values", "[abi]") {
+    // DLDataType{code, bits, lanes} little-endian: kDLFloat = 2, kDLComplex = 5, kDLBool = 6.
+    CHECK(FERRO_DTYPE_F32 == 0x00012002u);
+    CHECK(FERRO_DTYPE_F64 == 0x00014002u);
+    CHECK(FERRO_DTYPE_C64 == 0x00014005u);
+    CHECK(FERRO_DTYPE_C128 == 0x00018005u);
+    CHECK(FERRO_DTYPE_I64 == 0x00014000u);
+    CHECK(FERRO_DTYPE_BOOL == 0x00010806u);
+    CHECK(FERRO_DTYPE_BITS(FERRO_DTYPE_C128) == 128u);
+    CHECK(FERRO_DTYPE_CODE(FERRO_DTYPE_C64) == FERRO_DLPACK_COMPLEX);
+    CHECK(FERRO_DTYPE_LANES(FERRO_DTYPE_F32) == 1u);
+}
+
+TEST_CASE("abi: FERRO_HAS_FIELD tells fields a shorter struct lacks", "[abi]") {
+    ferro_host_api api{};
+    api.struct_size = FERRO_STRUCT_SIZE_UP_TO(ferro_host_api, log_enabled);
+    CHECK(FERRO_HAS_FIELD(&api, ferro_host_api, status_make));
+    CHECK(FERRO_HAS_FIELD(&api, ferro_host_api, log_enabled));
+    CHECK_FALSE(FERRO_HAS_FIELD(&api, ferro_host_api, tensor_retain));
+    api.struct_size = sizeof(ferro_host_api);
+    CHECK(FERRO_HAS_FIELD(&api, ferro_host_api, session_scratch));
+}
+
+TEST_CASE("abi: variadic masks map inputs past 62 to bit 63", "[abi]") {
+    CHECK(FERRO_MASK_BIT(0) == 1u);
+    CHECK(FERRO_MASK_BIT(62) == (uint64_t{1} << 62));
+    CHECK(FERRO_MASK_BIT(63) == (uint64_t{1} << 63));
+    CHECK(FERRO_MASK_BIT(400) == (uint64_t{1} << 63));
+}
