@@ -25,9 +25,9 @@ struct Library {
 };
 
 std::string plugin_path(const char* file) {
-    const char* dir = std::getenv("FERRO_TEST_PLUGIN_DIR");
+    const char* dir = std::getenv("FERRO_TEST_BUILD_DIR");
     REQUIRE(dir != nullptr);
-    return std::string(dir) + "/" + file;
+    return std::string(dir) + "/lib/ferro/plugins/" + file;
 }
 
 }  // namespace

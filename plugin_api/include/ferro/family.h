@@ -172,8 +172,8 @@ typedef struct ferro_prepare_args {
 } ferro_prepare_args;
 
 /* Module interface. prepare answers one of:
- *   PREPARED: returns NULL and fills *out (self and iface non-NULL);
- *   DECLINED: returns NULL, leaves out->self NULL and writes args->decline_reason (the host
+ *   PREPARED: returns NULL and fills *out (iface non-NULL; self is the plugin's business);
+ *   DECLINED: returns NULL, leaves out->iface NULL and writes args->decline_reason (the host
  *             then tries the next module for the family on this engine);
  *   error:    returns a status (bad input that infer could not see, resource exhaustion).
  * prepare may be called concurrently. */
@@ -211,7 +211,7 @@ typedef struct ferro_module_create_args {
 } ferro_module_create_args;
 
 /* Module factory: fills *out for the target engine, or declines (returns NULL, leaves
- * out->self NULL, writes the reason). Same answer convention as prepare. */
+ * out->iface NULL, writes the reason). Same answer convention as prepare. */
 typedef ferro_status (*ferro_create_module_fn)(const struct ferro_host_api* host,
                                                const ferro_module_create_args* args,
                                                ferro_module_instance* out);

@@ -1,0 +1,183 @@
+/* ferro — the embedding C API (libferro.so).
+ *
+ * Applications create a runtime, load plugins (explicitly or from the search path), and look at
+ * what is installed through an inventory: a consistent view of one snapshot. Statuses are the
+ * plugin ABI's (status.h): NULL on success, otherwise owned by the caller and released with
+ * ferro_status_free.
+ *
+ * Conventions: every function that can fail returns a ferro_status and writes results to out_*
+ * parameters only on success. Strings returned by an inventory are borrowed for the lifetime of
+ * that inventory. Unless stated otherwise, functions are thread-safe.
+ *
+ * Since: 1.0 (this file grows by appending; see plugin_api/CHANGELOG.md for the ABI). */
+#ifndef FERRO_FERRO_H
+#define FERRO_FERRO_H
+
+#include <ferro/abi.h>
+#include <ferro/status.h>
+#include <ferro/types.h>
+
+#if defined(FERRO_BUILDING_LIBRARY)
+#define FERRO_API FERRO_EXTERN_C FERRO_EXPORT_SYMBOL
+#else
+#define FERRO_API FERRO_EXTERN_C
+#endif
+
+FERRO_EXTERN_C_BEGIN
+
+/* ---- version and statuses ---------------------------------------------------------------- */
+
+/* "0.1.0": the library's semantic version. Static string. */
+FERRO_API const char* ferro_version(void);
+/* The plugin ABI this host speaks. */
+FERRO_API void ferro_abi_version(uint32_t* out_major, uint32_t* out_minor);
+
+/* Accessors of a status; NULL reads as OK / "". The message is borrowed for the status's life. */
+FERRO_API uint32_t ferro_status_code(ferro_status status);
+FERRO_API const char* ferro_status_message(ferro_status status);
+/* "INVALID_ARGUMENT" etc.; static string. */
+FERRO_API const char* ferro_status_code_name(uint32_t code);
+/* Releases a status (NULL is fine). */
+FERRO_API void ferro_status_free(ferro_status status);
+
+/* ---- runtime ----------------------------------------------------------------------------- */
+
+typedef struct ferro_runtime_impl ferro_runtime;
+
+/* Called for every log line at or above the runtime's level, from any thread. */
+typedef void (*ferro_log_callback)(void* user, uint32_t level, const char* source,
+                                   const char* message);
+
+typedef struct ferro_runtime_options {
+    uint32_t struct_size;
+    uint32_t n_plugin_paths;
+    const char* const* plugin_paths; /* searched first; borrowed for the create call */
+    ferro_bool use_environment_path; /* FERRO_PLUGIN_PATH (default 1) */
+    ferro_bool use_default_dir;      /* lib/ferro/plugins next to libferro (default 1) */
+    ferro_bool autoload;             /* load every plugin on the search path (default 1) */
+    ferro_bool log_level_set;        /* 0: FERRO_LOG_LEVEL from the environment, else warn */
+    uint32_t log_level;              /* enum ferro_log_level, when log_level_set */
+    uint32_t reserved;
+    ferro_log_callback log_callback; /* NULL: spdlog to stderr */
+    void* log_user;
+    uint64_t plan_cache_max_entries;
+    uint64_t plan_cache_max_bytes;
+} ferro_runtime_options;
+
+/* Fills `options` with the defaults (and struct_size). */
+FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options);
+
+/* Creates a runtime; `options` may be NULL for the defaults. A plugin that fails to load does
+ * not fail creation: it becomes a diagnostic in the inventory. Owned by the caller, released
+ * with ferro_runtime_destroy. */
+FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options,
+                                            ferro_runtime** out_runtime);
+/* Destroys a runtime (NULL is fine). Every object obtained from it must be released first. */
+FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime);
+
+/* Loads one plugin file. On failure the status says "<file>: stage <s>: <message>" with the
+ * stage's code, and the same diagnostic is kept in the runtime. */
+FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path);
+/* Loads every libferro_*.so on the search path; counts what loaded and what failed. */
+FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
+                                          uint32_t* out_failed);
+/* Unloads a plugin by name: FAILED_PRECONDITION while objects it created are alive. */
+FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const char* name);
+/* The current snapshot epoch (increments with every reconfiguration). */
+FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime);
+
+/* ---- inventory: what one snapshot holds --------------------------------------------------- */
+
+typedef struct ferro_inventory_impl ferro_inventory;
+
+/* Pins the current snapshot. Owned by the caller, released with ferro_inventory_destroy. */
+FERRO_API ferro_status ferro_runtime_inventory(const ferro_runtime* runtime,
+                                               ferro_inventory** out_inventory);
+FERRO_API void ferro_inventory_destroy(ferro_inventory* inventory);
+FERRO_API uint64_t ferro_inventory_epoch(const ferro_inventory* inventory);
+
+typedef struct ferro_plugin_info {
+    uint32_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    ferro_bool builtin;
+    const char* name;
+    const char* version;
+    const char* description;
+    const char* path; /* "" for built-ins */
+    uint32_t n_families; /* families it defines */
+    uint32_t n_engines;  /* engines it created */
+} ferro_plugin_info;
+
+typedef struct ferro_diagnostic_info {
+    uint32_t struct_size;
+    uint32_t code;
+    const char* file;
+    const char* stage; /* "open", "entry", "query", "abi", "validate", "probe", "create", "register" */
+    const char* message;
+} ferro_diagnostic_info;
+
+typedef struct ferro_engine_info {
+    uint32_t struct_size;
+    uint32_t ordinal;
+    const char* name;   /* "cpu", "vulkan:0" */
+    const char* kind;
+    const char* plugin;
+    const char* device; /* device name */
+    uint64_t memory_bytes;
+    int32_t score;
+    uint32_t flags;     /* FERRO_ENGINE_* */
+} ferro_engine_info;
+
+/* One engine kind a plugin provides, with how many devices it found and why not more. */
+typedef struct ferro_engine_kind_info {
+    uint32_t struct_size;
+    uint32_t device_count;
+    const char* plugin;
+    const char* kind;
+    const char* reason;
+} ferro_engine_kind_info;
+
+typedef struct ferro_op_info {
+    uint32_t struct_size;
+    int32_t n_inputs;  /* FERRO_VARIADIC = -1 */
+    int32_t n_outputs;
+    uint32_t n_attrs;
+    const char* name;   /* qualified: "linalg.svd" */
+    const char* family;
+    const char* doc;
+    ferro_bool has_vjp;
+    ferro_bool has_jvp;
+} ferro_op_info;
+
+typedef struct ferro_search_dir_info {
+    uint32_t struct_size;
+    ferro_bool exists;
+    const char* path;
+    const char* origin; /* "runtime option", "FERRO_PLUGIN_PATH", "next to libferro" */
+} ferro_search_dir_info;
+
+/* Counts and entries; `index` must be below the count (else OUT_OF_RANGE). `out` is caller
+ * storage: set its struct_size. */
+FERRO_API uint32_t ferro_inventory_plugin_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_plugin(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_plugin_info* out);
+FERRO_API uint32_t ferro_inventory_diagnostic_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_diagnostic(const ferro_inventory* inventory,
+                                                  uint32_t index, ferro_diagnostic_info* out);
+FERRO_API uint32_t ferro_inventory_engine_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_engine(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_engine_info* out);
+FERRO_API uint32_t ferro_inventory_engine_kind_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_engine_kind(const ferro_inventory* inventory,
+                                                   uint32_t index, ferro_engine_kind_info* out);
+FERRO_API uint32_t ferro_inventory_op_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_op(const ferro_inventory* inventory, uint32_t index,
+                                          ferro_op_info* out);
+FERRO_API uint32_t ferro_inventory_search_dir_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* inventory,
+                                                  uint32_t index, ferro_search_dir_info* out);
+
+FERRO_EXTERN_C_END
+
+#endif /* FERRO_FERRO_H */

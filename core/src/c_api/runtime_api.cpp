@@ -1,0 +1,93 @@
+// extern "C" shims: runtime lifecycle and plugin loading.
+#include "c_api/handles.hpp"
+
+#include <ferro/ferro.h>
+
+#include <fmt/format.h>
+
+using ferro::c_api::require;
+
+namespace {
+
+ferro::RuntimeOptions to_options(const ferro_runtime_options* in) {
+    ferro::RuntimeOptions out;
+    if (in == nullptr) return out;
+    if (in->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_runtime_options, plan_cache_max_bytes)) {
+        throw ferro::Error(FERRO_INVALID_ARGUMENT,
+                           "ferro_runtime_create: options->struct_size is too small (call "
+                           "ferro_runtime_options_init first)");
+    }
+    for (uint32_t i = 0; i < in->n_plugin_paths; ++i) {
+        require(in->plugin_paths, "ferro_runtime_create", "options->plugin_paths");
+        require(in->plugin_paths[i], "ferro_runtime_create", "options->plugin_paths[i]");
+        out.plugin_paths.emplace_back(in->plugin_paths[i]);
+    }
+    out.use_environment_path = in->use_environment_path != 0;
+    out.use_default_dir = in->use_default_dir != 0;
+    out.autoload = in->autoload != 0;
+    if (in->log_level_set != 0) out.log_level = in->log_level;
+    out.log_callback = in->log_callback;
+    out.log_user = in->log_user;
+    out.plan_cache_max_entries = in->plan_cache_max_entries;
+    out.plan_cache_max_bytes = in->plan_cache_max_bytes;
+    return out;
+}
+
+}  // namespace
+
+FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options) {
+    if (options == nullptr) return;
+    const ferro::RuntimeOptions defaults;
+    *options = {};
+    options->struct_size = sizeof *options;
+    options->use_environment_path = defaults.use_environment_path;
+    options->use_default_dir = defaults.use_default_dir;
+    options->autoload = defaults.autoload;
+    options->plan_cache_max_entries = defaults.plan_cache_max_entries;
+    options->plan_cache_max_bytes = defaults.plan_cache_max_bytes;
+}
+
+FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options,
+                                            ferro_runtime** out_runtime) {
+    return ferro::guard([&] {
+        require(out_runtime, "ferro_runtime_create", "out_runtime");
+        *out_runtime = new ferro_runtime_impl(to_options(options));
+    });
+}
+
+FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime) { delete runtime; }
+
+FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_runtime_load_plugin", "runtime");
+        require(path, "ferro_runtime_load_plugin", "path");
+        const auto result = runtime->runtime.load_plugin(path);
+        if (const auto& d = result.diagnostic) {
+            throw ferro::Error(d->code, fmt::format("{}: stage {}: {}", d->file,
+                                                    ferro::load_stage_name(d->stage), d->message));
+        }
+    });
+}
+
+FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
+                                          uint32_t* out_failed) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_runtime_scan", "runtime");
+        uint32_t loaded = 0, failed = 0;
+        for (const auto& r : runtime->runtime.load_search_path()) ++(r.diagnostic ? failed : loaded);
+        if (out_loaded != nullptr) *out_loaded = loaded;
+        if (out_failed != nullptr) *out_failed = failed;
+    });
+}
+
+FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const char* name) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_runtime_unload_plugin", "runtime");
+        require(name, "ferro_runtime_unload_plugin", "name");
+        runtime->runtime.unload_plugin(name);
+    });
+}
+
+FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime) {
+    return runtime != nullptr ? runtime->runtime.epoch() : 0;
+}

@@ -1,0 +1,26 @@
+// A plugin load failure: which stage it happened in, the status code and a clear message.
+// Becomes a Diagnostic record; never escapes the loader as anything else.
+#pragma once
+
+#include "support/status.hpp"
+
+#include <string>
+
+namespace ferro {
+
+// The stages of DESIGN §10, in order.
+enum class LoadStage { open, entry, query, abi, validate, probe, create, register_ };
+
+const char* load_stage_name(LoadStage stage);
+
+class LoadError : public Error {
+public:
+    LoadError(LoadStage stage, uint32_t code, const std::string& message)
+        : Error(code, message), stage_(stage) {}
+    LoadStage stage() const noexcept { return stage_; }
+
+private:
+    LoadStage stage_;
+};
+
+}  // namespace ferro

@@ -1,0 +1,77 @@
+#include "loader/plugin_loader.hpp"
+
+#include "loader/descriptor_check.hpp"
+#include "loader/load_error.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <system_error>
+
+namespace ferro {
+namespace {
+
+void check_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        throw LoadError(LoadStage::open, FERRO_NOT_FOUND, "no such file");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT, "not a regular file");
+    }
+    if (std::filesystem::file_size(path, ec) == 0) {
+        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT,
+                        "empty file: not a shared library");
+    }
+}
+
+const ferro_plugin_desc* query(ferro_plugin_query_fn entry, const ferro_host_api* host) {
+    const ferro_plugin_desc* desc = nullptr;
+    ferro_status st = nullptr;
+    try {
+        st = entry(host, &desc);
+    } catch (const std::exception& e) {
+        throw LoadError(LoadStage::query, FERRO_INTERNAL,
+                        fmt::format("{} threw an exception ({}); no exception may cross the "
+                                    "plugin ABI",
+                                    FERRO_PLUGIN_ENTRY_NAME, e.what()));
+    } catch (...) {
+        throw LoadError(LoadStage::query, FERRO_INTERNAL,
+                        fmt::format("{} threw an exception; no exception may cross the plugin ABI",
+                                    FERRO_PLUGIN_ENTRY_NAME));
+    }
+    if (st != nullptr) {
+        const uint32_t code = st->code;
+        const std::string message = st->message;
+        free_status(st);
+        throw LoadError(LoadStage::query, code,
+                        fmt::format("{} failed: {}", FERRO_PLUGIN_ENTRY_NAME, message));
+    }
+    if (desc == nullptr) {
+        throw LoadError(LoadStage::query, FERRO_INVALID_ARGUMENT,
+                        fmt::format("{} returned success but no descriptor",
+                                    FERRO_PLUGIN_ENTRY_NAME));
+    }
+    return desc;
+}
+
+}  // namespace
+
+LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api* host) {
+    check_file(path);
+    auto library = std::make_shared<Library>(path);
+    const ferro_plugin_query_fn entry = library->entry();
+    if (entry == nullptr) {
+        throw LoadError(LoadStage::entry, FERRO_NOT_FOUND,
+                        fmt::format("the library does not export {} (is it a ferro plugin? build "
+                                    "it with ferro_add_plugin and FERRO_PLUGIN_EXPORT)",
+                                    FERRO_PLUGIN_ENTRY_NAME));
+    }
+    const ferro_plugin_desc* desc = query(entry, host);
+    check_abi(*desc);
+    check_descriptor(*desc);
+    return {std::move(library), desc};
+}
+
+}  // namespace ferro

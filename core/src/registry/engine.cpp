@@ -1,0 +1,85 @@
+#include "registry/engine.hpp"
+
+#include "loader/load_error.hpp"
+
+#include <fmt/format.h>
+
+namespace ferro {
+namespace {
+
+void require_entry(const void* fn, const std::string& engine, const char* entry) {
+    if (fn == nullptr) {
+        throw LoadError(LoadStage::create, FERRO_INVALID_ARGUMENT,
+                        fmt::format("engine '{}': required entry {} is NULL", engine, entry));
+    }
+}
+
+#define FERRO_REQUIRE_ENTRY(iface, name, entry) \
+    require_entry(reinterpret_cast<const void*>((iface).entry), name, #entry)
+
+void check_iface(const ferro_engine_iface* iface, const std::string& name) {
+    if (iface == nullptr) {
+        throw LoadError(LoadStage::create, FERRO_INVALID_ARGUMENT,
+                        fmt::format("engine '{}': create returned no function table", name));
+    }
+    if (iface->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_engine_iface, destroy)) {
+        throw LoadError(LoadStage::create, FERRO_INVALID_ARGUMENT,
+                        fmt::format("engine '{}': ferro_engine_iface.struct_size is {}, expected "
+                                    "at least {} (ABI 1.0)",
+                                    name, iface->struct_size,
+                                    FERRO_STRUCT_SIZE_UP_TO(ferro_engine_iface, destroy)));
+    }
+    const auto& f = *iface;
+    FERRO_REQUIRE_ENTRY(f, name, properties);
+    FERRO_REQUIRE_ENTRY(f, name, alloc);
+    FERRO_REQUIRE_ENTRY(f, name, free);
+    FERRO_REQUIRE_ENTRY(f, name, copy_h2d);
+    FERRO_REQUIRE_ENTRY(f, name, copy_d2h);
+    FERRO_REQUIRE_ENTRY(f, name, session_begin);
+    FERRO_REQUIRE_ENTRY(f, name, session_end);
+    FERRO_REQUIRE_ENTRY(f, name, fill);
+    FERRO_REQUIRE_ENTRY(f, name, cast);
+    FERRO_REQUIRE_ENTRY(f, name, unary);
+    FERRO_REQUIRE_ENTRY(f, name, binary);
+    FERRO_REQUIRE_ENTRY(f, name, where);
+    FERRO_REQUIRE_ENTRY(f, name, reduce);
+    FERRO_REQUIRE_ENTRY(f, name, copy_strided);
+    FERRO_REQUIRE_ENTRY(f, name, gemm_batched);
+    FERRO_REQUIRE_ENTRY(f, name, destroy);
+}
+
+}  // namespace
+
+Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
+               ferro_engine_instance instance, LibraryPtr library)
+    : name_(std::move(name)),
+      kind_(desc.kind),
+      context_abi_(desc.context_abi),
+      ordinal_(ordinal),
+      self_(instance.self),
+      iface_(instance.iface),
+      library_(std::move(library)) {
+    try {
+        check_iface(iface_, name_);
+    } catch (...) {
+        // The instance is ours now; without a valid destroy entry it can only leak.
+        if (iface_ != nullptr && iface_->destroy != nullptr) iface_->destroy(self_);
+        throw;
+    }
+    props_.struct_size = sizeof props_;
+    if (ferro_status st = iface_->properties(self_, &props_)) {
+        const std::string message = st->message;
+        free_status(st);
+        iface_->destroy(self_);
+        throw LoadError(LoadStage::create, FERRO_INTERNAL,
+                        fmt::format("engine '{}': properties failed: {}", name_, message));
+    }
+    props_.name[sizeof props_.name - 1] = '\0';
+    props_.details[sizeof props_.details - 1] = '\0';
+    target_ = {sizeof target_, ordinal_, name_.c_str(), kind_.c_str(), context_abi_.c_str(),
+               &props_};
+}
+
+Engine::~Engine() { iface_->destroy(self_); }
+
+}  // namespace ferro

@@ -1,0 +1,50 @@
+// A created engine (one device of one backend) as the host holds it: the plugin's instance,
+// its validated function table, its device properties, and a reference on its library.
+#pragma once
+
+#include "loader/library.hpp"
+
+#include <ferro/plugin.h>
+
+#include <memory>
+#include <string>
+
+namespace ferro {
+
+class Engine {
+public:
+    // Takes ownership of `instance`. Throws LoadError(create) when the table is unusable.
+    Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
+           ferro_engine_instance instance, LibraryPtr library);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    const std::string& name() const noexcept { return name_; }  // "cpu", "vulkan:0"
+    const std::string& kind() const noexcept { return kind_; }
+    const std::string& context_abi() const noexcept { return context_abi_; }
+    uint32_t ordinal() const noexcept { return ordinal_; }
+    const ferro_device_props& props() const noexcept { return props_; }
+    bool host_addressable() const noexcept {
+        return (props_.flags & FERRO_ENGINE_HOST_ADDRESSABLE) != 0;
+    }
+    const ferro_engine_iface& iface() const noexcept { return *iface_; }
+    void* self() const noexcept { return self_; }
+    const LibraryPtr& library() const noexcept { return library_; }  // null for built-ins
+
+    // The target description handed to module factories; valid while the engine lives.
+    const ferro_engine_target& target() const noexcept { return target_; }
+
+private:
+    std::string name_, kind_, context_abi_;
+    uint32_t ordinal_;
+    void* self_;
+    const ferro_engine_iface* iface_;
+    LibraryPtr library_;
+    ferro_device_props props_{};
+    ferro_engine_target target_{};
+};
+
+using EnginePtr = std::shared_ptr<Engine>;
+
+}  // namespace ferro

@@ -1,0 +1,38 @@
+// A family module for one engine, as the host holds it: the plugin's instance plus a reference
+// on the library that made it.
+#pragma once
+
+#include "loader/library.hpp"
+
+#include <ferro/plugin.h>
+
+#include <memory>
+#include <string>
+
+namespace ferro {
+
+class Module {
+public:
+    // Takes ownership of `instance` (already validated by the registry).
+    Module(ferro_module_instance instance, LibraryPtr library, std::string provider)
+        : self_(instance.self), iface_(instance.iface), library_(std::move(library)),
+          provider_(std::move(provider)) {}
+    ~Module() { iface_->destroy(self_); }
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+
+    void* self() const noexcept { return self_; }
+    const ferro_module_iface& iface() const noexcept { return *iface_; }
+    const LibraryPtr& library() const noexcept { return library_; }
+    const std::string& provider() const noexcept { return provider_; }  // plugin name
+
+private:
+    void* self_;
+    const ferro_module_iface* iface_;
+    LibraryPtr library_;
+    std::string provider_;
+};
+
+using ModulePtr = std::shared_ptr<Module>;
+
+}  // namespace ferro

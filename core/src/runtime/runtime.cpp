@@ -1,0 +1,105 @@
+#include "runtime/runtime.hpp"
+
+#include "host_api/host_api.hpp"
+#include "loader/plugin_loader.hpp"
+#include "registry/registration.hpp"
+
+#include <exception>
+
+namespace ferro {
+
+Runtime::Runtime(RuntimeOptions options)
+    : options_(std::move(options)),
+      logger_(options_.log_level, options_.log_callback, options_.log_user),
+      host_api_(make_host_api(this)),
+      current_(std::make_shared<Snapshot>()) {
+    if (options_.autoload) load_search_path();
+}
+
+Runtime::~Runtime() = default;
+
+SnapshotPtr Runtime::snapshot() const {
+    std::lock_guard lock(snapshot_mutex_);
+    return current_;
+}
+
+void Runtime::publish(std::shared_ptr<Snapshot> next) {
+    SnapshotPtr previous;
+    {
+        std::lock_guard lock(snapshot_mutex_);
+        previous = std::exchange(current_, std::move(next));
+    }
+    // `previous` may be the last reference to engines and libraries: release it outside the
+    // lock, because destroying plugin objects runs plugin code.
+}
+
+void Runtime::reconfigure(const std::function<void(Snapshot&)>& edit) {
+    std::lock_guard writer(writer_mutex_);
+    auto draft = std::make_shared<Snapshot>(*snapshot());
+    edit(*draft);
+    draft->epoch += 1;
+    publish(std::move(draft));
+}
+
+void Runtime::record_diagnostic(Diagnostic diagnostic) {
+    reconfigure([&](Snapshot& s) { s.diagnostics.push_back(std::move(diagnostic)); });
+}
+
+LoadResult Runtime::load_plugin(const std::filesystem::path& path) {
+    const RegistrationContext ctx{&host_api_, logger_};
+    try {
+        LoadedPlugin plugin = open_plugin(path, &host_api_);
+        const std::string name = plugin.desc->name;
+        reconfigure([&](Snapshot& s) { register_plugin(s, plugin, path.string(), ctx); });
+        logger_.logf(FERRO_LOG_INFO, "loader", "loaded plugin '{}' {} (ABI {}.{}) from {}", name,
+                     plugin.desc->version, plugin.desc->abi_major, plugin.desc->abi_minor,
+                     path.string());
+        return {name, std::nullopt};
+    } catch (const LoadError& e) {
+        Diagnostic d{path.string(), e.stage(), e.code(), e.what()};
+        logger_.logf(FERRO_LOG_WARN, "loader", "skipped {}: stage {}: {}", d.file,
+                     load_stage_name(d.stage), d.message);
+        record_diagnostic(d);
+        return {"", d};
+    } catch (const std::exception& e) {
+        Diagnostic d{path.string(), LoadStage::open, FERRO_INTERNAL, e.what()};
+        logger_.logf(FERRO_LOG_WARN, "loader", "skipped {}: {}", d.file, d.message);
+        record_diagnostic(d);
+        return {"", d};
+    }
+}
+
+std::vector<LoadResult> Runtime::load_search_path() {
+    std::vector<LoadResult> results;
+    for (const auto& dir : search_path()) {
+        if (!dir.exists) continue;
+        for (const auto& file : plugin_candidates(dir.path)) results.push_back(load_plugin(file));
+    }
+    return results;
+}
+
+std::vector<SearchDir> Runtime::search_path() const {
+    return resolve_search_path(options_.plugin_paths, options_.use_environment_path,
+                               options_.use_default_dir);
+}
+
+void Runtime::unload_plugin(const std::string& name) {
+    reconfigure([&](Snapshot& s) {
+        const PluginRecord* record = s.find_plugin(name);
+        if (record == nullptr) throw Error(FERRO_NOT_FOUND, "unload: no plugin named '" + name + "'");
+        if (record->builtin) {
+            throw Error(FERRO_FAILED_PRECONDITION,
+                        "unload: plugin '" + name + "' is built into libferro");
+        }
+        if (const long live = record->library->user_objects(); live > 0) {
+            throw Error(FERRO_FAILED_PRECONDITION,
+                        "unload: plugin '" + name + "' still has " + std::to_string(live) +
+                            " live object(s) (tensors on its engines or cached plans); release "
+                            "them first");
+        }
+        remove_plugin(s, name);
+    });
+    logger_.logf(FERRO_LOG_INFO, "loader", "unloaded plugin '{}'", name);
+}
+
+}  // namespace ferro

@@ -1,0 +1,80 @@
+// The host object: holds the current Snapshot behind a pointer swapped under a mutex, an epoch
+// counter, the logger and the host services table handed to plugins. Thread-safe.
+#pragma once
+
+#include "runtime/search_path.hpp"
+#include "runtime/snapshot.hpp"
+#include "support/logging.hpp"
+
+#include <ferro/host.h>
+
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferro {
+
+struct RuntimeOptions {
+    std::vector<std::string> plugin_paths;  // searched first
+    bool use_environment_path = true;       // FERRO_PLUGIN_PATH
+    bool use_default_dir = true;            // lib/ferro/plugins next to libferro
+    bool autoload = true;                   // scan the search path at creation
+    std::optional<uint32_t> log_level;     // unset: FERRO_LOG_LEVEL, else warn
+    LogCallback log_callback = nullptr;
+    void* log_user = nullptr;
+    uint64_t plan_cache_max_entries = 4096;
+    uint64_t plan_cache_max_bytes = uint64_t{256} << 20;
+};
+
+// The outcome of loading one file.
+struct LoadResult {
+    std::string plugin;                   // name, when loaded
+    std::optional<Diagnostic> diagnostic; // set when the load failed
+};
+
+class Runtime {
+public:
+    explicit Runtime(RuntimeOptions options);
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // The snapshot in force now; callers keep it for the duration of their work.
+    SnapshotPtr snapshot() const;
+    uint64_t epoch() const { return snapshot()->epoch; }
+
+    // Loads one plugin file: open, entry, query, abi, validate, probe, register. A failure is
+    // recorded as a diagnostic (in the returned result and in the next snapshot) and leaves
+    // everything else as it was; it never throws for a bad file.
+    LoadResult load_plugin(const std::filesystem::path& path);
+    // Loads every candidate file of every search directory; returns the results in order.
+    std::vector<LoadResult> load_search_path();
+    // Unloads a plugin. FAILED_PRECONDITION while objects it created are alive (tensors on its
+    // engines, cached plans); NOT_FOUND when no plugin has that name.
+    void unload_plugin(const std::string& name);
+
+    std::vector<SearchDir> search_path() const;
+    const RuntimeOptions& options() const noexcept { return options_; }
+    const Logger& logger() const noexcept { return logger_; }
+    const ferro_host_api* host_api() const noexcept { return &host_api_; }
+
+    // Copy-on-write transaction: copies the current snapshot, applies `edit`, publishes the
+    // copy as epoch + 1. An edit that throws publishes nothing.
+    void reconfigure(const std::function<void(Snapshot&)>& edit);
+
+private:
+    void publish(std::shared_ptr<Snapshot> next);
+    void record_diagnostic(Diagnostic diagnostic);
+
+    RuntimeOptions options_;
+    Logger logger_;
+    ferro_host_api host_api_{};
+    mutable std::mutex snapshot_mutex_;  // guards current_ (the pointer, not the snapshot)
+    SnapshotPtr current_;
+    std::mutex writer_mutex_;            // serialises reconfigure transactions
+};
+
+}  // namespace ferro

@@ -1,0 +1,22 @@
+#include "runtime/snapshot.hpp"
+
+namespace ferro {
+
+const PluginRecord* Snapshot::find_plugin(const std::string& name) const {
+    for (const auto& p : plugins) {
+        if (p.name == name) return &p;
+    }
+    return nullptr;
+}
+
+const OpEntry* Snapshot::find_op(const std::string& qualified_name) const {
+    auto it = ops.find(qualified_name);
+    return it == ops.end() ? nullptr : &it->second;
+}
+
+const Engine* Snapshot::find_engine(const std::string& name) const {
+    auto it = engines.find(name);
+    return it == engines.end() ? nullptr : it->second.get();
+}
+
+}  // namespace ferro

@@ -1,0 +1,95 @@
+// The immutable state of a runtime at one epoch: engines, families with their modules, plugin
+// records and load diagnostics. Every op call pins the snapshot it started with; reconfigure
+// copies it, edits the copy and publishes the copy as epoch + 1.
+#pragma once
+
+#include "loader/library.hpp"
+#include "loader/load_error.hpp"
+#include "registry/engine.hpp"
+#include "registry/module.hpp"
+
+#include <boost/container/flat_map.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ferro {
+
+// One failed (or partly failed) load: file, stage, status code, message.
+struct Diagnostic {
+    std::string file;
+    LoadStage stage;
+    uint32_t code;
+    std::string message;
+};
+
+// Why an engine kind of a plugin has fewer devices than one might expect.
+struct EngineAvailability {
+    std::string kind;
+    uint32_t device_count = 0;
+    std::string reason;  // from probe, or why a device could not be created
+};
+
+struct PluginRecord {
+    std::string name, version, description, path;
+    uint32_t abi_major = 0, abi_minor = 0;
+    bool builtin = false;
+    LibraryPtr library;  // null for built-ins
+    const ferro_plugin_desc* desc = nullptr;
+    std::vector<std::string> families;  // ids it defines
+    std::vector<std::string> module_families;  // ids it contributes modules to
+    std::vector<std::string> engines;   // engine names it created
+    std::vector<EngineAvailability> engine_kinds;
+};
+
+// A source of modules for a family: the family's own factory or a provider from any plugin.
+struct ModuleSource {
+    std::string family_id;
+    std::string plugin;  // provider plugin name
+    ferro_create_module_fn create = nullptr;
+    LibraryPtr library;
+};
+
+// The outcome of asking one source for a module on one engine.
+struct ModuleSlot {
+    std::string plugin;  // provider
+    ModulePtr module;    // null when declined or failed
+    std::string decline_reason;
+};
+
+struct FamilySlot {
+    std::string id, version, description, plugin;
+    const ferro_family_desc* desc = nullptr;
+    LibraryPtr library;
+    // engine name -> modules in the order they are tried.
+    std::map<std::string, std::vector<ModuleSlot>> modules;
+};
+
+struct OpEntry {
+    std::string qualified_name;  // "linalg.svd"
+    std::string family_id;
+    uint32_t index = 0;  // into the family's ops
+    const ferro_op_schema* schema = nullptr;
+};
+
+struct Snapshot {
+    uint64_t epoch = 0;
+    std::vector<PluginRecord> plugins;
+    std::vector<Diagnostic> diagnostics;
+    boost::container::flat_map<std::string, EnginePtr> engines;
+    boost::container::flat_map<std::string, FamilySlot> families;
+    boost::container::flat_map<std::string, OpEntry> ops;
+    std::vector<ModuleSource> module_sources;
+
+    const PluginRecord* find_plugin(const std::string& name) const;
+    const OpEntry* find_op(const std::string& qualified_name) const;
+    const Engine* find_engine(const std::string& name) const;
+};
+
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+}  // namespace ferro

@@ -1,0 +1,56 @@
+// Status objects (the ferro_status handles of the ABI) and ferro::Error, the exception C++ code
+// inside the host throws. The guard at every extern "C" boundary turns one into the other.
+#pragma once
+
+#include <ferro/status.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+struct ferro_status_impl {
+    uint32_t code = FERRO_UNKNOWN;
+    std::string message;
+    uint32_t phase = FERRO_PHASE_NONE;
+    std::string op;  // qualified op name, when known
+};
+
+namespace ferro {
+
+// The exception host code throws; `code` is a ferro_status_code.
+class Error : public std::runtime_error {
+public:
+    Error(uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    uint32_t code() const noexcept { return code_; }
+
+private:
+    uint32_t code_;
+};
+
+// Builders for the common codes: throw invalid_argument("einsum: ...").
+[[noreturn]] void throw_error(uint32_t code, const std::string& message);
+
+// A new status. Never throws: without memory it returns a static RESOURCE_EXHAUSTED status
+// that status_free ignores.
+ferro_status make_status(uint32_t code, const std::string& message) noexcept;
+void free_status(ferro_status status) noexcept;
+const char* status_code_name(uint32_t code) noexcept;
+
+// Throws ferro::Error carrying the code and message of `status`, and frees it.
+void throw_if_error(ferro_status status);
+
+// Converts the exception being handled (call inside a catch block) into a status.
+ferro_status status_from_current_exception() noexcept;
+
+// Runs body, converting any exception into a status (NULL on success).
+template <class Body>
+ferro_status guard(Body&& body) noexcept {
+    try {
+        body();
+        return nullptr;
+    } catch (...) {
+        return status_from_current_exception();
+    }
+}
+
+}  // namespace ferro

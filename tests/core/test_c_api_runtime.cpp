@@ -1,0 +1,165 @@
+// The embedding C API for runtimes, plugin loading and inventories, through libferro.so.
+#include <ferro/ferro.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+std::string build_dir() {
+    const char* dir = std::getenv("FERRO_TEST_BUILD_DIR");
+    REQUIRE(dir != nullptr);
+    return dir;
+}
+std::string corpus_file(const std::string& name) {
+    return build_dir() + "/tests/fixtures/corpus/libferro_fixture_" + name + ".so";
+}
+
+// Takes code and message out of a status and frees it.
+struct Outcome {
+    uint32_t code;
+    std::string message;
+};
+Outcome take(ferro_status st) {
+    Outcome o{ferro_status_code(st), ferro_status_message(st)};
+    ferro_status_free(st);
+    return o;
+}
+
+ferro_runtime* isolated_runtime(const char* const* paths = nullptr, uint32_t n = 0,
+                                bool autoload = true) {
+    ferro_runtime_options options;
+    ferro_runtime_options_init(&options);
+    options.use_environment_path = 0;
+    options.use_default_dir = 0;
+    options.autoload = autoload;
+    options.plugin_paths = paths;
+    options.n_plugin_paths = n;
+    options.log_level_set = 1;
+    options.log_level = FERRO_LOG_OFF;
+    ferro_runtime* rt = nullptr;
+    REQUIRE(ferro_runtime_create(&options, &rt) == nullptr);
+    REQUIRE(rt != nullptr);
+    return rt;
+}
+
+}  // namespace
+
+TEST_CASE("c api: version and ABI are reported", "[core]") {
+    CHECK(std::string(ferro_version()) == "0.1.0");
+    uint32_t major = 0, minor = 99;
+    ferro_abi_version(&major, &minor);
+    CHECK(major == FERRO_ABI_MAJOR);
+    CHECK(minor == FERRO_ABI_MINOR);
+    CHECK(std::string(ferro_status_code_name(FERRO_NOT_DIFFERENTIABLE)) == "NOT_DIFFERENTIABLE");
+    CHECK(ferro_status_code(nullptr) == FERRO_OK);
+}
+
+TEST_CASE("c api: a failed load returns a status naming file, stage and reason", "[core]") {
+    ferro_runtime* rt = isolated_runtime();
+    const auto o = take(ferro_runtime_load_plugin(rt, corpus_file("abi_major").c_str()));
+    CHECK(o.code == FERRO_INCOMPATIBLE);
+    CHECK_THAT(o.message, Catch::StartsWith(corpus_file("abi_major") + ": stage abi: "));
+    CHECK_THAT(o.message, Catch::Contains("ABI 2.3"));
+    ferro_runtime_destroy(rt);
+}
+
+TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of one snapshot", "[core]") {
+    const std::string corpus = build_dir() + "/tests/fixtures/corpus";
+    const char* paths[] = {corpus.c_str()};
+    ferro_runtime* rt = isolated_runtime(paths, 1);
+    ferro_inventory* inv = nullptr;
+    REQUIRE(ferro_runtime_inventory(rt, &inv) == nullptr);
+    CHECK(ferro_inventory_epoch(inv) == ferro_runtime_epoch(rt));
+
+    bool found_good = false;
+    for (uint32_t i = 0; i < ferro_inventory_plugin_count(inv); ++i) {
+        ferro_plugin_info info{};
+        REQUIRE(ferro_inventory_plugin(inv, i, &info) == nullptr);
+        if (std::string(info.name) == "fixture_good") {
+            found_good = true;
+            CHECK(info.n_families == 1);
+            CHECK(info.abi_major == 1);
+            CHECK_THAT(info.path, Catch::EndsWith("libferro_fixture_good_family.so"));
+        }
+    }
+    CHECK(found_good);
+
+    REQUIRE(ferro_inventory_engine_count(inv) == 1);
+    ferro_engine_info engine{};
+    REQUIRE(ferro_inventory_engine(inv, 0, &engine) == nullptr);
+    CHECK(std::string(engine.name) == "fixture:0");
+    CHECK(std::string(engine.plugin) == "fixture_engine");
+    CHECK(std::string(engine.device) == "fixture device");
+
+    bool found_identity = false;
+    for (uint32_t i = 0; i < ferro_inventory_op_count(inv); ++i) {
+        ferro_op_info op{};
+        REQUIRE(ferro_inventory_op(inv, i, &op) == nullptr);
+        if (std::string(op.name) == "fixture_good.identity") {
+            found_identity = true;
+            CHECK(std::string(op.family) == "fixture_good");
+            CHECK(op.n_inputs == 1);
+            CHECK_FALSE(op.has_vjp);
+        }
+    }
+    CHECK(found_identity);
+
+    CHECK(ferro_inventory_diagnostic_count(inv) == 12);
+    ferro_diagnostic_info d{};
+    REQUIRE(ferro_inventory_diagnostic(inv, 0, &d) == nullptr);
+    CHECK(std::string(d.file).find("/libferro_fixture_") != std::string::npos);
+    CHECK(std::string(d.message).size() > 0);
+
+    REQUIRE(ferro_inventory_search_dir_count(inv) == 1);
+    ferro_search_dir_info dir{};
+    REQUIRE(ferro_inventory_search_dir(inv, 0, &dir) == nullptr);
+    CHECK(std::string(dir.origin) == "runtime option");
+    CHECK(dir.exists == 1);
+    ferro_inventory_destroy(inv);
+    ferro_runtime_destroy(rt);
+}
+
+TEST_CASE("c api: bad arguments give INVALID_ARGUMENT or OUT_OF_RANGE naming the function", "[core]") {
+    auto o = take(ferro_runtime_create(nullptr, nullptr));
+    CHECK(o.code == FERRO_INVALID_ARGUMENT);
+    CHECK(o.message == "ferro_runtime_create: out_runtime is NULL");
+
+    ferro_runtime_options small{};
+    small.struct_size = 8;
+    ferro_runtime* rt = nullptr;
+    o = take(ferro_runtime_create(&small, &rt));
+    CHECK(o.code == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(o.message, Catch::Contains("struct_size is too small"));
+    CHECK(rt == nullptr);
+
+    rt = isolated_runtime();
+    o = take(ferro_runtime_load_plugin(rt, nullptr));
+    CHECK(o.message == "ferro_runtime_load_plugin: path is NULL");
+
+    ferro_inventory* inv = nullptr;
+    REQUIRE(ferro_runtime_inventory(rt, &inv) == nullptr);
+    ferro_plugin_info info{};
+    o = take(ferro_inventory_plugin(inv, 7, &info));
+    CHECK(o.code == FERRO_OUT_OF_RANGE);
+    CHECK(o.message == "ferro_inventory_plugin: index 7 is out of range (count 0)");
+    ferro_inventory_destroy(inv);
+
+    o = take(ferro_runtime_unload_plugin(rt, "nothing"));
+    CHECK(o.code == FERRO_NOT_FOUND);
+    ferro_runtime_destroy(rt);
+}
+
+TEST_CASE("c api: scan counts loaded and failed plugins on the search path", "[core]") {
+    const std::string corpus = build_dir() + "/tests/fixtures/corpus";
+    const char* paths[] = {corpus.c_str()};
+    ferro_runtime* rt = isolated_runtime(paths, 1, /*autoload=*/false);
+    CHECK(ferro_runtime_epoch(rt) == 0);
+    uint32_t loaded = 0, failed = 0;
+    REQUIRE(ferro_runtime_scan(rt, &loaded, &failed) == nullptr);
+    CHECK(loaded == 3);  // good family, good engine, first duplicate
+    CHECK(failed == 12);
+    ferro_runtime_destroy(rt);
+}

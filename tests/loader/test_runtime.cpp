@@ -1,0 +1,131 @@
+// Runtime behaviour around loading: epochs, copy-on-write transactions, pinned snapshots,
+// unloading, duplicate loads, logging.
+#include "corpus.hpp"
+
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+using ferro::Runtime;
+using namespace ferro::test;
+
+TEST_CASE("runtime: each successful reconfigure publishes epoch + 1", "[loader]") {
+    Runtime rt(isolated_options());
+    const auto start = rt.epoch();
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    CHECK(rt.epoch() == start + 1);
+}
+
+TEST_CASE("runtime: an edit that throws publishes nothing", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    auto before = rt.snapshot();
+    CHECK_THROWS_AS(rt.reconfigure([](ferro::Snapshot& s) {
+        s.ops.clear();
+        throw std::runtime_error("edit fails halfway");
+    }),
+                    std::runtime_error);
+    auto after = rt.snapshot();
+    CHECK(after == before);
+    CHECK(after->find_op("fixture_good.identity") != nullptr);
+}
+
+TEST_CASE("runtime: a failed load changes no registry entry", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("dup_a")).diagnostic);
+    const auto ops_before = rt.snapshot()->ops.size();
+    REQUIRE(rt.load_plugin(corpus_file("dup_b")).diagnostic);
+    auto snap = rt.snapshot();
+    CHECK(snap->ops.size() == ops_before);
+    CHECK(snap->find_plugin("fixture_dup_b") == nullptr);
+    CHECK(snap->families.at("fixture_dup").plugin == "fixture_dup_a");
+}
+
+TEST_CASE("runtime: loading the same plugin twice is refused with ALREADY_EXISTS", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    const auto again = rt.load_plugin(corpus_file("good_family"));
+    REQUIRE(again.diagnostic);
+    CHECK(again.diagnostic->code == FERRO_ALREADY_EXISTS);
+    CHECK_THAT(again.diagnostic->message, Catch::Contains("'fixture_good' is already loaded"));
+}
+
+TEST_CASE("runtime: a missing file is NOT_FOUND at stage open", "[loader]") {
+    Runtime rt(isolated_options());
+    const auto result = rt.load_plugin("/nonexistent/libferro_nothing.so");
+    REQUIRE(result.diagnostic);
+    CHECK(result.diagnostic->stage == ferro::LoadStage::open);
+    CHECK(result.diagnostic->code == FERRO_NOT_FOUND);
+}
+
+TEST_CASE("runtime: unload removes a plugin but a pinned snapshot still sees it", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    auto pinned = rt.snapshot();
+    rt.unload_plugin("fixture_good");
+    auto now = rt.snapshot();
+    CHECK(now->find_op("fixture_good.identity") == nullptr);
+    CHECK(now->families.count("fixture_good") == 0);
+    // The pinned snapshot keeps the library mapped: its schema is still readable.
+    const auto* op = pinned->find_op("fixture_good.identity");
+    REQUIRE(op != nullptr);
+    CHECK(std::string(op->schema->doc) == "returns its input");
+    // And the plugin can be loaded again.
+    CHECK_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+}
+
+TEST_CASE("runtime: unload is refused while the plugin's objects are alive", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    auto library = rt.snapshot()->find_plugin("fixture_good")->library;
+    library->add_user_object();
+    try {
+        rt.unload_plugin("fixture_good");
+        FAIL("unload succeeded with a live object");
+    } catch (const ferro::Error& e) {
+        CHECK(e.code() == FERRO_FAILED_PRECONDITION);
+        CHECK_THAT(e.what(), Catch::Contains("1 live object"));
+    }
+    CHECK(rt.snapshot()->find_plugin("fixture_good") != nullptr);
+    library->remove_user_object();
+    rt.unload_plugin("fixture_good");
+    CHECK(rt.snapshot()->find_plugin("fixture_good") == nullptr);
+}
+
+TEST_CASE("runtime: unloading an unknown plugin is NOT_FOUND", "[loader]") {
+    Runtime rt(isolated_options());
+    try {
+        rt.unload_plugin("no_such_plugin");
+        FAIL("unload of an unknown plugin succeeded");
+    } catch (const ferro::Error& e) {
+        CHECK(e.code() == FERRO_NOT_FOUND);
+        CHECK_THAT(e.what(), Catch::Contains("no_such_plugin"));
+    }
+}
+
+namespace {
+struct Captured {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+};
+void capture(void* user, uint32_t level, const char* source, const char* message) {
+    auto* c = static_cast<Captured*>(user);
+    std::lock_guard lock(c->mutex);
+    c->lines.push_back(std::string(ferro::log_level_name(level)) + " " + source + ": " + message);
+}
+}  // namespace
+
+TEST_CASE("runtime: an application log callback receives loader messages", "[loader]") {
+    Captured captured;
+    auto options = isolated_options();
+    options.log_level = FERRO_LOG_INFO;
+    options.log_callback = capture;
+    options.log_user = &captured;
+    Runtime rt(options);
+    rt.load_plugin(corpus_file("good_family"));
+    rt.load_plugin(corpus_file("garbage"));
+    REQUIRE(captured.lines.size() == 2);
+    CHECK_THAT(captured.lines[0], Catch::StartsWith("info loader: loaded plugin 'fixture_good'"));
+    CHECK_THAT(captured.lines[1], Catch::StartsWith("warn loader: skipped"));
+    CHECK_THAT(captured.lines[1], Catch::Contains("stage open"));
+}
