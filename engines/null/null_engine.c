@@ -71,6 +71,12 @@ static ferro_status null_native_context(void* self, ferro_engine_session s, cons
     return unimplemented(self, "native_context");
 }
 static void null_destroy(void* self) { free(self); }
+static ferro_status null_import_memory(void* self, void* address, uint64_t bytes,
+                                       ferro_buffer* out) {
+    (void)address, (void)bytes, (void)out;
+    return unimplemented(self, "import_memory");
+}
+static void null_release_import(void* self, ferro_buffer buffer) { (void)self, (void)buffer; }
 
 static const ferro_engine_iface null_iface = {
     .struct_size = sizeof(ferro_engine_iface),
@@ -91,6 +97,8 @@ static const ferro_engine_iface null_iface = {
     .gemm_batched = null_gemm_batched,
     .native_context = null_native_context,
     .destroy = null_destroy,
+    .import_memory = null_import_memory,
+    .release_import = null_release_import,
 };
 
 static ferro_status null_probe(const ferro_host_api* host, ferro_probe_result* out) {

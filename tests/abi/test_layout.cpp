@@ -35,7 +35,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.0 are pinned", "[abi]") {
     PIN_OFFSET(ferro_device_props, memory_bytes, 136);
     PIN_OFFSET(ferro_device_props, dtypes, 172);
     PIN_SIZE(ferro_probe_result, 264);
-    PIN_SIZE(ferro_engine_iface, 144);
+    PIN_SIZE(ferro_engine_iface, 160);
+    PIN_OFFSET(ferro_engine_iface, import_memory, 144);
     PIN_OFFSET(ferro_engine_iface, fill, 64);
     PIN_OFFSET(ferro_engine_iface, gemm_batched, 120);
     PIN_OFFSET(ferro_engine_iface, destroy, 136);

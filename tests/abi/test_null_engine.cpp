@@ -96,6 +96,7 @@ TEST_CASE("null engine: loads, reports no device and answers UNIMPLEMENTED every
     expect_unimplemented(f.copy_strided(inst.self, nullptr, &copy), "copy_strided");
     expect_unimplemented(f.gemm_batched(inst.self, nullptr, &gemm), "gemm_batched");
     expect_unimplemented(f.native_context(inst.self, nullptr, &ctx), "native_context");
+    expect_unimplemented(f.import_memory(inst.self, &byte, 1, &buffer), "import_memory");
     CHECK(buffer == nullptr);
     CHECK(session == nullptr);
     f.destroy(inst.self);

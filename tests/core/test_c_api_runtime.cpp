@@ -87,9 +87,14 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     }
     CHECK(found_good);
 
-    REQUIRE(ferro_inventory_engine_count(inv) == 1);
+    // The built-in cpu engine and the fixture engine's one working device, in name order.
+    REQUIRE(ferro_inventory_engine_count(inv) == 2);
     ferro_engine_info engine{};
     REQUIRE(ferro_inventory_engine(inv, 0, &engine) == nullptr);
+    CHECK(std::string(engine.name) == "cpu");
+    CHECK(std::string(engine.plugin) == "engine_cpu");
+    CHECK((engine.flags & FERRO_ENGINE_HOST_ADDRESSABLE) != 0);
+    REQUIRE(ferro_inventory_engine(inv, 1, &engine) == nullptr);
     CHECK(std::string(engine.name) == "fixture:0");
     CHECK(std::string(engine.plugin) == "fixture_engine");
     CHECK(std::string(engine.device) == "fixture device");
@@ -144,7 +149,7 @@ TEST_CASE("c api: bad arguments give INVALID_ARGUMENT or OUT_OF_RANGE naming the
     ferro_plugin_info info{};
     o = take(ferro_inventory_plugin(inv, 7, &info));
     CHECK(o.code == FERRO_OUT_OF_RANGE);
-    CHECK(o.message == "ferro_inventory_plugin: index 7 is out of range (count 0)");
+    CHECK(o.message == "ferro_inventory_plugin: index 7 is out of range (count 2)");  // cpu, core
     ferro_inventory_destroy(inv);
 
     o = take(ferro_runtime_unload_plugin(rt, "nothing"));
@@ -156,10 +161,10 @@ TEST_CASE("c api: scan counts loaded and failed plugins on the search path", "[c
     const std::string corpus = build_dir() + "/tests/fixtures/corpus";
     const char* paths[] = {corpus.c_str()};
     ferro_runtime* rt = isolated_runtime(paths, 1, /*autoload=*/false);
-    CHECK(ferro_runtime_epoch(rt) == 0);
+    CHECK(ferro_runtime_epoch(rt) == 2);  // the two built-ins: cpu engine, core family
     uint32_t loaded = 0, failed = 0;
     REQUIRE(ferro_runtime_scan(rt, &loaded, &failed) == nullptr);
-    CHECK(loaded == 3);  // good family, good engine, first duplicate
+    CHECK(loaded == 4);  // good family, good engine, bad family (loads fine), first duplicate
     CHECK(failed == 12);
     ferro_runtime_destroy(rt);
 }

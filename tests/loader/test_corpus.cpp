@@ -99,17 +99,23 @@ TEST_CASE("loader: a device that fails to create is reported while its sibling r
     CHECK(snap->find_engine("fixture:1") == nullptr);
 }
 
-TEST_CASE("registry: a family gets a module on engines its factory accepts", "[loader]") {
+TEST_CASE("registry: a family gets a module on engines its factory accepts, a reason elsewhere", "[loader]") {
     Runtime rt(isolated_options());
     REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
-    // No engine yet: no module was asked for.
-    CHECK(rt.snapshot()->families.at("fixture_good").modules.empty());
+    // Only the built-in cpu engine so far: the factory declines it with its reason.
+    const auto& cpu = rt.snapshot()->families.at("fixture_good").modules.at("cpu");
+    REQUIRE(cpu.size() == 1);
+    CHECK(cpu[0].module == nullptr);
+    CHECK(cpu[0].decline_reason == "fixture_good runs on fixture engines only, not cpu");
+    // A later engine gets asked too.
     REQUIRE_FALSE(rt.load_plugin(corpus_file("good_engine")).diagnostic);
     auto snap = rt.snapshot();
     const auto& slots = snap->families.at("fixture_good").modules.at("fixture:0");
     REQUIRE(slots.size() == 1);
     CHECK(slots[0].module != nullptr);
     CHECK(slots[0].plugin == "fixture_good");
+    // The core family runs on every engine: it got a module on the fixture engine too.
+    CHECK(snap->families.at("core").modules.at("fixture:0").at(0).module != nullptr);
 }
 
 TEST_CASE("registry: the null engine plugin loads and reports why it has no device", "[loader]") {

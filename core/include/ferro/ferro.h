@@ -14,6 +14,8 @@
 #define FERRO_FERRO_H
 
 #include <ferro/abi.h>
+#include <ferro/engine.h> /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
+#include <ferro/host.h>   /* ferro_op, ferro_op_call_args */
 #include <ferro/status.h>
 #include <ferro/types.h>
 
@@ -85,6 +87,9 @@ FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_
 FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const char* name);
 /* The current snapshot epoch (increments with every reconfiguration). */
 FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime);
+/* A number unique to this runtime within the process (never reused), for caches keyed by
+ * runtime. */
+FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime);
 
 /* ---- inventory: what one snapshot holds --------------------------------------------------- */
 
@@ -177,6 +182,102 @@ FERRO_API ferro_status ferro_inventory_op(const ferro_inventory* inventory, uint
 FERRO_API uint32_t ferro_inventory_search_dir_count(const ferro_inventory* inventory);
 FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* inventory,
                                                   uint32_t index, ferro_search_dir_info* out);
+
+/* ---- tensors -----------------------------------------------------------------------------
+ * A ferro_tensor is a refcounted handle: every function that returns one hands the caller a
+ * reference, released with ferro_tensor_release. Shapes and strides count elements; tensors
+ * made from host data are row-major. Engines are named "cpu", "vulkan:0", ... */
+
+/* A new row-major tensor holding a copy of `data` (row-major, packed; NULL only when empty). */
+FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine,
+                                              ferro_dtype dtype, int32_t ndim,
+                                              const int64_t* shape, const void* data,
+                                              ferro_tensor* out_tensor);
+/* A new uninitialised row-major tensor. */
+FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine,
+                                          ferro_dtype dtype, int32_t ndim, const int64_t* shape,
+                                          ferro_tensor* out_tensor);
+/* A cpu tensor over application memory, without copying. `strides` may be NULL (row-major).
+ * `deleter(context)` (may be NULL) runs when no tensor uses the memory any more. The caller
+ * keeps the memory valid and unmodified by others until then. */
+FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype,
+                                                int32_t ndim, const int64_t* shape,
+                                                const int64_t* strides, void* data,
+                                                void (*deleter)(void* context), void* context,
+                                                ferro_tensor* out_tensor);
+/* Copies the elements, row-major packed, into `dst` (`bytes` must equal numel * itemsize). */
+FERRO_API ferro_status ferro_tensor_copy_to_host(ferro_tensor tensor, void* dst, uint64_t bytes);
+/* A copy of `tensor` on another engine (explicit transfer; ops never move data implicitly). */
+FERRO_API ferro_status ferro_tensor_to(ferro_runtime* runtime, ferro_tensor tensor,
+                                       const char* engine, ferro_tensor* out_tensor);
+FERRO_API void ferro_tensor_retain(ferro_tensor tensor);
+FERRO_API void ferro_tensor_release(ferro_tensor tensor); /* NULL is fine */
+
+/* Accessors: borrowed for the lifetime of the tensor. NULL tensors read as empty. */
+FERRO_API ferro_dtype ferro_tensor_dtype(ferro_tensor tensor);
+FERRO_API int32_t ferro_tensor_ndim(ferro_tensor tensor);
+FERRO_API const int64_t* ferro_tensor_shape(ferro_tensor tensor);
+FERRO_API const int64_t* ferro_tensor_strides(ferro_tensor tensor);
+FERRO_API int64_t ferro_tensor_numel(ferro_tensor tensor);
+FERRO_API const char* ferro_tensor_engine(ferro_tensor tensor);
+/* Host address of element 0 when the engine's memory is host addressable (cpu), else NULL. */
+FERRO_API void* ferro_tensor_data(ferro_tensor tensor);
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+/* Resolves a qualified op name ("core.add", "linalg.svd") once; NOT_FOUND if no loaded plugin
+ * provides it. The handle is valid for the runtime's lifetime. */
+FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op);
+/* Calls an op eagerly (see ferro_op_call_args in host.h: outputs are new references). */
+FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_op_call_args* args);
+/* Convenience: find + call by name. */
+FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name,
+                                  const ferro_named_attr* attrs, uint32_t n_attrs,
+                                  const ferro_tensor* inputs, uint32_t n_inputs,
+                                  ferro_tensor* outputs, uint32_t outputs_capacity,
+                                  uint32_t* out_n_outputs);
+
+/* Typed helpers for the most used core ops (one output each). */
+FERRO_API ferro_status ferro_add(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
+FERRO_API ferro_status ferro_sub(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
+FERRO_API ferro_status ferro_mul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
+FERRO_API ferro_status ferro_div(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
+FERRO_API ferro_status ferro_matmul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
+/* Sum over `axes` (n_axes 0 and axes NULL: all axes). */
+FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes,
+                                 uint32_t n_axes, ferro_bool keepdim, ferro_tensor* out);
+
+/* ---- plan cache ---------------------------------------------------------------------------- */
+
+typedef struct ferro_plan_cache_stats {
+    uint32_t struct_size;
+    uint32_t reserved;
+    uint64_t hits, misses, evictions, entries, bytes, max_entries, max_bytes;
+} ferro_plan_cache_stats;
+
+FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime,
+                                                      ferro_plan_cache_stats* out);
+FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime);
+
+/* ---- autodiff (DESIGN §8) -------------------------------------------------------------------
+ * Declared in ABI 1.0; they return FERRO_UNIMPLEMENTED until the autodiff work lands. */
+
+FERRO_API ferro_status ferro_tensor_set_requires_grad(ferro_tensor tensor, ferro_bool requires_grad);
+FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor tensor);
+/* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
+FERRO_API ferro_status ferro_tensor_grad(ferro_tensor tensor, ferro_tensor* out_grad);
+/* Reverse mode from `root`; `seed` NULL means 1 for a scalar root. */
+FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed,
+                                      ferro_bool retain_graph, ferro_bool create_graph);
+/* Functional reverse mode: cotangents of `inputs` for `outputs` weighted by `cotangents`;
+ * leaves' .grad untouched. */
+FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs,
+                                 const ferro_tensor* cotangents, uint32_t n_outputs,
+                                 const ferro_tensor* inputs, uint32_t n_inputs,
+                                 ferro_bool create_graph, ferro_tensor* out_input_cotangents);
+/* Disables gradient recording on the calling thread until the matching pop. */
+FERRO_API void ferro_no_grad_push(void);
+FERRO_API void ferro_no_grad_pop(void);
 
 FERRO_EXTERN_C_END
 

@@ -4,12 +4,16 @@
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
 struct ferro_runtime_impl {
-    explicit ferro_runtime_impl(ferro::RuntimeOptions options) : runtime(std::move(options)) {}
+    explicit ferro_runtime_impl(ferro::RuntimeOptions options)
+        : runtime(std::move(options)), id(next_id.fetch_add(1) + 1) {}
     ferro::Runtime runtime;
+    const uint64_t id;
+    static inline std::atomic<uint64_t> next_id{0};
 };
 
 // A pinned snapshot plus the rows the inventory accessors index.

@@ -91,3 +91,7 @@ FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const
 FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime) {
     return runtime != nullptr ? runtime->runtime.epoch() : 0;
 }
+
+FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime) {
+    return runtime != nullptr ? runtime->id : 0;
+}

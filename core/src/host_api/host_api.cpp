@@ -1,7 +1,10 @@
 #include "host_api/host_api.hpp"
 
+#include "dispatch/session.hpp"
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
+
+#include <fmt/format.h>
 
 namespace ferro {
 namespace {
@@ -25,11 +28,82 @@ ferro_bool log_enabled(const ferro_host_api* host, uint32_t level) {
     return runtime_of(host).logger().enabled(level) ? 1 : 0;
 }
 
-// Services that need tensors, ops and sessions answer UNIMPLEMENTED until the cpu engine and
-// dispatch land (issue 2, increment 3); plugins then get them without an ABI change.
-template <class... A>
-ferro_status not_yet(A...) {
-    return make_status(FERRO_UNIMPLEMENTED, "host service not available in this build yet");
+void tensor_retain(ferro_tensor t) {
+    if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
+}
+void tensor_release(ferro_tensor t) { TensorPtr::release(t); }
+
+ferro_status tensor_view(ferro_tensor t, ferro_tensor_view* out) {
+    return guard([&] {
+        if (t == nullptr || out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "tensor_view: NULL argument");
+        *out = view_of(*t);
+    });
+}
+
+ferro_status tensor_signature(ferro_tensor t, ferro_signature* out) {
+    return guard([&] {
+        if (t == nullptr || out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "tensor_signature: NULL argument");
+        fill_signature(*t, *out);
+    });
+}
+
+const char* tensor_engine(ferro_tensor t) { return t != nullptr ? t->storage->engine().name().c_str() : ""; }
+
+ferro_status tensor_empty(const ferro_host_api* host, const char* engine, ferro_dtype dtype,
+                          int32_t ndim, const int64_t* shape, ferro_tensor* out) {
+    return guard([&] {
+        if (engine == nullptr || out == nullptr || (ndim > 0 && shape == nullptr) || ndim < 0) {
+            throw Error(FERRO_INVALID_ARGUMENT, "tensor_empty: NULL argument or negative ndim");
+        }
+        if (!is_valid_dtype(dtype)) throw Error(FERRO_INVALID_ARGUMENT, "tensor_empty: invalid dtype " + dtype_name(dtype));
+        const EnginePtr e = runtime_of(host).engine(engine);
+        *out = make_tensor(e, dtype, {shape, static_cast<size_t>(ndim)}, "tensor_empty").release_ownership();
+    });
+}
+
+ferro_status tensor_from_host(const ferro_host_api* host, const char* engine, ferro_dtype dtype,
+                              int32_t ndim, const int64_t* shape, const void* data, ferro_tensor* out) {
+    return guard([&] {
+        ferro_tensor t = nullptr;
+        throw_if_error(tensor_empty(host, engine, dtype, ndim, shape, &t));
+        TensorPtr owned = TensorPtr::adopt(t);
+        const auto bytes = static_cast<uint64_t>(numel(owned->shape) * itemsize(dtype));
+        if (bytes > 0 && data == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "tensor_from_host: data is NULL");
+        if (bytes > 0) copy_from_host(*owned, data, bytes);
+        *out = owned.release_ownership();
+    });
+}
+
+ferro_status tensor_to_host(ferro_tensor t, void* dst, uint64_t bytes) {
+    return guard([&] {
+        if (t == nullptr || (dst == nullptr && bytes > 0)) throw Error(FERRO_INVALID_ARGUMENT, "tensor_to_host: NULL argument");
+        copy_to_host(*t, dst, bytes);
+    });
+}
+
+ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out) {
+    return guard([&] {
+        if (name == nullptr || out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_find: NULL argument");
+        Runtime& rt = runtime_of(host);
+        if (rt.snapshot()->find_op(name) == nullptr) {
+            throw Error(FERRO_NOT_FOUND, std::string("op_find: no op named '") + name + "'");
+        }
+        *out = &rt.op(name);
+    });
+}
+
+ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args* args) {
+    return guard([&] {
+        if (op == nullptr || args == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_call: NULL argument");
+        if (args->n_inputs > 0 && args->inputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op->name + ": inputs is NULL");
+        Outputs outs = runtime_of(host).call(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs});
+        if (outs.size() > args->outputs_capacity) {
+            throw Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op->name, outs.size(),
+                                                        args->outputs_capacity));
+        }
+        for (size_t i = 0; i < outs.size(); ++i) args->outputs[i] = outs[i].release_ownership();
+        args->n_outputs = static_cast<uint32_t>(outs.size());
+    });
 }
 
 }  // namespace
@@ -48,28 +122,27 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.status_message = status_message;
     api.log = log;
     api.log_enabled = log_enabled;
-    api.tensor_retain = [](ferro_tensor) {};
-    api.tensor_release = [](ferro_tensor) {};
-    api.tensor_view = not_yet<ferro_tensor, ferro_tensor_view*>;
-    api.tensor_signature = not_yet<ferro_tensor, ferro_signature*>;
-    api.tensor_engine = [](ferro_tensor) -> const char* { return ""; };
-    api.tensor_empty = not_yet<const ferro_host_api*, const char*, ferro_dtype, int32_t,
-                               const int64_t*, ferro_tensor*>;
-    api.tensor_from_host = not_yet<const ferro_host_api*, const char*, ferro_dtype, int32_t,
-                                   const int64_t*, const void*, ferro_tensor*>;
-    api.tensor_to_host = not_yet<ferro_tensor, void*, uint64_t>;
-    api.op_find = not_yet<const ferro_host_api*, const char*, ferro_op*>;
-    api.op_call = not_yet<const ferro_host_api*, ferro_op, ferro_op_call_args*>;
+    api.tensor_retain = tensor_retain;
+    api.tensor_release = tensor_release;
+    api.tensor_view = tensor_view;
+    api.tensor_signature = tensor_signature;
+    api.tensor_engine = tensor_engine;
+    api.tensor_empty = tensor_empty;
+    api.tensor_from_host = tensor_from_host;
+    api.tensor_to_host = tensor_to_host;
+    api.op_find = op_find;
+    api.op_call = op_call;
+    // Recording gradients arrives with the autodiff issue; until then nothing records.
     api.grad_enabled = [](const ferro_host_api*) -> ferro_bool { return 0; };
-    api.session_fill = not_yet<ferro_session, const ferro_fill_args*>;
-    api.session_cast = not_yet<ferro_session, const ferro_cast_args*>;
-    api.session_unary = not_yet<ferro_session, const ferro_unary_args*>;
-    api.session_binary = not_yet<ferro_session, const ferro_binary_args*>;
-    api.session_where = not_yet<ferro_session, const ferro_where_args*>;
-    api.session_reduce = not_yet<ferro_session, const ferro_reduce_args*>;
-    api.session_copy_strided = not_yet<ferro_session, const ferro_copy_args*>;
-    api.session_gemm_batched = not_yet<ferro_session, const ferro_gemm_args*>;
-    api.session_scratch = not_yet<ferro_session, uint64_t, ferro_buffer_view*>;
+    api.session_fill = session_fill;
+    api.session_cast = session_cast;
+    api.session_unary = session_unary;
+    api.session_binary = session_binary;
+    api.session_where = session_where;
+    api.session_reduce = session_reduce;
+    api.session_copy_strided = session_copy_strided;
+    api.session_gemm_batched = session_gemm_batched;
+    api.session_scratch = session_scratch;
     return api;
 }
 

@@ -1,8 +1,13 @@
 #include "runtime/runtime.hpp"
 
+#include "cpu_engine.hpp"
 #include "host_api/host_api.hpp"
+#include "loader/descriptor_check.hpp"
 #include "loader/plugin_loader.hpp"
+#include "ops/core_family.hpp"
 #include "registry/registration.hpp"
+
+#include <fmt/format.h>
 
 #include <exception>
 
@@ -12,8 +17,22 @@ Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       logger_(options_.log_level, options_.log_callback, options_.log_user),
       host_api_(make_host_api(this)),
-      current_(std::make_shared<Snapshot>()) {
+      current_(std::make_shared<Snapshot>()),
+      dispatcher_(std::make_unique<Dispatcher>(*this)) {
+    register_builtins();
     if (options_.autoload) load_search_path();
+}
+
+// The cpu engine and the core family are plugins linked into libferro: registered through the
+// same descriptors and checks as any file, without a library to load.
+void Runtime::register_builtins() {
+    const RegistrationContext ctx{&host_api_, logger_};
+    const ferro_plugin_desc* cpu = nullptr;
+    throw_if_error(ferro_cpu_plugin_query(&host_api_, &cpu));
+    for (const ferro_plugin_desc* desc : {cpu, core_plugin_desc()}) {
+        check_descriptor(*desc);
+        reconfigure([&](Snapshot& s) { register_plugin(s, LoadedPlugin{nullptr, desc}, "", ctx); });
+    }
 }
 
 Runtime::~Runtime() = default;
@@ -38,7 +57,44 @@ void Runtime::reconfigure(const std::function<void(Snapshot&)>& edit) {
     auto draft = std::make_shared<Snapshot>(*snapshot());
     edit(*draft);
     draft->epoch += 1;
+    const uint64_t epoch = draft->epoch;
     publish(std::move(draft));
+    // Plans of older epochs can never be found again (the epoch is part of their key).
+    if (dispatcher_) {
+        plan_cache().remove_if([epoch](const PlanKey& key, const CachedPlan&) { return key[2] < epoch; });
+    }
+}
+
+ferro_op_impl& Runtime::op(const std::string& qualified_name) {
+    std::lock_guard lock(ops_mutex_);
+    auto& slot = ops_[qualified_name];
+    if (!slot) {
+        slot = std::make_unique<ferro_op_impl>();
+        slot->name = qualified_name;
+        slot->runtime = this;
+    }
+    return *slot;
+}
+
+Outputs Runtime::call(ferro_op_impl& handle, std::span<const ferro_named_attr> attrs,
+                      std::span<ferro_tensor_impl* const> inputs) {
+    return dispatcher_->call(handle, attrs.data(), static_cast<uint32_t>(attrs.size()), inputs);
+}
+
+Outputs Runtime::call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
+                      std::span<ferro_tensor_impl* const> inputs) {
+    return call(op(qualified_name), attrs, inputs);
+}
+
+EnginePtr Runtime::engine(const std::string& name) const {
+    const SnapshotPtr snap = snapshot();
+    auto it = snap->engines.find(name);
+    if (it == snap->engines.end()) {
+        std::string known;
+        for (const auto& [n, e] : snap->engines) known += (known.empty() ? "" : ", ") + n;
+        throw Error(FERRO_NOT_FOUND, fmt::format("no engine named '{}' (available: {})", name, known));
+    }
+    return it->second;
 }
 
 void Runtime::record_diagnostic(Diagnostic diagnostic) {
@@ -91,7 +147,12 @@ void Runtime::unload_plugin(const std::string& name) {
             throw Error(FERRO_FAILED_PRECONDITION,
                         "unload: plugin '" + name + "' is built into libferro");
         }
-        if (const long live = record->library->user_objects(); live > 0) {
+        // Cached plans are the cache's, not the user's: drop them before counting.
+        const LibraryPtr library = record->library;
+        plan_cache().remove_if([&](const PlanKey&, const CachedPlan& plan) {
+            return plan.module()->library() == library;
+        });
+        if (const long live = library->user_objects(); live > 0) {
             throw Error(FERRO_FAILED_PRECONDITION,
                         "unload: plugin '" + name + "' still has " + std::to_string(live) +
                             " live object(s) (tensors on its engines or cached plans); release "

@@ -2,6 +2,7 @@
 // counter, the logger and the host services table handed to plugins. Thread-safe.
 #pragma once
 
+#include "dispatch/dispatcher.hpp"
 #include "runtime/search_path.hpp"
 #include "runtime/snapshot.hpp"
 #include "support/logging.hpp"
@@ -10,7 +11,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <span>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,7 +69,20 @@ public:
     // copy as epoch + 1. An edit that throws publishes nothing.
     void reconfigure(const std::function<void(Snapshot&)>& edit);
 
+    // The op handle for a qualified name; interned for the runtime's lifetime. Resolution
+    // against the snapshot happens (and is cached per epoch) at each call.
+    ferro_op_impl& op(const std::string& qualified_name);
+    // Calls an op eagerly; inputs borrowed, outputs new references.
+    Outputs call(ferro_op_impl& op, std::span<const ferro_named_attr> attrs,
+                 std::span<ferro_tensor_impl* const> inputs);
+    Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
+                 std::span<ferro_tensor_impl* const> inputs);
+    PlanCache& plan_cache() noexcept { return dispatcher_->plan_cache(); }
+    // The engine named `name` in the current snapshot; NOT_FOUND listing the available ones.
+    EnginePtr engine(const std::string& name) const;
+
 private:
+    void register_builtins();
     void publish(std::shared_ptr<Snapshot> next);
     void record_diagnostic(Diagnostic diagnostic);
 
@@ -75,6 +92,11 @@ private:
     mutable std::mutex snapshot_mutex_;  // guards current_ (the pointer, not the snapshot)
     SnapshotPtr current_;
     std::mutex writer_mutex_;            // serialises reconfigure transactions
+    std::mutex ops_mutex_;
+    std::unordered_map<std::string, std::unique_ptr<ferro_op_impl>> ops_;
+    // Declared last, destroyed first: cached plans go before the modules and libraries of the
+    // snapshot they came from.
+    std::unique_ptr<Dispatcher> dispatcher_;
 };
 
 }  // namespace ferro

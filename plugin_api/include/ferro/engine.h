@@ -230,7 +230,9 @@ typedef struct ferro_engine_iface {
 
     /* Allocate `bytes` (> 0) aligned to at least `alignment` (a power of two). *out_buffer is
      * owned by the caller and released with free(); *out_address receives the host or device
-     * address of the first byte when the memory is addressable, else NULL. */
+     * address of the first byte when the memory is addressable, else NULL. free() may be
+     * called while submitted session work still uses the buffer: the engine must not reuse
+     * the memory before that work completes (stream-ordered release). */
     ferro_status (*alloc)(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer,
                           void** out_address);
     void (*free)(void* self, ferro_buffer buffer);
@@ -270,6 +272,14 @@ typedef struct ferro_engine_iface {
     /* Release everything the engine owns. Called once, after every buffer it allocated has
      * been freed. */
     void (*destroy)(void* self);
+
+    /* Optional: adopt memory the engine did not allocate (a host pointer on cpu, a device
+     * pointer on cuda) as a buffer, for borrowing application memory and DLPack import. The
+     * memory stays owned by its owner; the buffer is released with release_import, never
+     * with free. NULL (or FERRO_UNIMPLEMENTED) = this engine cannot adopt memory. */
+    ferro_status (*import_memory)(void* self, void* address, uint64_t bytes,
+                                  ferro_buffer* out_buffer);
+    void (*release_import)(void* self, ferro_buffer buffer);
 } ferro_engine_iface;
 
 /* A created engine: `self` is plugin state, `iface` its static function table (borrowed for

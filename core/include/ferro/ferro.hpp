@@ -1,0 +1,489 @@
+// ferro — the C++ API: header-only, over the C API of ferro.h. RAII handles, exceptions
+// through one check(), numpy/PyTorch-style tensors:
+//
+//     ferro::Runtime rt;                                  // loads the plugins on the search path
+//     auto a = rt.tensor<double>({1, 2, 3, 4}, {2, 2});
+//     auto b = rt.randn({2, 2}, ferro::DType::f64, 7);
+//     auto c = (a.matmul(b) + 1.0).sum();
+//     double value = c.item<double>();
+//
+// Tensors keep their runtime alive. Ops that a plugin provides (linalg, fft, einsum) are
+// called by name through Runtime::call or the family namespaces built on it.
+#pragma once
+
+#include <ferro/ferro.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ferro {
+
+// A failed call: the status code (FERRO_INVALID_ARGUMENT, ...) and its message.
+class Error : public std::runtime_error {
+public:
+    Error(uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    uint32_t code() const noexcept { return code_; }
+    const char* code_name() const noexcept { return ferro_status_code_name(code_); }
+
+private:
+    uint32_t code_;
+};
+
+// Throws ferro::Error for a non-NULL status (and frees it).
+inline void check(ferro_status status) {
+    if (status == nullptr) return;
+    Error error(ferro_status_code(status), ferro_status_message(status));
+    ferro_status_free(status);
+    throw error;
+}
+
+enum class DType : uint32_t {
+    f32 = FERRO_DTYPE_F32,
+    f64 = FERRO_DTYPE_F64,
+    c64 = FERRO_DTYPE_C64,
+    c128 = FERRO_DTYPE_C128,
+    i64 = FERRO_DTYPE_I64,
+    boolean = FERRO_DTYPE_BOOL,
+};
+
+inline const char* dtype_name(DType d) {
+    switch (d) {
+        case DType::f32: return "f32";
+        case DType::f64: return "f64";
+        case DType::c64: return "c64";
+        case DType::c128: return "c128";
+        case DType::i64: return "i64";
+        case DType::boolean: return "bool";
+    }
+    return "invalid";
+}
+
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<std::complex<float>>() { return DType::c64; }
+template <> constexpr DType dtype_of<std::complex<double>>() { return DType::c128; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+
+using Shape = std::vector<int64_t>;
+
+// One named attribute of an op call; owns what its value points to.
+class Attr {
+public:
+    Attr(std::string name, int64_t v) : name_(std::move(name)) { set(FERRO_ATTR_I64).v.i64 = v; }
+    Attr(std::string name, int v) : Attr(std::move(name), static_cast<int64_t>(v)) {}
+    Attr(std::string name, double v) : name_(std::move(name)) { set(FERRO_ATTR_F64).v.f64 = v; }
+    Attr(std::string name, bool v) : name_(std::move(name)) { set(FERRO_ATTR_BOOL).v.boolean = v; }
+    Attr(std::string name, std::string v) : name_(std::move(name)), str_(std::move(v)) { set(FERRO_ATTR_STR); }
+    Attr(std::string name, const char* v) : Attr(std::move(name), std::string(v)) {}
+    Attr(std::string name, DType v) : Attr(std::move(name), std::string(dtype_name(v))) {}
+    Attr(std::string name, std::vector<int64_t> v) : name_(std::move(name)), ints_(std::move(v)) {
+        set(FERRO_ATTR_I64_ARRAY);
+    }
+    Attr(std::string name, std::initializer_list<int64_t> v) : Attr(std::move(name), std::vector<int64_t>(v)) {}
+    Attr(std::string name, std::nullopt_t) : name_(std::move(name)) { set(FERRO_ATTR_NONE); }
+    template <class T>
+    Attr(std::string name, const std::optional<T>& v) : Attr(v ? Attr(std::move(name), *v) : Attr(std::move(name), std::nullopt)) {}
+    Attr(const Attr& o) : name_(o.name_), str_(o.str_), ints_(o.ints_) { set(o.value_.type).v = o.value_.v; }
+    Attr& operator=(const Attr&) = delete;
+
+    // Valid while this Attr lives and is not moved.
+    ferro_named_attr get() const {
+        ferro_named_attr a{name_.c_str(), value_};
+        if (value_.type == FERRO_ATTR_STR) a.value.v.str = str_.c_str();
+        if (value_.type == FERRO_ATTR_I64_ARRAY) {
+            a.value.v.i64_array = ints_.data();
+            a.value.count = static_cast<uint32_t>(ints_.size());
+        }
+        return a;
+    }
+
+private:
+    ferro_attr_value& set(uint32_t type) {
+        value_ = {};
+        value_.type = type;
+        return value_;
+    }
+    std::string name_;
+    std::string str_;
+    std::vector<int64_t> ints_;
+    ferro_attr_value value_{};
+};
+using Attrs = std::vector<Attr>;
+
+namespace detail {
+using RuntimeRef = std::shared_ptr<ferro_runtime>;
+
+// An op name as a template argument, so each call site caches its resolved handle.
+template <size_t N>
+struct OpName {
+    char text[N];
+    constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, text); }
+};
+
+// The handle for `Name` in runtime `rt`, cached per thread and keyed by the runtime's
+// process-unique id (a new runtime at a reused address cannot hit a stale handle).
+template <OpName Name>
+ferro_op op_handle(ferro_runtime* rt) {
+    thread_local uint64_t cached_id = 0;
+    thread_local ferro_op cached = nullptr;
+    const uint64_t id = ferro_runtime_id(rt);
+    if (cached_id != id) {
+        check(ferro_op_find(rt, Name.text, &cached));
+        cached_id = id;
+    }
+    return cached;
+}
+}  // namespace detail
+
+class Tensor {
+public:
+    Tensor() = default;
+    // Adopts a reference the caller owns.
+    Tensor(detail::RuntimeRef rt, ferro_tensor adopted) : rt_(std::move(rt)), t_(adopted) {}
+    Tensor(const Tensor& o) : rt_(o.rt_), t_(o.t_) { ferro_tensor_retain(t_); }
+    Tensor(Tensor&& o) noexcept : rt_(std::move(o.rt_)), t_(std::exchange(o.t_, nullptr)) {}
+    Tensor& operator=(Tensor o) noexcept {
+        std::swap(rt_, o.rt_);
+        std::swap(t_, o.t_);
+        return *this;
+    }
+    ~Tensor() { ferro_tensor_release(t_); }
+
+    ferro_tensor get() const noexcept { return t_; }
+    ferro_runtime* runtime() const noexcept { return rt_.get(); }
+    const detail::RuntimeRef& runtime_ref() const noexcept { return rt_; }
+    explicit operator bool() const noexcept { return t_ != nullptr; }
+
+    DType dtype() const { return static_cast<DType>(ferro_tensor_dtype(t_)); }
+    int ndim() const { return ferro_tensor_ndim(t_); }
+    Shape shape() const { return {ferro_tensor_shape(t_), ferro_tensor_shape(t_) + ndim()}; }
+    Shape strides() const { return {ferro_tensor_strides(t_), ferro_tensor_strides(t_) + ndim()}; }
+    int64_t numel() const { return ferro_tensor_numel(t_); }
+    int64_t size(int dim) const { return shape().at(static_cast<size_t>(dim < 0 ? dim + ndim() : dim)); }
+    std::string engine() const { return ferro_tensor_engine(t_); }
+
+    // The elements, row-major, converted to T when the dtype differs.
+    template <class T>
+    std::vector<T> to_vector() const {
+        const Tensor src = dtype() == dtype_of<T>() ? *this : to(dtype_of<T>());
+        std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>> out(static_cast<size_t>(numel()));
+        check(ferro_tensor_copy_to_host(src.get(), out.data(), out.size() * sizeof(out[0])));
+        return std::vector<T>(out.begin(), out.end());
+    }
+    template <class T>
+    T item() const {
+        if (numel() != 1) throw Error(FERRO_INVALID_ARGUMENT, "item: the tensor has " + std::to_string(numel()) + " elements, not 1");
+        return to_vector<T>()[0];
+    }
+
+    Tensor to(const std::string& engine_name) const {
+        ferro_tensor out = nullptr;
+        check(ferro_tensor_to(rt_.get(), t_, engine_name.c_str(), &out));
+        return {rt_, out};
+    }
+    Tensor to(DType d) const { return call("core.cast", {Attr("dtype", d)}); }
+
+    // Any op by qualified name with this tensor as input 0.
+    Tensor call(const char* op, Attrs attrs = {}, std::vector<Tensor> more = {}) const;
+
+    // Elementwise math.
+    Tensor neg() const { return call("core.neg"); }
+    Tensor abs() const { return call("core.abs"); }
+    Tensor exp() const { return call("core.exp"); }
+    Tensor log() const { return call("core.log"); }
+    Tensor sin() const { return call("core.sin"); }
+    Tensor cos() const { return call("core.cos"); }
+    Tensor tanh() const { return call("core.tanh"); }
+    Tensor sqrt() const { return call("core.sqrt"); }
+    Tensor conj() const { return call("core.conj"); }
+    Tensor real() const { return call("core.real"); }
+    Tensor imag() const { return call("core.imag"); }
+    Tensor pow(const Tensor& e) const { return call("core.pow", {}, {e}); }
+    Tensor matmul(const Tensor& b) const;
+
+    // Reductions (axes empty: all).
+    Tensor sum(Shape axes = {}, bool keepdim = false) const { return reduce("core.sum", std::move(axes), keepdim); }
+    Tensor mean(Shape axes = {}, bool keepdim = false) const { return reduce("core.mean", std::move(axes), keepdim); }
+    Tensor prod(Shape axes = {}, bool keepdim = false) const { return reduce("core.prod", std::move(axes), keepdim); }
+    Tensor max(Shape axes = {}, bool keepdim = false) const { return reduce("core.max", std::move(axes), keepdim); }
+    Tensor min(Shape axes = {}, bool keepdim = false) const { return reduce("core.min", std::move(axes), keepdim); }
+
+    // Views and layout.
+    Tensor reshape(Shape s) const { return call("core.reshape", {Attr("shape", std::move(s))}); }
+    Tensor permute(Shape axes) const { return call("core.permute", {Attr("axes", std::move(axes))}); }
+    Tensor transpose(int64_t d0 = -2, int64_t d1 = -1) const {
+        return call("core.transpose", {Attr("dim0", d0), Attr("dim1", d1)});
+    }
+    Tensor mT() const { return transpose(); }
+    Tensor slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) const {
+        return call("core.slice", {Attr("axis", axis), Attr("start", start), Attr("stop", stop), Attr("step", step)});
+    }
+    Tensor expand(Shape s) const { return call("core.expand", {Attr("shape", std::move(s))}); }
+    Tensor squeeze() const { return call("core.squeeze"); }
+    Tensor unsqueeze(int64_t axis) const { return call("core.unsqueeze", {Attr("axis", axis)}); }
+    Tensor diagonal(int64_t offset = 0, int64_t a1 = 0, int64_t a2 = 1) const {
+        return call("core.diagonal", {Attr("offset", offset), Attr("axis1", a1), Attr("axis2", a2)});
+    }
+    Tensor contiguous() const { return call("core.contiguous"); }
+    Tensor clone() const { return call("core.copy"); }
+
+private:
+    Tensor reduce(const char* op, Shape axes, bool keepdim) const {
+        return call(op, {axes.empty() ? Attr("axes", std::nullopt) : Attr("axes", std::move(axes)), Attr("keepdim", keepdim)});
+    }
+
+    detail::RuntimeRef rt_;
+    ferro_tensor t_ = nullptr;
+};
+
+// Calls op `name` and returns all its outputs.
+inline std::vector<Tensor> call_all(const detail::RuntimeRef& rt, const char* name, const std::vector<Tensor>& inputs,
+                                    const Attrs& attrs = {}) {
+    std::vector<ferro_named_attr> named;
+    for (const auto& a : attrs) named.push_back(a.get());
+    std::vector<ferro_tensor> in;
+    for (const auto& t : inputs) in.push_back(t.get());
+    ferro_tensor out[16] = {};
+    uint32_t n = 0;
+    check(ferro_call(rt.get(), name, named.data(), static_cast<uint32_t>(named.size()), in.data(),
+                     static_cast<uint32_t>(in.size()), out, 16, &n));
+    std::vector<Tensor> result;
+    for (uint32_t i = 0; i < n; ++i) result.emplace_back(rt, out[i]);
+    return result;
+}
+
+inline Tensor call_one(const detail::RuntimeRef& rt, const char* name, const std::vector<Tensor>& inputs,
+                       const Attrs& attrs = {}) {
+    auto outs = call_all(rt, name, inputs, attrs);
+    if (outs.size() != 1) throw Error(FERRO_INTERNAL, std::string(name) + ": expected one output");
+    return std::move(outs[0]);
+}
+
+inline Tensor Tensor::call(const char* op, Attrs attrs, std::vector<Tensor> more) const {
+    more.insert(more.begin(), *this);
+    return call_one(rt_, op, more, attrs);
+}
+
+namespace detail {
+// The hot path for attribute-free binary core ops: a cached handle, no allocation.
+template <OpName Name>
+Tensor binary(const Tensor& a, const Tensor& b) {
+    ferro_tensor in[2] = {a.get(), b.get()};
+    ferro_tensor out = nullptr;
+    ferro_op_call_args args{sizeof args, 0, nullptr, 2, 1, in, &out, 0, 0};
+    check(ferro_op_call(a.runtime(), op_handle<Name>(a.runtime()), &args));
+    return {a.runtime_ref(), out};
+}
+
+// A 0-d tensor holding `value`, in `like`'s dtype when that is inexact, else f64.
+inline Tensor scalar_like(const Tensor& like, double value) {
+    const DType d = like.dtype();
+    const bool inexact = d == DType::f32 || d == DType::f64 || d == DType::c64 || d == DType::c128;
+    const DType dt = inexact ? d : DType::f64;
+    const std::complex<double> z(value, 0);
+    const std::complex<float> zf(static_cast<float>(value), 0);
+    const float f = static_cast<float>(value);
+    const void* data = dt == DType::f32 ? static_cast<const void*>(&f)
+                     : dt == DType::c64 ? static_cast<const void*>(&zf)
+                     : dt == DType::c128 ? static_cast<const void*>(&z)
+                                         : static_cast<const void*>(&value);
+    ferro_tensor out = nullptr;
+    check(ferro_tensor_from_host(like.runtime(), ferro_tensor_engine(like.get()), static_cast<ferro_dtype>(dt), 0,
+                                 nullptr, data, &out));
+    return {like.runtime_ref(), out};
+}
+}  // namespace detail
+
+inline Tensor Tensor::matmul(const Tensor& b) const { return detail::binary<"core.matmul">(*this, b); }
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return detail::binary<"core.add">(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return detail::binary<"core.sub">(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return detail::binary<"core.mul">(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return detail::binary<"core.div">(a, b); }
+inline Tensor operator-(const Tensor& a) { return a.neg(); }
+inline Tensor operator+(const Tensor& a, double s) { return a + detail::scalar_like(a, s); }
+inline Tensor operator-(const Tensor& a, double s) { return a - detail::scalar_like(a, s); }
+inline Tensor operator*(const Tensor& a, double s) { return a * detail::scalar_like(a, s); }
+inline Tensor operator/(const Tensor& a, double s) { return a / detail::scalar_like(a, s); }
+inline Tensor operator+(double s, const Tensor& a) { return detail::scalar_like(a, s) + a; }
+inline Tensor operator-(double s, const Tensor& a) { return detail::scalar_like(a, s) - a; }
+inline Tensor operator*(double s, const Tensor& a) { return detail::scalar_like(a, s) * a; }
+inline Tensor operator/(double s, const Tensor& a) { return detail::scalar_like(a, s) / a; }
+inline Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    return call_one(cond.runtime_ref(), "core.where", {cond, a, b});
+}
+inline Tensor concat(const std::vector<Tensor>& ts, int64_t axis = 0) {
+    if (ts.empty()) throw Error(FERRO_INVALID_ARGUMENT, "core.concat: no tensors given");
+    return call_one(ts[0].runtime_ref(), "core.concat", ts, {Attr("axis", axis)});
+}
+inline Tensor stack(const std::vector<Tensor>& ts, int64_t axis = 0) {
+    if (ts.empty()) throw Error(FERRO_INVALID_ARGUMENT, "core.stack: no tensors given");
+    return call_one(ts[0].runtime_ref(), "core.stack", ts, {Attr("axis", axis)});
+}
+
+// What the runtime has: plugins, engines, ops, diagnostics, search path (one snapshot).
+struct PluginInfo { std::string name, version, description, path; uint32_t abi_major, abi_minor; bool builtin; };
+struct EngineInfo { std::string name, kind, plugin, device; uint64_t memory_bytes; };
+struct EngineKindInfo { std::string plugin, kind, reason; uint32_t device_count; };
+struct OpInfo { std::string name, family, doc; int32_t n_inputs, n_outputs; bool has_vjp, has_jvp; };
+struct DiagnosticInfo { std::string file, stage, message; uint32_t code; };
+struct SearchDirInfo { std::string path, origin; bool exists; };
+struct Inventory {
+    uint64_t epoch = 0;
+    std::vector<PluginInfo> plugins;
+    std::vector<EngineInfo> engines;
+    std::vector<EngineKindInfo> engine_kinds;
+    std::vector<OpInfo> ops;
+    std::vector<DiagnosticInfo> diagnostics;
+    std::vector<SearchDirInfo> search_path;
+};
+
+class Runtime {
+public:
+    struct Options {
+        std::vector<std::string> plugin_paths;
+        bool use_environment_path = true;
+        bool use_default_dir = true;
+        bool autoload = true;
+        std::optional<uint32_t> log_level;  // FERRO_LOG_*; unset: FERRO_LOG_LEVEL or warn
+        ferro_log_callback log_callback = nullptr;
+        void* log_user = nullptr;
+    };
+
+    Runtime() : Runtime(Options{}) {}
+    explicit Runtime(const Options& o) {
+        ferro_runtime_options c;
+        ferro_runtime_options_init(&c);
+        std::vector<const char*> paths;
+        for (const auto& p : o.plugin_paths) paths.push_back(p.c_str());
+        c.plugin_paths = paths.data();
+        c.n_plugin_paths = static_cast<uint32_t>(paths.size());
+        c.use_environment_path = o.use_environment_path;
+        c.use_default_dir = o.use_default_dir;
+        c.autoload = o.autoload;
+        c.log_level_set = o.log_level.has_value();
+        c.log_level = o.log_level.value_or(FERRO_LOG_WARN);
+        c.log_callback = o.log_callback;
+        c.log_user = o.log_user;
+        ferro_runtime* rt = nullptr;
+        check(ferro_runtime_create(&c, &rt));
+        rt_ = detail::RuntimeRef(rt, ferro_runtime_destroy);
+    }
+
+    ferro_runtime* get() const noexcept { return rt_.get(); }
+    const detail::RuntimeRef& ref() const noexcept { return rt_; }
+
+    void load_plugin(const std::string& path) { check(ferro_runtime_load_plugin(rt_.get(), path.c_str())); }
+    void unload_plugin(const std::string& name) { check(ferro_runtime_unload_plugin(rt_.get(), name.c_str())); }
+    uint64_t epoch() const { return ferro_runtime_epoch(rt_.get()); }
+    Inventory inventory() const;
+
+    // Tensors from host data (row-major).
+    template <class T>
+    Tensor tensor(const std::vector<T>& data, Shape shape, const std::string& engine = "cpu") const {
+        int64_t n = 1;
+        for (int64_t s : shape) n *= s;
+        if (n != static_cast<int64_t>(data.size())) {
+            throw Error(FERRO_INVALID_ARGUMENT, "tensor: " + std::to_string(data.size()) +
+                                                    " values for a shape of " + std::to_string(n) + " elements");
+        }
+        std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>> packed(data.begin(), data.end());
+        ferro_tensor out = nullptr;
+        check(ferro_tensor_from_host(rt_.get(), engine.c_str(), static_cast<ferro_dtype>(dtype_of<T>()),
+                                     static_cast<int32_t>(shape.size()), shape.data(), packed.data(), &out));
+        return {rt_, out};
+    }
+    template <class T>
+    Tensor scalar(T value, const std::string& engine = "cpu") const { return tensor<T>({value}, {}, engine); }
+
+    Tensor zeros(Shape s, DType d = DType::f64, const std::string& engine = "cpu") const {
+        return create("core.zeros", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("engine", engine)});
+    }
+    Tensor ones(Shape s, DType d = DType::f64, const std::string& engine = "cpu") const {
+        return create("core.ones", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("engine", engine)});
+    }
+    Tensor full(Shape s, double value, DType d = DType::f64, const std::string& engine = "cpu") const {
+        return create("core.full", {Attr("shape", std::move(s)), Attr("value", value), Attr("dtype", d), Attr("engine", engine)});
+    }
+    Tensor eye(int64_t n, DType d = DType::f64, const std::string& engine = "cpu") const {
+        return create("core.eye", {Attr("n", n), Attr("dtype", d), Attr("engine", engine)});
+    }
+    Tensor arange(double start, double stop, double step = 1.0, const std::string& engine = "cpu") const {
+        return create("core.arange", {Attr("start", start), Attr("stop", stop), Attr("step", step), Attr("engine", engine)});
+    }
+    Tensor rand(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt, const std::string& engine = "cpu") const {
+        return create("core.rand", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("seed", seed), Attr("engine", engine)});
+    }
+    Tensor randn(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt, const std::string& engine = "cpu") const {
+        return create("core.randn", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("seed", seed), Attr("engine", engine)});
+    }
+
+    // Any op by qualified name.
+    std::vector<Tensor> call(const char* op, const std::vector<Tensor>& inputs, const Attrs& attrs = {}) const {
+        return call_all(rt_, op, inputs, attrs);
+    }
+
+    ferro_plan_cache_stats plan_cache_stats() const {
+        ferro_plan_cache_stats s{};
+        s.struct_size = sizeof s;
+        check(ferro_runtime_plan_cache_stats(rt_.get(), &s));
+        return s;
+    }
+
+private:
+    Tensor create(const char* op, const Attrs& attrs) const { return call_one(rt_, op, {}, attrs); }
+    detail::RuntimeRef rt_;
+};
+
+inline Inventory Runtime::inventory() const {
+    ferro_inventory* raw = nullptr;
+    check(ferro_runtime_inventory(rt_.get(), &raw));
+    std::unique_ptr<ferro_inventory, void (*)(ferro_inventory*)> inv(raw, ferro_inventory_destroy);
+    Inventory out;
+    out.epoch = ferro_inventory_epoch(raw);
+    for (uint32_t i = 0; i < ferro_inventory_plugin_count(raw); ++i) {
+        ferro_plugin_info p{};
+        check(ferro_inventory_plugin(raw, i, &p));
+        out.plugins.push_back({p.name, p.version, p.description, p.path, p.abi_major, p.abi_minor, p.builtin != 0});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_engine_count(raw); ++i) {
+        ferro_engine_info e{};
+        check(ferro_inventory_engine(raw, i, &e));
+        out.engines.push_back({e.name, e.kind, e.plugin, e.device, e.memory_bytes});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_engine_kind_count(raw); ++i) {
+        ferro_engine_kind_info k{};
+        check(ferro_inventory_engine_kind(raw, i, &k));
+        out.engine_kinds.push_back({k.plugin, k.kind, k.reason, k.device_count});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_op_count(raw); ++i) {
+        ferro_op_info o{};
+        check(ferro_inventory_op(raw, i, &o));
+        out.ops.push_back({o.name, o.family, o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_diagnostic_count(raw); ++i) {
+        ferro_diagnostic_info d{};
+        check(ferro_inventory_diagnostic(raw, i, &d));
+        out.diagnostics.push_back({d.file, d.stage, d.message, d.code});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_search_dir_count(raw); ++i) {
+        ferro_search_dir_info s{};
+        check(ferro_inventory_search_dir(raw, i, &s));
+        out.search_path.push_back({s.path, s.origin, s.exists != 0});
+    }
+    return out;
+}
+
+}  // namespace ferro

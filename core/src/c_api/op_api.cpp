@@ -1,0 +1,99 @@
+// extern "C" shims: op calls and the plan cache.
+#include "c_api/handles.hpp"
+
+#include <ferro/ferro.h>
+
+#include <fmt/format.h>
+
+using ferro::c_api::require;
+
+FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_op_find", "runtime");
+        const ferro_host_api* host = runtime->runtime.host_api();
+        ferro::throw_if_error(host->op_find(host, name, out_op));
+    });
+}
+
+FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_op_call_args* args) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_op_call", "runtime");
+        const ferro_host_api* host = runtime->runtime.host_api();
+        ferro::throw_if_error(host->op_call(host, op, args));
+    });
+}
+
+FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs,
+                                  uint32_t n_attrs, const ferro_tensor* inputs, uint32_t n_inputs,
+                                  ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_call", "runtime");
+        require(name, "ferro_call", "name");
+        if (n_attrs > 0) require(attrs, "ferro_call", "attrs");
+        if (n_inputs > 0) require(inputs, "ferro_call", "inputs");
+        require(outputs, "ferro_call", "outputs");
+        ferro::Outputs outs = runtime->runtime.call(name, {attrs, n_attrs}, {inputs, n_inputs});
+        if (outs.size() > outputs_capacity) {
+            throw ferro::Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", name,
+                                                               outs.size(), outputs_capacity));
+        }
+        for (size_t i = 0; i < outs.size(); ++i) outputs[i] = outs[i].release_ownership();
+        if (out_n_outputs != nullptr) *out_n_outputs = static_cast<uint32_t>(outs.size());
+    });
+}
+
+namespace {
+
+// One-output call of a core op, resolving its handle once per process and runtime.
+ferro_status call1(ferro_runtime* rt, const char* op, std::initializer_list<ferro_tensor> in,
+                   std::span<const ferro_named_attr> attrs, ferro_tensor* out) {
+    return ferro::guard([&] {
+        require(rt, op, "runtime");
+        require(out, op, "out");
+        ferro::Outputs outs = rt->runtime.call(op, attrs, {in.begin(), in.size()});
+        *out = outs.at(0).release_ownership();
+    });
+}
+
+}  // namespace
+
+FERRO_API ferro_status ferro_add(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
+    return call1(rt, "core.add", {a, b}, {}, out);
+}
+FERRO_API ferro_status ferro_sub(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
+    return call1(rt, "core.sub", {a, b}, {}, out);
+}
+FERRO_API ferro_status ferro_mul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
+    return call1(rt, "core.mul", {a, b}, {}, out);
+}
+FERRO_API ferro_status ferro_div(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
+    return call1(rt, "core.div", {a, b}, {}, out);
+}
+FERRO_API ferro_status ferro_matmul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
+    return call1(rt, "core.matmul", {a, b}, {}, out);
+}
+FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes, uint32_t n_axes,
+                                 ferro_bool keepdim, ferro_tensor* out) {
+    ferro_named_attr attrs[2] = {};
+    attrs[0].name = "axes";
+    attrs[0].value.type = axes == nullptr && n_axes == 0 ? FERRO_ATTR_NONE : FERRO_ATTR_I64_ARRAY;
+    attrs[0].value.count = n_axes;
+    attrs[0].value.v.i64_array = axes;
+    attrs[1].name = "keepdim";
+    attrs[1].value.type = FERRO_ATTR_BOOL;
+    attrs[1].value.v.boolean = keepdim;
+    return call1(rt, "core.sum", {a}, attrs, out);
+}
+
+FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime, ferro_plan_cache_stats* out) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_runtime_plan_cache_stats", "runtime");
+        require(out, "ferro_runtime_plan_cache_stats", "out");
+        const auto s = const_cast<ferro_runtime*>(runtime)->runtime.plan_cache().stats();
+        *out = {sizeof *out, 0, s.hits, s.misses, s.evictions, s.entries, s.bytes, s.max_entries, s.max_bytes};
+    });
+}
+
+FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime) {
+    if (runtime != nullptr) runtime->runtime.plan_cache().clear();
+}

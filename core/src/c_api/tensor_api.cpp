@@ -1,0 +1,94 @@
+// extern "C" shims: tensors.
+#include "c_api/handles.hpp"
+#include "host_api/host_api.hpp"
+#include "tensor/transfer.hpp"
+
+#include <ferro/ferro.h>
+
+using ferro::c_api::require;
+
+namespace {
+
+void require_shape(int32_t ndim, const int64_t* shape, const char* function) {
+    if (ndim < 0 || ndim > FERRO_MAX_NDIM) {
+        throw ferro::Error(FERRO_INVALID_ARGUMENT, std::string(function) + ": ndim " +
+                                                       std::to_string(ndim) + " is outside [0, 64]");
+    }
+    if (ndim > 0) require(shape, function, "shape");
+}
+
+}  // namespace
+
+FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine,
+                                              ferro_dtype dtype, int32_t ndim, const int64_t* shape,
+                                              const void* data, ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_from_host", "runtime");
+        require(engine, "ferro_tensor_from_host", "engine");
+        require(out_tensor, "ferro_tensor_from_host", "out_tensor");
+        require_shape(ndim, shape, "ferro_tensor_from_host");
+        const ferro_host_api* host = runtime->runtime.host_api();
+        ferro::throw_if_error(host->tensor_from_host(host, engine, dtype, ndim, shape, data, out_tensor));
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine, ferro_dtype dtype,
+                                          int32_t ndim, const int64_t* shape, ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_empty", "runtime");
+        require(engine, "ferro_tensor_empty", "engine");
+        require(out_tensor, "ferro_tensor_empty", "out_tensor");
+        require_shape(ndim, shape, "ferro_tensor_empty");
+        const ferro_host_api* host = runtime->runtime.host_api();
+        ferro::throw_if_error(host->tensor_empty(host, engine, dtype, ndim, shape, out_tensor));
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype, int32_t ndim,
+                                                const int64_t* shape, const int64_t* strides, void* data,
+                                                void (*deleter)(void*), void* context,
+                                                ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_borrow_host", "runtime");
+        require(out_tensor, "ferro_tensor_borrow_host", "out_tensor");
+        require_shape(ndim, shape, "ferro_tensor_borrow_host");
+        *out_tensor = ferro::borrow_host(runtime->runtime, dtype, {shape, static_cast<size_t>(ndim)},
+                                         strides, data, deleter, context)
+                          .release_ownership();
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_copy_to_host(ferro_tensor tensor, void* dst, uint64_t bytes) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_copy_to_host", "tensor");
+        if (bytes > 0) require(dst, "ferro_tensor_copy_to_host", "dst");
+        ferro::copy_to_host(*tensor, dst, bytes);
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_to(ferro_runtime* runtime, ferro_tensor tensor, const char* engine,
+                                       ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_to", "runtime");
+        require(tensor, "ferro_tensor_to", "tensor");
+        require(engine, "ferro_tensor_to", "engine");
+        require(out_tensor, "ferro_tensor_to", "out_tensor");
+        *out_tensor = ferro::transfer(runtime->runtime, *tensor, engine).release_ownership();
+    });
+}
+
+FERRO_API void ferro_tensor_retain(ferro_tensor tensor) {
+    if (tensor != nullptr) tensor->refs.fetch_add(1, std::memory_order_relaxed);
+}
+FERRO_API void ferro_tensor_release(ferro_tensor tensor) { ferro::TensorPtr::release(tensor); }
+
+FERRO_API ferro_dtype ferro_tensor_dtype(ferro_tensor t) { return t ? t->dtype : FERRO_DTYPE_INVALID; }
+FERRO_API int32_t ferro_tensor_ndim(ferro_tensor t) { return t ? static_cast<int32_t>(t->shape.size()) : 0; }
+FERRO_API const int64_t* ferro_tensor_shape(ferro_tensor t) { return t ? t->shape.data() : nullptr; }
+FERRO_API const int64_t* ferro_tensor_strides(ferro_tensor t) { return t ? t->strides.data() : nullptr; }
+FERRO_API int64_t ferro_tensor_numel(ferro_tensor t) { return t ? ferro::numel(t->shape) : 0; }
+FERRO_API const char* ferro_tensor_engine(ferro_tensor t) { return t ? t->storage->engine().name().c_str() : ""; }
+FERRO_API void* ferro_tensor_data(ferro_tensor t) {
+    if (t == nullptr || t->storage->address() == nullptr) return nullptr;
+    return static_cast<char*>(t->storage->address()) + t->byte_offset;
+}

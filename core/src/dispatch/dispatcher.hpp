@@ -1,0 +1,68 @@
+// The op-call hot path (DESIGN §7): pin snapshot -> resolve op -> normalise attributes -> check
+// arity, dtypes and engines -> plan cache (miss: infer + prepare through the family's modules
+// for the engine) -> allocate outputs -> execute in a session. Ops the host implements itself
+// (views, random numbers) take a direct path after the same checks.
+#pragma once
+
+#include "dispatch/attrs.hpp"
+#include "dispatch/plan_cache.hpp"
+#include "runtime/snapshot.hpp"
+#include "tensor/tensor.hpp"
+
+#include <ferro/host.h>
+
+#include <boost/container/small_vector.hpp>
+
+#include <mutex>
+#include <span>
+#include <string>
+
+namespace ferro {
+class Runtime;
+using Outputs = boost::container::small_vector<TensorPtr, 2>;
+}  // namespace ferro
+
+// A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch.
+struct ferro_op_impl {
+    std::string name;
+    ferro::Runtime* runtime = nullptr;
+    std::mutex mutex;
+    uint64_t epoch = ~uint64_t{0};
+    const ferro::OpEntry* entry = nullptr;
+    const ferro::FamilySlot* family = nullptr;
+};
+
+namespace ferro {
+
+// What a host-implemented op sees.
+struct HostOpCall {
+    Runtime& runtime;
+    const std::string& op;  // qualified name, for messages
+    const EnginePtr& engine;
+    const AttrValues& attrs;
+    std::span<ferro_tensor_impl* const> inputs;
+};
+using HostOpFn = Outputs (*)(const HostOpCall& call);
+
+class Dispatcher {
+public:
+    explicit Dispatcher(Runtime& runtime);
+
+    // Calls `op` eagerly. Inputs are borrowed; outputs are new references.
+    Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
+                 std::span<ferro_tensor_impl* const> inputs);
+
+    PlanCache& plan_cache() noexcept { return cache_; }
+
+private:
+    PlanPtr prepare(const Snapshot& snap, const OpEntry& entry, const FamilySlot& family,
+                    const EnginePtr& engine, const AttrValues& attrs,
+                    std::span<ferro_tensor_impl* const> inputs);
+    Outputs execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
+                    const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
+
+    Runtime& runtime_;
+    PlanCache cache_;
+};
+
+}  // namespace ferro

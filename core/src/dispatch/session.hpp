@@ -1,0 +1,60 @@
+// A host session: one engine session plus the buffers its executor may touch (inputs, outputs,
+// workspace, scratch). Every primitive a plugin enqueues through the host is checked against
+// these buffers' bounds before it reaches the engine, so a plugin's indexing bug becomes an
+// error status instead of memory corruption. ferro_session_impl is the ABI's ferro_session.
+#pragma once
+
+#include "tensor/tensor.hpp"
+
+#include <ferro/host.h>
+
+#include <boost/container/small_vector.hpp>
+
+#include <memory>
+
+struct ferro_session_impl {
+    struct KnownBuffer {
+        ferro_buffer buffer;
+        uint64_t bytes;
+        void* address;  // NULL when the engine's memory is not host addressable
+    };
+    ferro::EnginePtr engine;
+    ferro_engine_session engine_session = nullptr;
+    boost::container::small_vector<KnownBuffer, 8> buffers;
+    boost::container::small_vector<std::shared_ptr<ferro::Storage>, 2> scratch;
+};
+
+namespace ferro {
+
+// Begins an engine session on `engine`; ends it (without waiting) when destroyed.
+class Session {
+public:
+    explicit Session(const EnginePtr& engine);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    ferro_session_impl* get() noexcept { return &impl_; }
+    void allow(const Storage& storage) {
+        impl_.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()});
+    }
+    // Ends the session now, reporting the engine's errors.
+    void end();
+
+private:
+    ferro_session_impl impl_;
+    bool ended_ = false;
+};
+
+// The host services session_* of ferro_host_api (validate, then forward to the engine).
+ferro_status session_fill(ferro_session s, const ferro_fill_args* args);
+ferro_status session_cast(ferro_session s, const ferro_cast_args* args);
+ferro_status session_unary(ferro_session s, const ferro_unary_args* args);
+ferro_status session_binary(ferro_session s, const ferro_binary_args* args);
+ferro_status session_where(ferro_session s, const ferro_where_args* args);
+ferro_status session_reduce(ferro_session s, const ferro_reduce_args* args);
+ferro_status session_copy_strided(ferro_session s, const ferro_copy_args* args);
+ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* args);
+ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view* out);
+
+}  // namespace ferro

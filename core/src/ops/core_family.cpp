@@ -1,0 +1,143 @@
+#include "ops/core_family.hpp"
+
+#include "ops/op_util.hpp"
+
+#include <array>
+#include <utility>
+
+namespace ferro {
+namespace ops {
+
+ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_I64;
+    s.default_value.v.i64 = def;
+    return s;
+}
+ferro_attr_spec attr_f64(const char* name, double def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_F64, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_F64;
+    s.default_value.v.f64 = def;
+    return s;
+}
+ferro_attr_spec attr_bool(const char* name, bool def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_BOOL, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_BOOL;
+    s.default_value.v.boolean = def ? 1 : 0;
+    return s;
+}
+ferro_attr_spec attr_str(const char* name, const char* def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_STR, def ? 0u : FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+    s.default_value.type = def ? FERRO_ATTR_STR : FERRO_ATTR_NONE;
+    s.default_value.v.str = def;
+    return s;
+}
+ferro_attr_spec attr_required(const char* name, uint32_t type, const char* doc) {
+    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_REQUIRED, 0, name, {}, doc};
+}
+ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc) {
+    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+}
+
+namespace {
+
+constexpr size_t kMaxCoreOps = 128;
+
+// The op table and the ABI view of it, built once.
+struct Family {
+    std::vector<CoreOp> ops;
+    std::vector<ferro_op_schema> schemas;
+    ferro_family_desc family{};
+    ferro_plugin_desc plugin{};
+};
+const Family& family();
+
+// infer trampolines: the ABI's infer has no op argument, so each table index gets its own.
+template <size_t I>
+ferro_status infer_at(const ferro_host_api*, ferro_infer_args* args) {
+    return guard([&] {
+        const CoreOp& op = family().ops[I];
+        op.infer(op, *args);
+    });
+}
+template <size_t... I>
+constexpr std::array<decltype(&infer_at<0>), sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
+    return {&infer_at<I>...};
+}
+constexpr auto kInferTrampolines = make_trampolines(std::make_index_sequence<kMaxCoreOps>{});
+
+ferro_status execute(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    const auto& op = *static_cast<const CoreOp*>(self);
+    return guard([&] { op.exec(op, host, *args); });
+}
+void destroy_plan(void*) {}
+constexpr ferro_plan_iface kPlanIface{sizeof(ferro_plan_iface), 0, execute, nullptr, destroy_plan};
+
+// Plans are stateless (executors read everything from the call), so a plan is its op.
+ferro_status prepare(void*, const ferro_host_api*, const ferro_prepare_args* args, ferro_plan_instance* out) {
+    const CoreOp& op = family().ops.at(args->op_index);
+    if (op.exec == nullptr) {
+        const std::string reason = op.qualified + " is implemented by the host, not by a plan";
+        std::snprintf(args->decline_reason, args->decline_capacity, "%s", reason.c_str());
+        return nullptr;
+    }
+    out->self = const_cast<CoreOp*>(&op);
+    out->iface = &kPlanIface;
+    return nullptr;
+}
+void destroy_module(void*) {}
+constexpr ferro_module_iface kModuleIface{sizeof(ferro_module_iface), 0, prepare, destroy_module};
+
+// Engine-agnostic: every engine implements the primitive set the executors use.
+ferro_status create_module(const ferro_host_api*, const ferro_module_create_args*, ferro_module_instance* out) {
+    out->self = nullptr;
+    out->iface = &kModuleIface;
+    return nullptr;
+}
+
+const Family& family() {
+    static const Family built = [] {
+        Family f;
+        add_elementwise_ops(f.ops);
+        add_reduce_ops(f.ops);
+        add_shape_ops(f.ops);
+        add_join_ops(f.ops);
+        add_matmul_op(f.ops);
+        add_creation_ops(f.ops);
+        if (f.ops.size() > kMaxCoreOps) std::abort();  // a build-time invariant, not input
+        for (size_t i = 0; i < f.ops.size(); ++i) {
+            CoreOp& op = f.ops[i];
+            op.qualified = "core." + op.name;
+            ferro_op_schema s{};
+            s.struct_size = sizeof s;
+            s.name = op.name.c_str();
+            s.doc = op.doc.c_str();
+            s.n_inputs = op.n_inputs;
+            s.min_inputs = op.n_inputs >= 0 ? op.n_inputs : op.min_inputs;
+            s.n_outputs = op.n_outputs;
+            s.n_attrs = static_cast<uint32_t>(op.attrs.size());
+            s.attrs = op.attrs.data();
+            s.infer = kInferTrampolines[i];
+            f.schemas.push_back(s);
+        }
+        f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",
+                    "0.1.0", "the built-in op vocabulary", f.schemas.data(), create_module};
+        f.plugin = {sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0, "core",
+                    "0.1.0", "built-in core ops", 0, 1, nullptr, &f.family, 0, 0, nullptr};
+        return f;
+    }();
+    return built;
+}
+
+}  // namespace
+}  // namespace ops
+
+const ferro_plugin_desc* core_plugin_desc() { return &ops::family().plugin; }
+
+HostOpFn core_host_op(const ferro_op_schema* schema) {
+    const auto& f = ops::family();
+    if (schema < f.schemas.data() || schema >= f.schemas.data() + f.schemas.size()) return nullptr;
+    return f.ops[static_cast<size_t>(schema - f.schemas.data())].host;
+}
+
+}  // namespace ferro

@@ -1,0 +1,59 @@
+// The built-in "core" family: the op vocabulary every engine runs (elementwise, reductions,
+// views, joins, matmul, creation). Its module works on any engine: executors compose engine
+// primitives through the host's session services, exactly as a plugin's would. Views and
+// random numbers are host ops (they create tensors directly instead of running a plan).
+#pragma once
+
+#include "dispatch/dispatcher.hpp"
+
+#include <ferro/plugin.h>
+
+#include <string>
+#include <vector>
+
+namespace ferro {
+
+// The descriptor of the built-in plugin "core" (family "core").
+const ferro_plugin_desc* core_plugin_desc();
+
+// The host implementation of a core schema, or nullptr for plan ops and every other schema.
+HostOpFn core_host_op(const ferro_op_schema* schema);
+
+namespace ops {
+
+struct CoreOp;
+using InferFn = void (*)(const CoreOp& op, ferro_infer_args& args);
+using ExecFn = void (*)(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& args);
+
+struct CoreOp {
+    std::string name;       // "add"
+    std::string qualified;  // "core.add", for messages
+    std::string doc;
+    int32_t n_inputs = 1;
+    int32_t min_inputs = 0;
+    int32_t n_outputs = 1;
+    std::vector<ferro_attr_spec> attrs;
+    InferFn infer = nullptr;
+    ExecFn exec = nullptr;   // plan ops
+    HostOpFn host = nullptr; // host ops
+    uint32_t code = 0;       // engine op code (unary/binary/reduce)
+};
+
+// Attribute spec builders.
+ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc);
+ferro_attr_spec attr_f64(const char* name, double def, const char* doc);
+ferro_attr_spec attr_bool(const char* name, bool def, const char* doc);
+ferro_attr_spec attr_str(const char* name, const char* def, const char* doc);  // def NULL: None
+ferro_attr_spec attr_required(const char* name, uint32_t type, const char* doc);
+ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc);  // default None
+
+// Each file adds its ops.
+void add_elementwise_ops(std::vector<CoreOp>& ops);
+void add_reduce_ops(std::vector<CoreOp>& ops);
+void add_shape_ops(std::vector<CoreOp>& ops);
+void add_join_ops(std::vector<CoreOp>& ops);
+void add_matmul_op(std::vector<CoreOp>& ops);
+void add_creation_ops(std::vector<CoreOp>& ops);
+
+}  // namespace ops
+}  // namespace ferro

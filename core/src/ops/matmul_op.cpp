@@ -1,0 +1,116 @@
+// matmul with numpy semantics: 1-d operands are promoted to matrices and the added dimension
+// removed from the result; leading (batch) dimensions broadcast. Each output batch runs as
+// gemm_batched over the last batch dimension, with stride 0 for broadcast operands, so no
+// operand is materialised.
+#include "ops/core_family.hpp"
+#include "ops/op_util.hpp"
+
+namespace ferro::ops {
+namespace {
+
+struct MatmulShapes {
+    Dims batch;              // broadcast batch shape
+    int64_t m, k, n;
+    bool a_vector, b_vector; // 1-d operands
+    Dims out;
+};
+
+MatmulShapes matmul_shapes(const std::string& op, std::span<const int64_t> a, std::span<const int64_t> b) {
+    if (a.empty() || b.empty()) invalid(op, "0-d inputs are not matrices (use mul)");
+    MatmulShapes s{};
+    s.a_vector = a.size() == 1;
+    s.b_vector = b.size() == 1;
+    const Dims am = s.a_vector ? Dims{1, a[0]} : Dims(a.begin(), a.end());
+    const Dims bm = s.b_vector ? Dims{b[0], 1} : Dims(b.begin(), b.end());
+    s.m = am[am.size() - 2];
+    s.k = am[am.size() - 1];
+    s.n = bm[bm.size() - 1];
+    if (bm[bm.size() - 2] != s.k) {
+        invalid(op, fmt::format("input 0 has shape {} and input 1 has shape {}: inner dimensions {} and {} differ",
+                                shape_str(a), shape_str(b), s.k, bm[bm.size() - 2]));
+    }
+    s.batch = broadcast_shapes(op, span_of(am).first(am.size() - 2), span_of(bm).first(bm.size() - 2));
+    s.out = s.batch;
+    if (!s.a_vector) s.out.push_back(s.m);
+    if (!s.b_vector) s.out.push_back(s.n);
+    return s;
+}
+
+ferro_dtype matmul_dtype(const std::string& op, ferro_dtype a, ferro_dtype b) {
+    const ferro_dtype dt = promote(a, b);
+    if (!is_inexact(dt)) {
+        invalid(op, fmt::format("inputs are {} and {}; matmul needs f32, f64, c64 or c128 (cast first)",
+                                dtype_name(a), dtype_name(b)));
+    }
+    return dt;
+}
+
+void matmul_infer(const CoreOp& op, ferro_infer_args& a) {
+    const auto s = matmul_shapes(op.qualified, dims_of(a.inputs[0]), dims_of(a.inputs[1]));
+    set_output(a.outputs[0], matmul_dtype(op.qualified, a.inputs[0].dtype, a.inputs[1].dtype), s.out);
+    a.n_outputs = 1;
+}
+
+// An operand as a matrix batch: its shape with a size-1 row (or column) added for vectors,
+// broadcast to the batch shape.
+View as_matrix(const View& x, bool vector, bool is_left, std::span<const int64_t> batch, int64_t rows, int64_t cols) {
+    View m = x;
+    if (vector) {
+        Dims shape = is_left ? Dims{1, x.shape[0]} : Dims{x.shape[0], 1};
+        Dims strides = is_left ? Dims{0, x.strides[0]} : Dims{x.strides[0], 0};
+        m.set(shape, strides);
+    }
+    Dims full(batch.begin(), batch.end());
+    full.push_back(rows);
+    full.push_back(cols);
+    return broadcast_to(m.v, span_of(full));
+}
+
+void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
+    const auto s = matmul_shapes(op.qualified, {a.inputs[0].shape, static_cast<size_t>(a.inputs[0].ndim)},
+                                 {a.inputs[1].shape, static_cast<size_t>(a.inputs[1].ndim)});
+    const ferro_tensor_view& out = a.outputs[0];
+    const View x = as_matrix(cast_to(host, a.session, View(a.inputs[0]), out.dtype), s.a_vector, true, span_of(s.batch), s.m, s.k);
+    const View y = as_matrix(cast_to(host, a.session, View(a.inputs[1]), out.dtype), s.b_vector, false, span_of(s.batch), s.k, s.n);
+    // The output is fresh and contiguous in its numpy shape; as a matrix batch its row stride
+    // is n (1 for a vector result) and its column stride 1.
+    const int64_t c_row = s.b_vector ? 1 : s.n;
+    const int64_t c_mat = s.m * s.n;
+    const size_t nb = s.batch.size();
+    const int64_t last = nb > 0 ? s.batch[nb - 1] : 1;
+    const int64_t outer = nb > 1 ? numel(span_of(s.batch).first(nb - 1)) : 1;
+    const int64_t item = itemsize(out.dtype);
+    for (int64_t o = 0; o < outer; ++o) {
+        // Multi-index of the outer batch dims (all but the last) -> element offsets.
+        int64_t rest = o, off_x = 0, off_y = 0;
+        for (size_t d = nb > 0 ? nb - 1 : 0; d-- > 0;) {
+            const int64_t i = rest % s.batch[d];
+            rest /= s.batch[d];
+            off_x += i * x.strides[d];
+            off_y += i * y.strides[d];
+        }
+        const int64_t bs_x = nb > 0 ? x.strides[nb - 1] : 0, bs_y = nb > 0 ? y.strides[nb - 1] : 0;
+        ferro_gemm_args g{};
+        g.struct_size = sizeof g;
+        g.dtype = out.dtype;
+        g.batch = last;
+        g.m = s.m;
+        g.n = s.n;
+        g.k = s.k;
+        g.a = {x.v.buffer, x.v.byte_offset + static_cast<uint64_t>(off_x * item), nullptr, bs_x, x.strides[nb], x.strides[nb + 1]};
+        g.b = {y.v.buffer, y.v.byte_offset + static_cast<uint64_t>(off_y * item), nullptr, bs_y, y.strides[nb], y.strides[nb + 1]};
+        g.c = {out.buffer, out.byte_offset + static_cast<uint64_t>(o * last * c_mat * item), nullptr, c_mat, c_row, 1};
+        g.alpha = {1, 0, 1};
+        g.beta = {0, 0, 0};
+        check(host->session_gemm_batched(a.session, &g));
+    }
+}
+
+}  // namespace
+
+void add_matmul_op(std::vector<CoreOp>& ops) {
+    ops.push_back({"matmul", "", "matrix product with numpy batching and broadcasting", 2, 0, 1, {},
+                   matmul_infer, matmul_exec});
+}
+
+}  // namespace ferro::ops

@@ -1,0 +1,178 @@
+#include "tensor/tensor.hpp"
+
+#include "support/status.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace ferro {
+
+Storage::Storage(EnginePtr engine, uint64_t bytes) : engine_(std::move(engine)), bytes_(bytes) {
+    throw_if_error(engine_->iface().alloc(engine_->self(), std::max<uint64_t>(bytes, 1), 64,
+                                          &buffer_, &address_));
+    if (engine_->library()) engine_->library()->add_user_object();
+}
+
+Storage::Storage(EnginePtr engine, void* address, uint64_t bytes, Deleter deleter, void* context)
+    : engine_(std::move(engine)), address_(address), bytes_(bytes), imported_(true),
+      deleter_(deleter), deleter_context_(context) {
+    const auto& f = engine_->iface();
+    if (!FERRO_HAS_FIELD(&f, ferro_engine_iface, release_import) || f.import_memory == nullptr ||
+        f.release_import == nullptr) {
+        throw Error(FERRO_UNIMPLEMENTED,
+                    "engine '" + engine_->name() + "' cannot adopt memory it did not allocate");
+    }
+    throw_if_error(f.import_memory(engine_->self(), address, bytes, &buffer_));
+    if (!engine_->host_addressable()) address_ = nullptr;
+    if (engine_->library()) engine_->library()->add_user_object();
+}
+
+Storage::~Storage() {
+    if (imported_) {
+        engine_->iface().release_import(engine_->self(), buffer_);
+        if (deleter_ != nullptr) deleter_(deleter_context_);
+    } else {
+        engine_->iface().free(engine_->self(), buffer_);
+    }
+    if (engine_->library()) engine_->library()->remove_user_object();
+}
+
+int64_t numel(std::span<const int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    return n;
+}
+
+Dims contiguous_strides(std::span<const int64_t> shape) {
+    Dims strides(shape.size());
+    int64_t stride = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= std::max<int64_t>(shape[i], 1);
+    }
+    return strides;
+}
+
+bool is_contiguous(const ferro_tensor_impl& t) {
+    int64_t expected = 1;
+    for (size_t i = t.shape.size(); i-- > 0;) {
+        if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+        expected *= t.shape[i];
+    }
+    return true;
+}
+
+TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                      const char* op) {
+    if (shape.size() > FERRO_MAX_NDIM) {
+        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: {} dimensions, at most {} are supported",
+                                                        op, shape.size(), FERRO_MAX_NDIM));
+    }
+    uint64_t elements = 1;
+    for (int64_t s : shape) {
+        if (s < 0) {
+            throw Error(FERRO_INVALID_ARGUMENT,
+                        fmt::format("{}: shape [{}] has a negative size", op, fmt::join(shape, ",")));
+        }
+        if (s != 0 && elements > std::numeric_limits<uint64_t>::max() / 16 / static_cast<uint64_t>(s)) {
+            throw Error(FERRO_RESOURCE_EXHAUSTED,
+                        fmt::format("{}: shape [{}] is too large", op, fmt::join(shape, ",")));
+        }
+        elements *= static_cast<uint64_t>(s);
+    }
+    auto* t = new ferro_tensor_impl;
+    TensorPtr owned = TensorPtr::adopt(t);
+    t->storage = std::make_shared<Storage>(engine, elements * static_cast<uint64_t>(itemsize(dtype)));
+    t->dtype = dtype;
+    t->shape.assign(shape.begin(), shape.end());
+    t->strides = contiguous_strides(shape);
+    return owned;
+}
+
+TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
+                    uint64_t byte_offset) {
+    auto* t = new ferro_tensor_impl;
+    TensorPtr owned = TensorPtr::adopt(t);
+    t->storage = base.storage;
+    t->dtype = dtype;
+    t->shape = std::move(shape);
+    t->strides = std::move(strides);
+    t->byte_offset = byte_offset;
+    return owned;
+}
+
+ferro_tensor_view view_of(const ferro_tensor_impl& t) {
+    ferro_tensor_view v{};
+    v.struct_size = sizeof v;
+    v.dtype = t.dtype;
+    v.ndim = static_cast<int32_t>(t.shape.size());
+    v.shape = t.shape.data();
+    v.strides = t.strides.data();
+    v.buffer = t.storage->buffer();
+    v.byte_offset = t.byte_offset;
+    v.data = t.storage->address() ? static_cast<char*>(t.storage->address()) + t.byte_offset : nullptr;
+    v.tensor = const_cast<ferro_tensor_impl*>(&t);
+    return v;
+}
+
+void fill_signature(const ferro_tensor_impl& t, ferro_signature& out) {
+    out.struct_size = sizeof out;
+    out.dtype = t.dtype;
+    out.ndim = static_cast<int32_t>(t.shape.size());
+    std::copy(t.shape.begin(), t.shape.end(), out.shape);
+    std::copy(t.strides.begin(), t.strides.end(), out.strides);
+}
+
+namespace {
+
+// Copies `from` into `to` (same shape and dtype) with the engine's copy_strided.
+void engine_copy(const ferro_tensor_impl& from, const ferro_tensor_impl& to) {
+    const Engine& e = to.storage->engine();
+    ferro_engine_session session = nullptr;
+    throw_if_error(e.iface().session_begin(e.self(), &session));
+    ferro_copy_args args{sizeof args, 0, view_of(from), view_of(to)};
+    ferro_status st = e.iface().copy_strided(e.self(), session, &args);
+    ferro_status end = e.iface().session_end(e.self(), session, 1);
+    throw_if_error(st);
+    throw_if_error(end);
+}
+
+void check_bytes(const ferro_tensor_impl& t, uint64_t bytes, const char* what) {
+    const auto expected = static_cast<uint64_t>(numel(t.shape) * itemsize(t.dtype));
+    if (bytes != expected) {
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    fmt::format("{}: {} bytes given, the tensor [{}] {} holds {}", what, bytes,
+                                fmt::join(t.shape, ","), dtype_name(t.dtype), expected));
+    }
+}
+
+}  // namespace
+
+void copy_from_host(const ferro_tensor_impl& t, const void* data, uint64_t bytes) {
+    check_bytes(t, bytes, "copy from host");
+    if (bytes == 0) return;  // empty tensors: nothing to move (and data may be NULL)
+    const Engine& e = t.storage->engine();
+    if (is_contiguous(t)) {
+        throw_if_error(e.iface().copy_h2d(e.self(), data, t.storage->buffer(), t.byte_offset, bytes));
+        return;
+    }
+    TensorPtr packed = make_tensor(t.storage->engine_ptr(), t.dtype, t.shape);
+    throw_if_error(e.iface().copy_h2d(e.self(), data, packed->storage->buffer(), 0, bytes));
+    engine_copy(*packed, t);
+}
+
+void copy_to_host(const ferro_tensor_impl& t, void* data, uint64_t bytes) {
+    check_bytes(t, bytes, "copy to host");
+    if (bytes == 0) return;
+    const Engine& e = t.storage->engine();
+    if (is_contiguous(t)) {
+        throw_if_error(e.iface().copy_d2h(e.self(), t.storage->buffer(), t.byte_offset, data, bytes));
+        return;
+    }
+    TensorPtr packed = make_tensor(t.storage->engine_ptr(), t.dtype, t.shape);
+    engine_copy(t, *packed);
+    throw_if_error(e.iface().copy_d2h(e.self(), packed->storage->buffer(), 0, data, bytes));
+}
+
+}  // namespace ferro

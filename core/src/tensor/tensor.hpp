@@ -1,0 +1,124 @@
+// Tensors: refcounted storage (an engine buffer plus a reference on its engine) and
+// metadata — dtype, shape, strides in elements, byte offset. Views share storage and change
+// metadata only. ferro_tensor_impl is the object behind the ABI's ferro_tensor handle.
+#pragma once
+
+#include "registry/engine.hpp"
+#include "tensor/dtype.hpp"
+
+#include <ferro/types.h>
+
+#include <boost/container/small_vector.hpp>
+
+#include <atomic>
+#include <memory>
+#include <span>
+#include <utility>
+
+namespace ferro {
+
+using Dims = boost::container::small_vector<int64_t, 6>;
+
+// One engine allocation. Counts as a user object of the engine's plugin while alive, so the
+// plugin cannot be unloaded under it.
+class Storage {
+public:
+    // Called when borrowed memory is no longer used by any tensor.
+    using Deleter = void (*)(void* context);
+
+    Storage(EnginePtr engine, uint64_t bytes);
+    // Borrows memory the application owns (engine import_memory); `deleter(context)` runs
+    // when the last tensor using it goes away.
+    Storage(EnginePtr engine, void* address, uint64_t bytes, Deleter deleter, void* context);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+
+    const Engine& engine() const noexcept { return *engine_; }
+    const EnginePtr& engine_ptr() const noexcept { return engine_; }
+    ferro_buffer buffer() const noexcept { return buffer_; }
+    void* address() const noexcept { return address_; }  // NULL when not host addressable
+    uint64_t bytes() const noexcept { return bytes_; }
+
+private:
+    EnginePtr engine_;
+    ferro_buffer buffer_ = nullptr;
+    void* address_ = nullptr;
+    uint64_t bytes_;
+    bool imported_ = false;
+    Deleter deleter_ = nullptr;
+    void* deleter_context_ = nullptr;
+};
+
+}  // namespace ferro
+
+struct ferro_tensor_impl {
+    std::atomic<uint32_t> refs{1};
+    std::shared_ptr<ferro::Storage> storage;
+    ferro_dtype dtype = FERRO_DTYPE_INVALID;
+    ferro::Dims shape, strides;  // strides in elements
+    uint64_t byte_offset = 0;
+};
+
+namespace ferro {
+
+// An owning reference to a tensor (intrusive refcount shared with the ABI's retain/release).
+class TensorPtr {
+public:
+    TensorPtr() = default;
+    // Adopts a reference the caller owns.
+    static TensorPtr adopt(ferro_tensor_impl* t) noexcept { return TensorPtr(t); }
+    static TensorPtr share(ferro_tensor_impl* t) noexcept {
+        if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
+        return TensorPtr(t);
+    }
+    TensorPtr(const TensorPtr& o) noexcept : t_(o.t_) { if (t_) t_->refs.fetch_add(1, std::memory_order_relaxed); }
+    TensorPtr(TensorPtr&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+    TensorPtr& operator=(TensorPtr o) noexcept { std::swap(t_, o.t_); return *this; }
+    ~TensorPtr() { release(t_); }
+
+    ferro_tensor_impl* get() const noexcept { return t_; }
+    ferro_tensor_impl* operator->() const noexcept { return t_; }
+    ferro_tensor_impl& operator*() const noexcept { return *t_; }
+    explicit operator bool() const noexcept { return t_ != nullptr; }
+    ferro_tensor_impl* release_ownership() noexcept { return std::exchange(t_, nullptr); }
+
+    static void release(ferro_tensor_impl* t) noexcept {
+        if (t != nullptr && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+    }
+
+private:
+    explicit TensorPtr(ferro_tensor_impl* t) noexcept : t_(t) {}
+    ferro_tensor_impl* t_ = nullptr;
+};
+
+// small_vector's iterators are not C++20 contiguous iterators, so Dims needs an explicit span.
+inline std::span<const int64_t> span_of(const Dims& d) { return {d.data(), d.size()}; }
+
+int64_t numel(std::span<const int64_t> shape);
+inline int64_t numel(const Dims& shape) { return numel(span_of(shape)); }
+Dims contiguous_strides(std::span<const int64_t> shape);
+inline Dims contiguous_strides(const Dims& shape) { return contiguous_strides(span_of(shape)); }
+bool is_contiguous(const ferro_tensor_impl& t);
+
+// A new uninitialised row-major tensor on `engine`. Checks ndim, non-negative sizes and byte
+// count overflow (INVALID_ARGUMENT naming `op`).
+TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                      const char* op = "tensor");
+inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const Dims& shape,
+                             const char* op = "tensor") {
+    return make_tensor(engine, dtype, span_of(shape), op);
+}
+// A view of `base`'s storage with other metadata (no copy, no checks beyond ndim).
+TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
+                    uint64_t byte_offset);
+
+// The ABI descriptions of a tensor: pointers borrowed from `t`.
+ferro_tensor_view view_of(const ferro_tensor_impl& t);
+void fill_signature(const ferro_tensor_impl& t, ferro_signature& out);
+
+// Copies between host memory (row-major packed) and a tensor, whatever its strides.
+void copy_from_host(const ferro_tensor_impl& t, const void* data, uint64_t bytes);
+void copy_to_host(const ferro_tensor_impl& t, void* data, uint64_t bytes);
+
+}  // namespace ferro

@@ -1,0 +1,152 @@
+// The cpu engine's descriptor and engine table: memory, transfers, sessions, native context.
+// Kernels live in kernels_*.cpp.
+#include "cpu_engine.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+
+namespace ferro::cpu {
+
+ferro_status unsupported(const Engine& e, const char* kernel, const std::string& what) {
+    const std::string message = std::string("cpu engine: ") + kernel + " does not support " + what;
+    return e.host->status_make(FERRO_UNIMPLEMENTED, message.c_str());
+}
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+
+Engine& self_of(void* self) { return *static_cast<Engine*>(self); }
+
+unsigned thread_count() {
+    if (const char* env = std::getenv("FERRO_CPU_THREADS")) {
+        const long n = std::strtol(env, nullptr, 10);
+        if (n >= 1 && n <= 1024) return static_cast<unsigned>(n);
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+ferro_status properties(void* self, ferro_device_props* out) {
+    std::snprintf(out->name, sizeof out->name, "host cpu (%u threads)", self_of(self).pool->size());
+    out->flags = FERRO_ENGINE_HOST_ADDRESSABLE;
+    out->dlpack_device_type = FERRO_DLPACK_DEVICE_CPU;
+    out->score = 0;  // accelerators, when present, are preferred
+    const ferro_dtype dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64,
+                                  FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
+    out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
+    std::memcpy(out->dtypes, dtypes, sizeof dtypes);
+    std::snprintf(out->details, sizeof out->details, "gemm: OpenBLAS (cblas); %u-byte aligned memory",
+                  static_cast<unsigned>(kAlignment));
+    return nullptr;
+}
+
+ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer,
+                   void** out_address) {
+    const uint64_t align = std::max(alignment, kAlignment);
+    const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, rounded);
+    if (p == nullptr) {
+        const std::string message = "cpu engine: cannot allocate " + std::to_string(bytes) + " bytes";
+        return self_of(self).host->status_make(FERRO_RESOURCE_EXHAUSTED, message.c_str());
+    }
+    *out_buffer = static_cast<ferro_buffer>(p);
+    *out_address = p;
+    return nullptr;
+}
+
+void free_buffer(void*, ferro_buffer buffer) { std::free(buffer); }
+
+ferro_status copy_h2d(void*, const void* src, ferro_buffer dst, uint64_t offset, uint64_t bytes) {
+    std::memcpy(reinterpret_cast<char*>(dst) + offset, src, bytes);
+    return nullptr;
+}
+
+ferro_status copy_d2h(void*, ferro_buffer src, uint64_t offset, void* dst, uint64_t bytes) {
+    std::memcpy(dst, reinterpret_cast<const char*>(src) + offset, bytes);
+    return nullptr;
+}
+
+// Kernels run synchronously on the calling thread (and the pool), so a session is only a token.
+ferro_status session_begin(void* self, ferro_engine_session* out) {
+    *out = reinterpret_cast<ferro_engine_session>(self);
+    return nullptr;
+}
+ferro_status session_end(void*, ferro_engine_session, ferro_bool) { return nullptr; }
+
+template <class Args, ferro_status (*Kernel)(Engine&, const Args&)>
+ferro_status kernel(void* self, ferro_engine_session, const Args* args) {
+    try {
+        return Kernel(self_of(self), *args);
+    } catch (const std::bad_alloc&) {
+        return self_of(self).host->status_make(FERRO_RESOURCE_EXHAUSTED, "cpu engine: out of memory");
+    }
+}
+
+ferro_status native_context(void* self, ferro_engine_session, const void** out) {
+    *out = &self_of(self).context;
+    return nullptr;
+}
+
+void destroy(void* self) { delete static_cast<Engine*>(self); }
+
+// Host memory is already ours to address: the buffer handle is the pointer itself.
+ferro_status import_memory(void*, void* address, uint64_t, ferro_buffer* out) {
+    *out = static_cast<ferro_buffer>(address);
+    return nullptr;
+}
+void release_import(void*, ferro_buffer) {}
+
+void context_parallel_for(const ferro_cpu_context* ctx, int64_t n, int64_t grain,
+                          ferro_parallel_body body, void* user) {
+    static_cast<ThreadPool*>(ctx->pool)->parallel_for(
+        n, grain, [&](int64_t begin, int64_t end) { body(user, begin, end); });
+}
+
+constexpr ferro_engine_iface iface = {
+    sizeof(ferro_engine_iface), 0, properties, alloc, free_buffer, copy_h2d, copy_d2h,
+    session_begin, session_end,
+    kernel<ferro_fill_args, fill>, kernel<ferro_cast_args, cast>, kernel<ferro_unary_args, unary>,
+    kernel<ferro_binary_args, binary>, kernel<ferro_where_args, where>,
+    kernel<ferro_reduce_args, reduce>, kernel<ferro_copy_args, copy_strided>,
+    kernel<ferro_gemm_args, gemm_batched>, native_context, destroy, import_memory, release_import};
+
+ferro_status probe(const ferro_host_api*, ferro_probe_result* out) {
+    out->device_count = 1;
+    return nullptr;
+}
+
+ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance* out) {
+    try {
+        auto engine = std::make_unique<Engine>();
+        engine->host = host;
+        engine->pool = std::make_unique<ThreadPool>(thread_count());
+        engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for,
+                           engine->pool.get()};
+        out->self = engine.release();
+        out->iface = &iface;
+        return nullptr;
+    } catch (const std::exception& e) {
+        return host->status_make(FERRO_RESOURCE_EXHAUSTED, e.what());
+    }
+}
+
+constexpr ferro_engine_desc engines[] = {{sizeof(ferro_engine_desc), 0, "cpu",
+                                          FERRO_CPU_CONTEXT_ABI,
+                                          "host cpu: OpenBLAS gemm, vectorised strided kernels",
+                                          probe, create}};
+
+constexpr ferro_plugin_desc desc = {sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0,
+                                    "engine_cpu", "0.1.0", "the built-in cpu engine", 1, 0,
+                                    engines, nullptr, 0, 0, nullptr};
+
+}  // namespace
+}  // namespace ferro::cpu
+
+extern "C" ferro_status ferro_cpu_plugin_query(const ferro_host_api*, const ferro_plugin_desc** out) {
+    *out = &ferro::cpu::desc;
+    return nullptr;
+}

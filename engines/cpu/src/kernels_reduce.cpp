@@ -1,0 +1,160 @@
+// The reduce kernel: sum, prod, max, min, any, all over the axes where out has size 1.
+// Accumulates f32 in double and c64 in complex<double>, so sums are more accurate than the
+// input precision; max/min propagate NaN, as numpy.
+#include "elementwise.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ferro::cpu {
+namespace {
+
+template <class T> struct wide { using type = T; };
+template <> struct wide<float> { using type = double; };
+template <> struct wide<c64> { using type = c128; };
+template <> struct wide<boolean> { using type = int64_t; };
+
+template <class T, uint32_t Op>
+struct Reducer {
+    // Acc: what we accumulate in; Out: what we store.
+    using Acc = std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
+                std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD,
+                                   typename wide<T>::type, T>>;
+    using Out = std::conditional_t<std::is_same_v<Acc, bool>, boolean, T>;
+
+    static Acc identity() {
+        if constexpr (Op == FERRO_REDUCE_SUM) return Acc(0);
+        else if constexpr (Op == FERRO_REDUCE_PROD) return Acc(1);
+        else if constexpr (Op == FERRO_REDUCE_ANY) return false;
+        else if constexpr (Op == FERRO_REDUCE_ALL) return true;
+        else if constexpr (std::is_floating_point_v<T>) {
+            return Op == FERRO_REDUCE_MAX ? -std::numeric_limits<T>::infinity()
+                                          : std::numeric_limits<T>::infinity();
+        } else {
+            return Op == FERRO_REDUCE_MAX ? std::numeric_limits<T>::lowest()
+                                          : std::numeric_limits<T>::max();
+        }
+    }
+    static Acc step(Acc acc, T x) {
+        if constexpr (Op == FERRO_REDUCE_SUM) return acc + convert<Acc>(x);
+        else if constexpr (Op == FERRO_REDUCE_PROD) return acc * convert<Acc>(x);
+        else if constexpr (Op == FERRO_REDUCE_ANY) return acc || x != T{};
+        else if constexpr (Op == FERRO_REDUCE_ALL) return acc && x != T{};
+        else {
+            if constexpr (std::is_floating_point_v<T>) {
+                if (std::isnan(acc) || std::isnan(x)) return std::isnan(acc) ? acc : x;
+            }
+            return Op == FERRO_REDUCE_MAX ? (x > acc ? x : acc) : (x < acc ? x : acc);
+        }
+    }
+    static Acc combine(Acc a, Acc b) {
+        if constexpr (Op == FERRO_REDUCE_SUM) return a + b;
+        else if constexpr (Op == FERRO_REDUCE_PROD) return a * b;
+        else if constexpr (Op == FERRO_REDUCE_ANY) return a || b;
+        else if constexpr (Op == FERRO_REDUCE_ALL) return a && b;
+        else return step(a, b);
+    }
+};
+
+// Dims of `in` split into kept ones (out follows in) and reduced ones (out has size 1).
+struct Split {
+    int kept_ndim = 0, red_ndim = 0;
+    int64_t kept_shape[FERRO_MAX_NDIM], kept_in[FERRO_MAX_NDIM], kept_out[FERRO_MAX_NDIM];
+    int64_t red_shape[FERRO_MAX_NDIM], red_in[FERRO_MAX_NDIM];
+};
+
+bool split_axes(const ferro_reduce_args& a, Split& s) {
+    if (a.in.ndim != a.out.ndim) return false;
+    for (int d = 0; d < a.in.ndim; ++d) {
+        if (a.out.shape[d] == a.in.shape[d]) {
+            s.kept_shape[s.kept_ndim] = a.in.shape[d];
+            s.kept_in[s.kept_ndim] = a.in.strides[d];
+            s.kept_out[s.kept_ndim++] = a.out.strides[d];
+        } else if (a.out.shape[d] == 1) {
+            s.red_shape[s.red_ndim] = a.in.shape[d];
+            s.red_in[s.red_ndim++] = a.in.strides[d];
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Reduces the sub-space [begin, end) of the reduced dims starting at `base`.
+template <class R, class T>
+typename R::Acc reduce_range(const StridedLoop<1>& loop, int64_t begin, int64_t end) {
+    typename R::Acc acc = R::identity();
+    loop.run(begin, end, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& s) {
+        if (s[0] == sizeof(T)) {  // contiguous run: no stride arithmetic
+            const T* x = reinterpret_cast<const T*>(p[0]);
+            for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i]);
+        } else {
+            for (int64_t i = 0; i < n; ++i) acc = R::step(acc, *reinterpret_cast<const T*>(p[0] + i * s[0]));
+        }
+    });
+    return acc;
+}
+
+template <class T, uint32_t Op>
+void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
+    using R = Reducer<T, Op>;
+    using Out = typename R::Out;
+    auto red_loop_at = [&](char* base) {
+        return StridedLoop<1>(s.red_ndim, s.red_shape, {s.red_in}, {base}, {sizeof(T)});
+    };
+    StridedLoop<2> outer(s.kept_ndim, s.kept_shape, {s.kept_out, s.kept_in},
+                         {static_cast<char*>(a.out.data), static_cast<char*>(a.in.data)},
+                         {sizeof(Out), sizeof(T)});
+    const StridedLoop<1> probe = red_loop_at(static_cast<char*>(a.in.data));
+    if (outer.numel() == 1 && probe.numel() >= kParallelThreshold) {
+        // One output, many inputs: per-thread partials combined in chunk order.
+        const unsigned parts = e.pool->size();
+        std::vector<typename R::Acc> partial(parts, R::identity());
+        e.pool->parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+                partial[p] = reduce_range<R, T>(probe, probe.numel() * p / parts,
+                                                probe.numel() * (p + 1) / parts);
+            }
+        });
+        typename R::Acc acc = R::identity();
+        for (const auto& v : partial) acc = R::combine(acc, v);
+        *static_cast<Out*>(a.out.data) = convert<Out>(acc);
+        return;
+    }
+    run_loop(e, outer, [&](const std::array<char*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
+        for (int64_t i = 0; i < n; ++i) {
+            const auto loop = red_loop_at(p[1] + i * st[1]);
+            *reinterpret_cast<Out*>(p[0] + i * st[0]) =
+                convert<Out>(reduce_range<R, T>(loop, 0, loop.numel()));
+        }
+    });
+}
+
+}  // namespace
+
+ferro_status reduce(Engine& e, const ferro_reduce_args& a) {
+    Split s;
+    if (!split_axes(a, s)) return unsupported(e, "reduce", "an output shape that is not the input's with size-1 reduced axes");
+    const bool logical = a.op == FERRO_REDUCE_ANY || a.op == FERRO_REDUCE_ALL;
+    if (logical ? a.out.dtype != FERRO_DTYPE_BOOL : a.out.dtype != a.in.dtype) {
+        return unsupported(e, "reduce", "this output dtype");
+    }
+    bool done = false;
+    visit_dtype(a.in.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        constexpr bool ordered = !is_complex_v<T> && !is_bool_v<T>;
+        switch (a.op) {
+            case FERRO_REDUCE_SUM: if constexpr (!is_bool_v<T>) { reduce_typed<T, FERRO_REDUCE_SUM>(e, a, s); done = true; } break;
+            case FERRO_REDUCE_PROD: if constexpr (!is_bool_v<T>) { reduce_typed<T, FERRO_REDUCE_PROD>(e, a, s); done = true; } break;
+            case FERRO_REDUCE_MAX: if constexpr (ordered) { reduce_typed<T, FERRO_REDUCE_MAX>(e, a, s); done = true; } break;
+            case FERRO_REDUCE_MIN: if constexpr (ordered) { reduce_typed<T, FERRO_REDUCE_MIN>(e, a, s); done = true; } break;
+            case FERRO_REDUCE_ANY: reduce_typed<T, FERRO_REDUCE_ANY>(e, a, s); done = true; break;
+            case FERRO_REDUCE_ALL: reduce_typed<T, FERRO_REDUCE_ALL>(e, a, s); done = true; break;
+            default: break;
+        }
+    });
+    return done ? nullptr : unsupported(e, "reduce", "op " + std::to_string(a.op) + " on this dtype");
+}
+
+}  // namespace ferro::cpu

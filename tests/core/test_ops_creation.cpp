@@ -1,0 +1,128 @@
+// Creation ops, the plan cache and host memory borrowing.
+#include "ferro_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+
+TEST_CASE("core: zeros, ones, full, eye and arange fill as numpy does", "[core]") {
+    Runtime rt = make_runtime();
+    CHECK(rt.zeros({2, 2}, DType::c64).to_vector<std::complex<float>>() == std::vector<std::complex<float>>(4));
+    CHECK(rt.ones({3}, DType::i64).to_vector<int64_t>() == std::vector<int64_t>{1, 1, 1});
+    CHECK(rt.full({2}, 2.5).to_vector<double>() == std::vector<double>{2.5, 2.5});
+    CHECK(rt.eye(3).to_vector<double>() == std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1});
+    const Tensor e = rt.call("core.eye", {}, {Attr("n", 2), Attr("m", 3), Attr("k", 1)})[0];
+    CHECK(e.to_vector<double>() == std::vector<double>{0, 1, 0, 0, 0, 1});
+    CHECK(rt.arange(0, 5).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4});
+    CHECK(rt.arange(0, 1, 0.25).dtype() == DType::f64);
+    CHECK(rt.arange(0, 1, 0.25).to_vector<double>() == std::vector<double>{0, 0.25, 0.5, 0.75});
+    CHECK(rt.arange(5, 0, -2).to_vector<int64_t>() == std::vector<int64_t>{5, 3, 1});
+    CHECK(rt.arange(3, 3).numel() == 0);
+    check_error([&] { rt.arange(0, 1, 0); }, FERRO_INVALID_ARGUMENT, "core.arange: start, stop and step must be finite and step non-zero");
+    check_error([&] { rt.zeros({2, -1}); }, FERRO_INVALID_ARGUMENT, "core.zeros: shape [2,-1] has a negative size");
+    check_error([&] { rt.zeros({2}, DType::f64, "vulkan:0"); }, FERRO_NOT_FOUND, "core.zeros: no engine named 'vulkan:0' (available: cpu)");
+}
+
+TEST_CASE("core: rand and randn are reproducible per seed and have the right moments", "[core]") {
+    Runtime rt = make_runtime();
+    const auto a = rt.rand({1000}, DType::f64, 42).to_vector<double>();
+    CHECK(a == rt.rand({1000}, DType::f64, 42).to_vector<double>());
+    CHECK(a != rt.rand({1000}, DType::f64, 43).to_vector<double>());
+    CHECK(*std::min_element(a.begin(), a.end()) >= 0.0);
+    CHECK(*std::max_element(a.begin(), a.end()) < 1.0);
+    const Tensor n = rt.randn({100000}, DType::f64, 7);
+    CHECK(n.mean().item<double>() == Approx(0).margin(0.02));
+    CHECK((n * n).mean().item<double>() == Approx(1).epsilon(0.02));
+    const Tensor z = rt.randn({100000}, DType::c128, 7);
+    CHECK((z * z.conj()).real().mean().item<double>() == Approx(1).epsilon(0.02));  // unit total variance
+    CHECK(rt.rand({4}, DType::f32, 1).dtype() == DType::f32);
+    check_error([&] { rt.rand({2}, DType::i64); }, FERRO_INVALID_ARGUMENT, "core.rand: dtype must be f32, f64, c64 or c128, got i64");
+}
+
+TEST_CASE("plan cache: repeated calls hit, new signatures miss, clear empties it", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.ones({4}), b = rt.ones({4});
+    ferro_runtime_plan_cache_clear(rt.get());
+    const auto before = rt.plan_cache_stats();
+    (void)(a + b);
+    (void)(a + b);
+    (void)(a + b);
+    auto s = rt.plan_cache_stats();
+    CHECK(s.misses - before.misses == 1);
+    CHECK(s.hits - before.hits == 2);
+    CHECK(s.entries == 1);
+    (void)(a.reshape({2, 2}) + b.reshape({2, 2}));  // another signature
+    s = rt.plan_cache_stats();
+    CHECK(s.misses - before.misses == 2);
+    CHECK(s.entries == 2);
+    ferro_runtime_plan_cache_clear(rt.get());
+    CHECK(rt.plan_cache_stats().entries == 0);
+}
+
+TEST_CASE("plan cache: the entry bound evicts least recently used plans", "[core]") {
+    ferro_runtime_options o;
+    ferro_runtime_options_init(&o);
+    o.autoload = 0;
+    o.use_default_dir = 0;
+    o.use_environment_path = 0;
+    o.plan_cache_max_entries = 2;
+    ferro_runtime* raw = nullptr;
+    check(ferro_runtime_create(&o, &raw));
+    ferro_tensor a = nullptr, out = nullptr;
+    for (int64_t n = 1; n <= 4; ++n) {
+        const int64_t shape[1] = {n};
+        check(ferro_tensor_empty(raw, "cpu", FERRO_DTYPE_F64, 1, shape, &a));
+        check(ferro_add(raw, a, a, &out));
+        ferro_tensor_release(out);
+        ferro_tensor_release(a);
+    }
+    ferro_plan_cache_stats s{};
+    s.struct_size = sizeof s;
+    check(ferro_runtime_plan_cache_stats(raw, &s));
+    CHECK(s.entries == 2);
+    CHECK(s.evictions == 2);
+    CHECK(s.misses == 4);
+    ferro_runtime_destroy(raw);
+}
+
+namespace {
+struct Owner {
+    int released = 0;
+};
+void release_owner(void* ctx) { ++static_cast<Owner*>(ctx)->released; }
+}  // namespace
+
+TEST_CASE("c api: borrowed host memory is used in place and released through the deleter", "[core]") {
+    Runtime rt = make_runtime();
+    Owner owner;
+    std::vector<double> data = {1, 2, 3, 4, 5, 6};
+    {
+        const int64_t shape[2] = {3, 2}, strides[2] = {1, 3};  // a column-major 3x2 view of data
+        ferro_tensor raw = nullptr;
+        check(ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F64, 2, shape, strides, data.data(), release_owner, &owner, &raw));
+        const Tensor t(rt.ref(), raw);
+        CHECK(t.to_vector<double>() == std::vector<double>{1, 4, 2, 5, 3, 6});
+        data[0] = 10;  // no copy was made
+        CHECK(t.sum().item<double>() == 30);
+        CHECK(owner.released == 0);
+    }
+    CHECK(owner.released == 1);
+}
+
+TEST_CASE("c api: NULL arguments and bad shapes give INVALID_ARGUMENT naming the function", "[core]") {
+    Runtime rt = make_runtime();
+    ferro_tensor out = nullptr;
+    ferro_status st = ferro_tensor_from_host(rt.get(), "cpu", FERRO_DTYPE_F64, -1, nullptr, nullptr, &out);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_from_host: ndim -1 is outside [0, 64]"));
+    ferro_status_free(st);
+    st = ferro_add(rt.get(), nullptr, nullptr, &out);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("core.add: input 0 is NULL"));
+    ferro_status_free(st);
+    const Tensor t = rt.zeros({2});
+    double small[1];
+    st = ferro_tensor_copy_to_host(t.get(), small, sizeof small);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("copy to host: 8 bytes given, the tensor [2] f64 holds 16"));
+    ferro_status_free(st);
+}

@@ -1,0 +1,95 @@
+// Dispatch through plugin-provided families and a second engine: misbehaving executors are
+// contained, mixed engines are refused, transfers are explicit, unload respects live objects.
+#include "ferro_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+std::string fixture(const std::string& name) {
+    return build_dir() + "/tests/fixtures/corpus/libferro_fixture_" + name + ".so";
+}
+Runtime runtime_with_fixtures() {
+    Runtime rt = make_runtime();
+    rt.load_plugin(fixture("good_engine"));
+    rt.load_plugin(fixture("good_family"));
+    rt.load_plugin(fixture("bad_family"));
+    return rt;
+}
+}  // namespace
+
+TEST_CASE("dispatch: a plugin op runs through the host's session services", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    CHECK(rt.call("fixture_bad.scale", {x})[0].to_vector<double>() == std::vector<double>{2, 4, 6});
+}
+
+TEST_CASE("dispatch: an executor reaching outside its buffer gets an error, not corruption", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    check_error([&] { rt.call("fixture_bad.out_of_bounds", {x}); }, FERRO_INVALID_ARGUMENT,
+                "session copy_strided: operand 'out' reaches outside its buffer");
+    CHECK(rt.call("fixture_bad.scale", {x})[0].to_vector<double>() == std::vector<double>{2, 4, 6});
+}
+
+TEST_CASE("dispatch: an executor that throws is reported as INTERNAL and the host goes on", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1}, {1});
+    check_error([&] { rt.call("fixture_bad.throws", {x}); }, FERRO_INTERNAL,
+                "fixture_bad.throws: execute threw an exception (fixture executor exploded)");
+    CHECK((x + x).item<double>() == 2);
+}
+
+TEST_CASE("dispatch: a family without a module for the engine lists every reason", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1}, {1});
+    check_error([&] { rt.call("fixture_good.identity", {x}); }, FERRO_UNIMPLEMENTED,
+                "fixture_good.identity: no module can run it on engine 'cpu' — fixture_good: fixture_good "
+                "runs on fixture engines only, not cpu");
+}
+
+TEST_CASE("dispatch: inputs on two engines are refused, naming both", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor on_cpu = rt.tensor<double>({1, 2}, {2});
+    const Tensor on_fixture = rt.tensor<double>({1, 2}, {2}, "fixture:0");
+    CHECK(on_fixture.engine() == "fixture:0");
+    check_error([&] { on_cpu + on_fixture; }, FERRO_INVALID_ARGUMENT,
+                "core.add: input 1 is on engine 'fixture:0' but input 0 is on 'cpu'; move one with to() first");
+}
+
+TEST_CASE("transfer: to() moves tensors between engines explicitly, values intact", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor a = rt.arange(0, 6).reshape({2, 3}).transpose();  // non-contiguous source
+    const Tensor there = a.to("fixture:0");
+    CHECK(there.engine() == "fixture:0");
+    CHECK(ferro_tensor_data(there.get()) == nullptr);  // not host addressable
+    const Tensor back = there.to("cpu");
+    CHECK(back.to_vector<int64_t>() == std::vector<int64_t>{0, 3, 1, 4, 2, 5});
+    CHECK(a.to("cpu").get() == a.get());  // already there: the same tensor
+}
+
+TEST_CASE("dispatch: an engine's kernel failure reaches the caller as that engine's status", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor a = rt.tensor<double>({1, 2}, {2}, "fixture:0");
+    check_error([&] { a + a; }, FERRO_UNIMPLEMENTED, "fixture engine");
+}
+
+TEST_CASE("unload: refused while tensors live on the plugin's engine, allowed after", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    {
+        const Tensor a = rt.tensor<double>({1}, {1}, "fixture:0");
+        check_error([&] { rt.unload_plugin("fixture_engine"); }, FERRO_FAILED_PRECONDITION,
+                    "plugin 'fixture_engine' still has 1 live object(s)");
+    }
+    rt.unload_plugin("fixture_engine");
+    CHECK(rt.inventory().engines.size() == 1);
+}
+
+TEST_CASE("unload: cached plans of a plugin do not block its unload", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1}, {1});
+    rt.call("fixture_bad.scale", {x});
+    CHECK(rt.plan_cache_stats().entries >= 1);
+    rt.unload_plugin("fixture_bad");
+    check_error([&] { rt.call("fixture_bad.scale", {x}); }, FERRO_NOT_FOUND, "no op named 'fixture_bad.scale'");
+}

@@ -1,0 +1,75 @@
+// Shared by the suites that test through the public C++ API: an isolated runtime, seeded
+// host data, and element-wise comparison with a tolerance scaled to the dtype.
+#pragma once
+
+#include <ferro/ferro.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <complex>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ferro::test {
+
+inline std::string build_dir() {
+    const char* value = std::getenv("FERRO_TEST_BUILD_DIR");
+    REQUIRE(value != nullptr);
+    return value;
+}
+
+// A runtime with only the built-ins (cpu engine, core family) unless paths are given.
+inline Runtime make_runtime(std::vector<std::string> plugin_paths = {}) {
+    Runtime::Options o;
+    o.plugin_paths = std::move(plugin_paths);
+    o.use_environment_path = false;
+    o.use_default_dir = false;
+    o.log_level = FERRO_LOG_OFF;
+    return Runtime(o);
+}
+
+// Deterministic values in [lo, hi).
+inline std::vector<double> random_values(size_t n, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<double> v(n);
+    for (auto& x : v) x = dist(gen);
+    return v;
+}
+
+inline std::vector<std::complex<double>> random_complex(size_t n, uint32_t seed) {
+    const auto re = random_values(n, seed), im = random_values(n, seed + 1000);
+    std::vector<std::complex<double>> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = {re[i], im[i]};
+    return v;
+}
+
+// |got - want| <= atol + rtol * |want| for every element (NaN equals NaN).
+template <class T, class U>
+void check_close(const std::vector<T>& got, const std::vector<U>& want, double rtol = 1e-12, double atol = 1e-12) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        const auto g = std::complex<double>(got[i]);
+        const auto w = std::complex<double>(want[i]);
+        const bool both_nan = std::isnan(g.real()) && std::isnan(w.real());
+        INFO("element " << i << ": got " << g << ", want " << w);
+        CHECK((both_nan || std::abs(g - w) <= atol + rtol * std::abs(w)));
+    }
+}
+
+// Runs `fn` expecting ferro::Error with `code` and a message containing `part`.
+template <class Fn>
+void check_error(Fn&& fn, uint32_t code, const std::string& part) {
+    try {
+        fn();
+        FAIL("expected an error containing: " << part);
+    } catch (const Error& e) {
+        CHECK(e.code() == code);
+        CHECK_THAT(e.what(), Catch::Contains(part));
+    }
+}
+
+}  // namespace ferro::test
