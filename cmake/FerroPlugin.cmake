@@ -5,6 +5,7 @@
 # -Wl,--no-undefined turns a missing symbol into a link error instead of a load-time failure;
 # the version script hides the weak std:: template instantiations that -fvisibility=hidden
 # alone leaves exported in Debug builds (TOOLCHAIN.md §3).
+# Works in ferro's own build and, installed next to ferroConfig.cmake, in out-of-tree builds.
 set(FERRO_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/ferro_plugin.map)
 
 function(ferro_add_plugin target)
@@ -20,7 +21,10 @@ function(ferro_add_plugin target)
         VISIBILITY_INLINES_HIDDEN ON
         LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR})
     target_compile_definitions(${target} PRIVATE FERRO_PLUGIN_MODULE)
-    target_link_libraries(${target} PRIVATE ferro::plugin_api ferro_warnings ${ARG_LIBRARIES})
+    target_link_libraries(${target} PRIVATE ferro::plugin_api ${ARG_LIBRARIES})
+    if(TARGET ferro_warnings)
+        target_link_libraries(${target} PRIVATE ferro_warnings)
+    endif()
     target_link_options(${target} PRIVATE -Wl,--no-undefined
         -Wl,--version-script=${FERRO_PLUGIN_EXPORTS_MAP})
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FERRO_PLUGIN_EXPORTS_MAP})

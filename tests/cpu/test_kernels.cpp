@@ -1,0 +1,118 @@
+// The cpu engine's elementwise, reduction and copy kernels, its thread pool and its native
+// context.
+#include "cpu_fixture.hpp"
+
+#include <ferro/cpu_context.h>
+
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <numeric>
+
+using namespace ferro::test;
+
+TEST_CASE("cpu: copy_strided handles negative and zero strides", "[cpu]") {
+    CpuEngine engine;
+    std::vector<double> in = {0, 1, 2, 3, 4, 5}, out(6);
+    const std::vector<int64_t> shape = {2, 3}, rev = {-3, -1}, dense = {3, 1};
+    // A view starting at the last element, walking backwards.
+    ferro_copy_args c{sizeof c, 0, view(in, FERRO_DTYPE_F64, shape, rev, 5), view(out, FERRO_DTYPE_F64, shape, dense)};
+    REQUIRE(engine.f().copy_strided(engine.inst.self, nullptr, &c) == nullptr);
+    CHECK(out == std::vector<double>{5, 4, 3, 2, 1, 0});
+    const std::vector<int64_t> bcast = {0, 1};
+    c.in = view(in, FERRO_DTYPE_F64, shape, bcast);
+    REQUIRE(engine.f().copy_strided(engine.inst.self, nullptr, &c) == nullptr);
+    CHECK(out == std::vector<double>{0, 1, 2, 0, 1, 2});
+}
+
+TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {
+    CpuEngine engine;
+    std::vector<double> in(24);
+    std::iota(in.begin(), in.end(), 0.0);
+    in[5] = std::nan("");
+    std::vector<double> out(8);
+    const std::vector<int64_t> in_shape = {2, 3, 4}, in_strides = {12, 4, 1}, out_shape = {2, 1, 4}, out_strides = {4, 0, 1};
+    ferro_reduce_args r{sizeof r, FERRO_REDUCE_SUM, view(in, FERRO_DTYPE_F64, in_shape, in_strides),
+                        view(out, FERRO_DTYPE_F64, out_shape, out_strides)};
+    REQUIRE(engine.f().reduce(engine.inst.self, nullptr, &r) == nullptr);
+    CHECK(out[0] == 0 + 4 + 8);
+    CHECK(std::isnan(out[1]));
+    CHECK(out[4] == 12 + 16 + 20);
+    r.op = FERRO_REDUCE_MAX;
+    REQUIRE(engine.f().reduce(engine.inst.self, nullptr, &r) == nullptr);
+    CHECK(std::isnan(out[1]));
+    CHECK(out[7] == 23);
+}
+
+TEST_CASE("cpu: cast converts between every pair of dtypes with numpy's rules", "[cpu]") {
+    CpuEngine engine;
+    std::vector<std::complex<double>> z = {{2.5, -1}, {0, 3}};
+    std::vector<double> real(2);
+    std::vector<uint8_t> flags(2);
+    const std::vector<int64_t> shape = {2}, strides = {1};
+    ferro_cast_args c{sizeof c, 0, view(z, FERRO_DTYPE_C128, shape, strides), view(real, FERRO_DTYPE_F64, shape, strides)};
+    REQUIRE(engine.f().cast(engine.inst.self, nullptr, &c) == nullptr);
+    CHECK(real == std::vector<double>{2.5, 0});  // complex -> real keeps the real part
+    c.out = view(flags, FERRO_DTYPE_BOOL, shape, strides);
+    REQUIRE(engine.f().cast(engine.inst.self, nullptr, &c) == nullptr);
+    CHECK(flags == std::vector<uint8_t>{1, 1});  // non-zero complex -> true
+}
+
+TEST_CASE("cpu: unsupported op and dtype pairs answer UNIMPLEMENTED, not garbage", "[cpu]") {
+    CpuEngine engine;
+    std::vector<std::complex<double>> z(2), out(2);
+    const std::vector<int64_t> shape = {2}, strides = {1};
+    ferro_unary_args u{sizeof u, FERRO_UNARY_FLOOR, view(z, FERRO_DTYPE_C128, shape, strides),
+                       view(out, FERRO_DTYPE_C128, shape, strides)};
+    auto parts = take_status(engine.host.api, engine.f().unary(engine.inst.self, nullptr, &u));
+    CHECK(parts.code == FERRO_UNIMPLEMENTED);
+    CHECK_THAT(parts.message, Catch::Contains("cpu engine: unary does not support op 25"));
+    std::vector<uint8_t> flags(2);
+    ferro_binary_args b{sizeof b, FERRO_BINARY_LT, view(z, FERRO_DTYPE_C128, shape, strides),
+                        view(z, FERRO_DTYPE_C128, shape, strides), view(flags, FERRO_DTYPE_BOOL, shape, strides)};
+    CHECK(take_status(engine.host.api, engine.f().binary(engine.inst.self, nullptr, &b)).code == FERRO_UNIMPLEMENTED);
+}
+
+TEST_CASE("cpu: integer division by zero and INT64_MIN / -1 do not trap", "[cpu]") {
+    CpuEngine engine;
+    std::vector<int64_t> a = {7, -7, INT64_MIN, 5}, b = {0, 2, -1, -2}, out(4);
+    const std::vector<int64_t> shape = {4}, strides = {1};
+    ferro_binary_args d{sizeof d, FERRO_BINARY_DIV, view(a, FERRO_DTYPE_I64, shape, strides),
+                        view(b, FERRO_DTYPE_I64, shape, strides), view(out, FERRO_DTYPE_I64, shape, strides)};
+    REQUIRE(engine.f().binary(engine.inst.self, nullptr, &d) == nullptr);
+    CHECK(out == std::vector<int64_t>{0, -4, INT64_MIN, -3});  // floor division, as numpy //
+}
+
+namespace {
+void count_body(void* user, int64_t begin, int64_t end) {
+    auto* hits = static_cast<std::vector<std::atomic<int>>*>(user);
+    for (int64_t i = begin; i < end; ++i) ++(*hits)[static_cast<size_t>(i)];
+}
+}  // namespace
+
+TEST_CASE("cpu: the native context's parallel_for covers every index exactly once", "[cpu]") {
+    CpuEngine engine;
+    const void* raw = nullptr;
+    REQUIRE(engine.f().native_context(engine.inst.self, nullptr, &raw) == nullptr);
+    const auto* ctx = static_cast<const ferro_cpu_context*>(raw);
+    CHECK(ctx->struct_size == sizeof(ferro_cpu_context));
+    CHECK(ctx->num_threads >= 1);
+    for (int64_t n : {0, 1, 7, 100000}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        ctx->parallel_for(ctx, n, 10, count_body, &hits);
+        int64_t once = 0;
+        for (auto& h : hits) once += h.load() == 1;
+        CHECK(once == n);
+    }
+}
+
+TEST_CASE("cpu: a parallel region inside a parallel body runs serially instead of deadlocking", "[cpu]") {
+    ferro::cpu::ThreadPool pool(2);
+    std::atomic<int64_t> total{0};
+    pool.parallel_for(4, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            pool.parallel_for(1000, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+        }
+    });
+    CHECK(total.load() == 4000);
+}

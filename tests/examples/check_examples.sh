@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# usage: check_examples.sh SOURCE_DIR BUILD_DIR
+# Builds the embedding app and the out-of-tree plugin with find_package(ferro), first against
+# the build tree, then against a fresh install of it, and runs the app with the plugin.
+set -euo pipefail
+src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+quiet() {  # runs a command, showing its output only when it fails
+    "$@" >"$work/log" 2>&1 || { cat "$work/log"; echo "FAILED: $*"; return 1; }
+}
+
+run_examples() {  # $1: CMAKE_PREFIX_PATH, $2: label
+    local prefix=$1 label=$2
+    quiet cmake -S "$src/examples/plugin" -B "$work/$label-plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+    quiet cmake --build "$work/$label-plugin"
+    quiet cmake -S "$src/examples/embed" -B "$work/$label-embed" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+    quiet cmake --build "$work/$label-embed"
+    echo "== $label tree =="
+    "$work/$label-embed/ferro_embed" "$work/$label-plugin/plugins/libferro_example.so"
+}
+
+run_examples "$build" build
+quiet cmake --install "$build" --prefix "$work/prefix"
+run_examples "$work/prefix" install
+# The installed demo finds the installed plugin directory next to the installed libferro.
+"$work/prefix/bin/ferro-demo" | grep -q "engine_null"
+echo "installed ferro-demo loaded the installed null engine"
