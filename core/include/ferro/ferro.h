@@ -223,6 +223,21 @@ FERRO_API const char* ferro_tensor_engine(ferro_tensor tensor);
 /* Host address of element 0 when the engine's memory is host addressable (cpu), else NULL. */
 FERRO_API void* ferro_tensor_data(ferro_tensor tensor);
 
+/* ---- DLPack ------------------------------------------------------------------------------
+ * Zero-copy exchange with numpy, PyTorch, JAX, CuPy through DLPack (0.6 or later). Include
+ * <dlpack/dlpack.h> to use these; ferro.h only names the type. */
+struct DLManagedTensor;
+
+/* Exports `tensor` sharing its memory (no copy). The result holds a reference on the tensor:
+ * the consumer calls its deleter when done. UNIMPLEMENTED for engines whose memory has no
+ * address (e.g. Vulkan buffers). */
+FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, struct DLManagedTensor** out_managed);
+/* Imports a DLPack tensor without copying when an engine owns its device (kDLCPU -> "cpu",
+ * kDLCUDA n -> "cuda:n"). On success ferro owns `managed` and calls its deleter when the last
+ * tensor using the memory is released; on failure the caller still owns it. */
+FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, struct DLManagedTensor* managed,
+                                                ferro_tensor* out_tensor);
+
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 /* Resolves a qualified op name ("core.add", "linalg.svd") once; NOT_FOUND if no loaded plugin

@@ -52,8 +52,8 @@ FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dt
         require(runtime, "ferro_tensor_borrow_host", "runtime");
         require(out_tensor, "ferro_tensor_borrow_host", "out_tensor");
         require_shape(ndim, shape, "ferro_tensor_borrow_host");
-        *out_tensor = ferro::borrow_host(runtime->runtime, dtype, {shape, static_cast<size_t>(ndim)},
-                                         strides, data, deleter, context)
+        *out_tensor = ferro::borrow_memory(runtime->runtime, "cpu", dtype, {shape, static_cast<size_t>(ndim)},
+                                           strides, data, deleter, context, "ferro_tensor_borrow_host")
                           .release_ownership();
     });
 }

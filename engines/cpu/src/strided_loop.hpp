@@ -50,7 +50,7 @@ public:
     void run(int64_t begin, int64_t end, Inner&& inner) const {
         if (begin >= end) return;
         const int last = ndim_ - 1;
-        std::array<int64_t, FERRO_MAX_NDIM> index{};
+        std::array<int64_t, FERRO_MAX_NDIM> index;  // entries [0, ndim_) set below
         int64_t rest = begin;
         for (int d = last; d >= 0; --d) {
             index[d] = rest % shape_[d];
@@ -89,10 +89,11 @@ private:
         return true;
     }
 
+    // Only the first ndim_ entries are used; not zero-filled (2 KB per kernel call otherwise).
     int ndim_ = 0;
     int64_t numel_ = 1;
-    std::array<int64_t, FERRO_MAX_NDIM> shape_{};
-    std::array<std::array<int64_t, FERRO_MAX_NDIM>, K> stride_{};
+    std::array<int64_t, FERRO_MAX_NDIM> shape_;
+    std::array<std::array<int64_t, FERRO_MAX_NDIM>, K> stride_;
     std::array<char*, K> base_;
 };
 

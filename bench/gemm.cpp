@@ -1,0 +1,69 @@
+// bench/run gemm: ferro's matmul (through ferro.hpp, output allocated per call) against
+// cblas_?gemm called directly on preallocated buffers, same OpenBLAS, same process.
+// Prints DESIGN §12 JSON lines.
+#include "timing.hpp"
+
+#include <ferro/ferro.hpp>
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace {
+
+template <class T>
+void cblas_gemm(int n, const T* a, const T* b, T* c) {
+    if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+    }
+}
+
+template <class T>
+double run_case(const ferro::Runtime& rt, int64_t n, bool quick, const char* dtype) {
+    const ferro::DType dt = ferro::dtype_of<T>();
+    const ferro::Tensor A = rt.rand({n, n}, dt, 1), B = rt.rand({n, n}, dt, 2);
+    const std::vector<T> a = A.to_vector<T>(), b = B.to_vector<T>();
+    std::vector<T> c(static_cast<size_t>(n * n));
+    // Agreement first: a benchmark of a wrong answer is worthless.
+    const std::vector<T> mine = ferro::matmul(A, B).to_vector<T>();
+    cblas_gemm<T>(static_cast<int>(n), a.data(), b.data(), c.data());
+    double err = 0;
+    for (size_t i = 0; i < c.size(); ++i) err = std::max(err, static_cast<double>(std::abs(mine[i] - c[i])));
+    const int inner = n <= 256 ? 20 : n <= 512 ? 5 : n <= 1024 ? 2 : 1;
+    const int samples = quick ? 3 : 9;
+    const auto [ferro_s, peer_s] = bench::paired_medians(
+        [&] { (void)ferro::matmul(A, B); },
+        [&] { cblas_gemm<T>(static_cast<int>(n), a.data(), b.data(), c.data()); }, samples, inner);
+    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    std::printf("{\"bench\": \"gemm\", \"case\": \"%s n=%lld\", \"ferro_s\": %.6e, \"peer\": \"cblas_%cgemm (OpenBLAS)\", "
+                "\"peer_s\": %.6e, \"ratio\": %.4f, \"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, "
+                "\"samples\": %d}\n",
+                dtype, static_cast<long long>(n), ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s,
+                ferro_s / peer_s, flops / ferro_s * 1e-9, flops / peer_s * 1e-9, err, samples);
+    std::fflush(stdout);
+    return ferro_s / peer_s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    ferro::Runtime::Options o;
+    o.autoload = false;
+    const ferro::Runtime rt(o);
+    std::vector<int64_t> sizes = {256, 512, 1024, 2048};
+    if (quick) sizes = {256, 512};
+    std::vector<double> ratios;
+    for (int64_t n : sizes) {
+        ratios.push_back(run_case<float>(rt, n, quick, "f32"));
+        ratios.push_back(run_case<double>(rt, n, quick, "f64"));
+    }
+    double log_sum = 0;
+    for (double r : ratios) log_sum += std::log(r);
+    std::printf("{\"bench\": \"gemm\", \"summary\": true, \"geomean_ratio\": %.4f, \"worst_ratio\": %.4f}\n",
+                std::exp(log_sum / static_cast<double>(ratios.size())), *std::max_element(ratios.begin(), ratios.end()));
+}

@@ -1,0 +1,51 @@
+// Timing for benchmarks: medians of repeated samples, each the mean over `inner` calls, with
+// warm-up first. Absolute times on shared 2-core machines are noise; ratios against a peer
+// measured in the same run are what we report (DESIGN §12).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+template <class F>
+double sample_seconds(F&& f, int inner) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) f();
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(t1 - t0).count() / inner;
+}
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Medians of `a` and `b`, sampled alternately so machine-load drift hits both alike.
+template <class A, class B>
+std::pair<double, double> paired_medians(A&& a, B&& b, int samples, int inner) {
+    for (int w = 0; w < 2; ++w) {  // warm-up: caches, plan cache, page faults
+        sample_seconds(a, inner);
+        sample_seconds(b, inner);
+    }
+    std::vector<double> sa, sb;
+    for (int s = 0; s < samples; ++s) {
+        sa.push_back(sample_seconds(a, inner));
+        sb.push_back(sample_seconds(b, inner));
+    }
+    return {median(sa), median(sb)};
+}
+
+template <class F>
+double median_seconds(F&& f, int samples, int inner) {
+    for (int w = 0; w < 2; ++w) sample_seconds(f, inner);
+    std::vector<double> s;
+    for (int i = 0; i < samples; ++i) s.push_back(sample_seconds(f, inner));
+    return median(s);
+}
+
+}  // namespace bench

@@ -1,0 +1,94 @@
+// extern "C" shims: DLPack export and import (DLPack 0.6's DLManagedTensor).
+#include "c_api/handles.hpp"
+#include "tensor/transfer.hpp"
+
+#include <ferro/ferro.h>
+
+#include <dlpack/dlpack.h>
+
+#include <fmt/format.h>
+
+#include <vector>
+
+using ferro::c_api::require;
+
+namespace {
+
+// What an exported DLManagedTensor points into: the tensor reference and the shape arrays.
+struct ExportContext {
+    ferro::TensorPtr tensor;
+    std::vector<int64_t> shape, strides;
+    DLManagedTensor managed{};
+};
+
+void delete_export(DLManagedTensor* managed) { delete static_cast<ExportContext*>(managed->manager_ctx); }
+
+void call_producer_deleter(void* managed) {
+    auto* m = static_cast<DLManagedTensor*>(managed);
+    if (m->deleter != nullptr) m->deleter(m);
+}
+
+// ferro dtypes are packed DLDataType values (types.h), so conversion is a repack.
+DLDataType to_dl(ferro_dtype d) {
+    return {static_cast<uint8_t>(FERRO_DTYPE_CODE(d)), static_cast<uint8_t>(FERRO_DTYPE_BITS(d)),
+            static_cast<uint16_t>(FERRO_DTYPE_LANES(d))};
+}
+ferro_dtype from_dl(DLDataType t) { return t.code | (uint32_t{t.bits} << 8) | (uint32_t{t.lanes} << 16); }
+
+std::string engine_for(const DLDevice& device) {
+    switch (device.device_type) {
+        case kDLCPU: return "cpu";
+        case kDLCUDA: return fmt::format("cuda:{}", device.device_id);
+        default:
+            throw ferro::Error(FERRO_NOT_FOUND, fmt::format("ferro_tensor_from_dlpack: no engine for DLPack device "
+                                                            "type {} (cpu and cuda are supported)",
+                                                            static_cast<int>(device.device_type)));
+    }
+}
+
+}  // namespace
+
+FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, DLManagedTensor** out_managed) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_to_dlpack", "tensor");
+        require(out_managed, "ferro_tensor_to_dlpack", "out_managed");
+        const ferro::Engine& engine = tensor->storage->engine();
+        if (tensor->storage->address() == nullptr) {
+            throw ferro::Error(FERRO_UNIMPLEMENTED, "ferro_tensor_to_dlpack: engine '" + engine.name() +
+                                                        "' memory has no address to share");
+        }
+        auto ctx = std::make_unique<ExportContext>();
+        ctx->tensor = ferro::TensorPtr::share(tensor);
+        ctx->shape.assign(tensor->shape.begin(), tensor->shape.end());
+        ctx->strides.assign(tensor->strides.begin(), tensor->strides.end());
+        DLTensor& t = ctx->managed.dl_tensor;
+        t.data = tensor->storage->address();
+        t.device = {static_cast<DLDeviceType>(engine.props().dlpack_device_type), static_cast<int32_t>(engine.ordinal())};
+        t.ndim = static_cast<int32_t>(ctx->shape.size());
+        t.dtype = to_dl(tensor->dtype);
+        t.shape = ctx->shape.data();
+        t.strides = ctx->strides.data();
+        t.byte_offset = tensor->byte_offset;
+        ctx->managed.manager_ctx = ctx.get();
+        ctx->managed.deleter = delete_export;
+        *out_managed = &ctx.release()->managed;
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, DLManagedTensor* managed,
+                                                ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_from_dlpack", "runtime");
+        require(managed, "ferro_tensor_from_dlpack", "managed");
+        require(out_tensor, "ferro_tensor_from_dlpack", "out_tensor");
+        const DLTensor& t = managed->dl_tensor;
+        if (t.ndim < 0 || t.ndim > FERRO_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
+            throw ferro::Error(FERRO_INVALID_ARGUMENT, fmt::format("ferro_tensor_from_dlpack: ndim {} or shape is invalid", t.ndim));
+        }
+        void* element0 = t.data != nullptr ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
+        *out_tensor = ferro::borrow_memory(runtime->runtime, engine_for(t.device), from_dl(t.dtype),
+                                           {t.shape, static_cast<size_t>(t.ndim)}, t.strides, element0,
+                                           call_producer_deleter, managed, "ferro_tensor_from_dlpack")
+                          .release_ownership();
+    });
+}
