@@ -24,6 +24,7 @@ TEST_CASE("concurrency: op calls on 3 threads while plugins load, unload and cac
     };
     std::vector<std::thread> threads;
     for (int i = 0; i < 3; ++i) threads.emplace_back(worker, i);
+    while (calls.load() == 0) std::this_thread::yield();  // reconfigure while calls run
     for (int round = 0; round < 30; ++round) {
         rt.load_plugin(family);
         ferro_runtime_plan_cache_clear(rt.get());

@@ -4,6 +4,7 @@
 
 #include <complex>
 #include <random>
+#include <tuple>
 
 using namespace ferro::test;
 using cd = std::complex<double>;
@@ -41,7 +42,10 @@ ferro_gemm_operand operand(Matrix& m) {
 TEST_CASE("cpu: gemm_batched matches a naive product in every operand layout", "[cpu]") {
     CpuEngine engine;
     std::mt19937 gen(1);
-    const int64_t batch = 3, m = 4, n = 5, k = 6;
+    // Small products take the engine's own loop, larger ones cblas: test both.
+    const auto [m, n, k] = GENERATE(std::tuple<int64_t, int64_t, int64_t>{4, 5, 6},
+                                    std::tuple<int64_t, int64_t, int64_t>{17, 19, 23});
+    const int64_t batch = 3;
     for (const char* la : {"row", "col", "padded", "strided", "broadcast"}) {
         for (const char* lb : {"row", "col", "strided"}) {
             for (const char* lc : {"row", "col", "strided"}) {

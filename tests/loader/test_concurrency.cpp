@@ -39,7 +39,10 @@ TEST_CASE("concurrency: snapshot readers see consistent snapshots while plugins 
     };
     std::vector<std::thread> readers;
     for (int i = 0; i < 3; ++i) readers.emplace_back(reader);
-    for (int round = 0; round < 40; ++round) {
+    // Reconfigure only while readers are reading, and until they have read plenty: on a
+    // loaded machine the threads may otherwise barely overlap.
+    while (reads.load() == 0) std::this_thread::yield();
+    for (int round = 0; round < 40 || reads.load() < 1000; ++round) {
         REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
         rt.load_plugin(corpus_file("garbage"));  // a failure in the middle changes nothing
         rt.unload_plugin("fixture_good");

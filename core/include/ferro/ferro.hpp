@@ -146,6 +146,14 @@ ferro_op op_handle(ferro_runtime* rt) {
 }
 }  // namespace detail
 
+class Tensor;
+namespace detail {
+// Calls op `Name` with a cached handle and stack arrays: the path every Tensor method takes.
+template <OpName Name>
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
+             std::initializer_list<ferro_named_attr> attrs = {});
+}  // namespace detail
+
 class Tensor {
 public:
     Tensor() = default;
@@ -192,32 +200,34 @@ public:
         check(ferro_tensor_to(rt_.get(), t_, engine_name.c_str(), &out));
         return {rt_, out};
     }
-    Tensor to(DType d) const { return call("core.cast", {Attr("dtype", d)}); }
+    Tensor to(DType d) const {
+        return detail::call1<"core.cast">(*this, {t_}, {Attr("dtype", d).get()});
+    }
 
     // Any op by qualified name with this tensor as input 0.
     Tensor call(const char* op, Attrs attrs = {}, std::vector<Tensor> more = {}) const;
 
     // Elementwise math.
-    Tensor neg() const { return call("core.neg"); }
-    Tensor abs() const { return call("core.abs"); }
-    Tensor exp() const { return call("core.exp"); }
-    Tensor log() const { return call("core.log"); }
-    Tensor sin() const { return call("core.sin"); }
-    Tensor cos() const { return call("core.cos"); }
-    Tensor tanh() const { return call("core.tanh"); }
-    Tensor sqrt() const { return call("core.sqrt"); }
-    Tensor conj() const { return call("core.conj"); }
-    Tensor real() const { return call("core.real"); }
-    Tensor imag() const { return call("core.imag"); }
-    Tensor pow(const Tensor& e) const { return call("core.pow", {}, {e}); }
+    Tensor neg() const { return detail::call1<"core.neg">(*this, {t_}); }
+    Tensor abs() const { return detail::call1<"core.abs">(*this, {t_}); }
+    Tensor exp() const { return detail::call1<"core.exp">(*this, {t_}); }
+    Tensor log() const { return detail::call1<"core.log">(*this, {t_}); }
+    Tensor sin() const { return detail::call1<"core.sin">(*this, {t_}); }
+    Tensor cos() const { return detail::call1<"core.cos">(*this, {t_}); }
+    Tensor tanh() const { return detail::call1<"core.tanh">(*this, {t_}); }
+    Tensor sqrt() const { return detail::call1<"core.sqrt">(*this, {t_}); }
+    Tensor conj() const { return detail::call1<"core.conj">(*this, {t_}); }
+    Tensor real() const { return detail::call1<"core.real">(*this, {t_}); }
+    Tensor imag() const { return detail::call1<"core.imag">(*this, {t_}); }
+    Tensor pow(const Tensor& e) const { return detail::call1<"core.pow">(*this, {t_, e.get()}); }
     Tensor matmul(const Tensor& b) const;
 
     // Reductions (axes empty: all).
-    Tensor sum(Shape axes = {}, bool keepdim = false) const { return reduce("core.sum", std::move(axes), keepdim); }
-    Tensor mean(Shape axes = {}, bool keepdim = false) const { return reduce("core.mean", std::move(axes), keepdim); }
-    Tensor prod(Shape axes = {}, bool keepdim = false) const { return reduce("core.prod", std::move(axes), keepdim); }
-    Tensor max(Shape axes = {}, bool keepdim = false) const { return reduce("core.max", std::move(axes), keepdim); }
-    Tensor min(Shape axes = {}, bool keepdim = false) const { return reduce("core.min", std::move(axes), keepdim); }
+    Tensor sum(const Shape& axes = {}, bool keepdim = false) const { return reduce<"core.sum">(axes, keepdim); }
+    Tensor mean(const Shape& axes = {}, bool keepdim = false) const { return reduce<"core.mean">(axes, keepdim); }
+    Tensor prod(const Shape& axes = {}, bool keepdim = false) const { return reduce<"core.prod">(axes, keepdim); }
+    Tensor max(const Shape& axes = {}, bool keepdim = false) const { return reduce<"core.max">(axes, keepdim); }
+    Tensor min(const Shape& axes = {}, bool keepdim = false) const { return reduce<"core.min">(axes, keepdim); }
 
     // Views and layout.
     Tensor reshape(Shape s) const { return call("core.reshape", {Attr("shape", std::move(s))}); }
@@ -230,17 +240,27 @@ public:
         return call("core.slice", {Attr("axis", axis), Attr("start", start), Attr("stop", stop), Attr("step", step)});
     }
     Tensor expand(Shape s) const { return call("core.expand", {Attr("shape", std::move(s))}); }
-    Tensor squeeze() const { return call("core.squeeze"); }
+    Tensor squeeze() const { return detail::call1<"core.squeeze">(*this, {t_}); }
     Tensor unsqueeze(int64_t axis) const { return call("core.unsqueeze", {Attr("axis", axis)}); }
     Tensor diagonal(int64_t offset = 0, int64_t a1 = 0, int64_t a2 = 1) const {
         return call("core.diagonal", {Attr("offset", offset), Attr("axis1", a1), Attr("axis2", a2)});
     }
-    Tensor contiguous() const { return call("core.contiguous"); }
-    Tensor clone() const { return call("core.copy"); }
+    Tensor contiguous() const { return detail::call1<"core.contiguous">(*this, {t_}); }
+    Tensor clone() const { return detail::call1<"core.copy">(*this, {t_}); }
 
 private:
-    Tensor reduce(const char* op, Shape axes, bool keepdim) const {
-        return call(op, {axes.empty() ? Attr("axes", std::nullopt) : Attr("axes", std::move(axes)), Attr("keepdim", keepdim)});
+    // axes empty: all. The attributes point into `axes`, alive for the call.
+    template <detail::OpName Name>
+    Tensor reduce(const Shape& axes, bool keepdim) const {
+        ferro_named_attr a[2] = {};
+        a[0].name = "axes";
+        a[0].value.type = axes.empty() ? FERRO_ATTR_NONE : FERRO_ATTR_I64_ARRAY;
+        a[0].value.count = static_cast<uint32_t>(axes.size());
+        a[0].value.v.i64_array = axes.data();
+        a[1].name = "keepdim";
+        a[1].value.type = FERRO_ATTR_BOOL;
+        a[1].value.v.boolean = keepdim;
+        return detail::call1<Name>(*this, {t_}, {a[0], a[1]});
     }
 
     detail::RuntimeRef rt_;
@@ -302,6 +322,18 @@ inline Tensor scalar_like(const Tensor& like, double value) {
     check(ferro_tensor_from_host(like.runtime(), ferro_tensor_engine(like.get()), static_cast<ferro_dtype>(dt), 0,
                                  nullptr, data, &out));
     return {like.runtime_ref(), out};
+}
+}  // namespace detail
+
+namespace detail {
+template <OpName Name>
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
+             std::initializer_list<ferro_named_attr> attrs) {
+    ferro_tensor out = nullptr;
+    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(),
+                            static_cast<uint32_t>(inputs.size()), 1, inputs.begin(), &out, 0, 0};
+    check(ferro_op_call(first.runtime(), op_handle<Name>(first.runtime()), &args));
+    return {first.runtime_ref(), out};
 }
 }  // namespace detail
 

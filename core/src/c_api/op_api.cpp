@@ -95,5 +95,5 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
 }
 
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime) {
-    if (runtime != nullptr) runtime->runtime.plan_cache().clear();
+    if (runtime != nullptr) runtime->runtime.clear_plans();
 }

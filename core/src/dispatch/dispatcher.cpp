@@ -37,10 +37,14 @@ ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
     }
 }
 
-void resolve(ferro_op_impl& op, const Snapshot& snap, const OpEntry*& entry, const FamilySlot*& family) {
+// The op's entry in the snapshot of epoch `epoch` (or newer), re-resolved when the runtime
+// has been reconfigured since the handle last resolved. Returns the snapshot to pin.
+SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const OpEntry*& entry,
+                    const FamilySlot*& family) {
     std::lock_guard lock(op.mutex);
-    if (op.epoch != snap.epoch) {
-        const OpEntry* e = snap.find_op(op.name);
+    if (op.epoch != epoch || !op.snapshot) {
+        SnapshotPtr snap = runtime.snapshot();
+        const OpEntry* e = snap->find_op(op.name);
         if (e == nullptr) {
             const auto dot = op.name.find('.');
             throw Error(FERRO_NOT_FOUND,
@@ -48,11 +52,15 @@ void resolve(ferro_op_impl& op, const Snapshot& snap, const OpEntry*& entry, con
                                     op.name, op.name.substr(0, dot)));
         }
         op.entry = e;
-        op.family = &snap.families.at(e->family_id);
-        op.epoch = snap.epoch;
+        op.family = &snap->families.at(e->family_id);
+        op.epoch = snap->epoch;
+        op.snapshot = std::move(snap);
+        op.last_plan.reset();
+        op.last_key.clear();
     }
     entry = op.entry;
     family = op.family;
+    return op.snapshot;
 }
 
 void check_arity(const ferro_op_schema& s, const std::string& op, size_t n) {
@@ -170,10 +178,9 @@ Dispatcher::Dispatcher(Runtime& runtime)
 
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                          std::span<ferro_tensor_impl* const> inputs) {
-    const SnapshotPtr snap = runtime_.snapshot();
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
-    resolve(op, *snap, entry, family);
+    const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);
     const ferro_op_schema& schema = *entry->schema;
     check_arity(schema, op.name, inputs.size());
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
@@ -182,10 +189,24 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
         return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
     }
     PlanKey key = make_key(schema, *engine, snap->epoch, attrs, inputs);
-    PlanPtr plan = cache_.find(key);
-    if (!plan) {
-        plan = prepare(*snap, *entry, *family, engine, attrs, inputs);
-        cache_.insert(std::move(key), plan);
+    PlanPtr plan;
+    {
+        std::lock_guard lock(op.mutex);
+        if (op.last_plan && op.last_key == key) plan = op.last_plan;
+    }
+    if (plan) {
+        cache_.count_hit();
+    } else {
+        plan = cache_.find(key);
+        if (!plan) {
+            plan = prepare(*snap, *entry, *family, engine, attrs, inputs);
+            cache_.insert(key, plan);
+        }
+        std::lock_guard lock(op.mutex);
+        if (op.epoch == snap->epoch) {
+            op.last_key = std::move(key);
+            op.last_plan = plan;
+        }
     }
     return execute(*plan, op.name, engine, attrs, inputs);
 }

@@ -22,14 +22,19 @@ class Runtime;
 using Outputs = boost::container::small_vector<TensorPtr, 2>;
 }  // namespace ferro
 
-// A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch.
+// A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch (holding
+// that snapshot, so the cached pointers stay valid) and the plan of its most recent call
+// signature: a call site usually repeats one signature, and this skips the shared cache.
 struct ferro_op_impl {
     std::string name;
     ferro::Runtime* runtime = nullptr;
-    std::mutex mutex;
+    std::mutex mutex;  // guards everything below
     uint64_t epoch = ~uint64_t{0};
+    ferro::SnapshotPtr snapshot;
     const ferro::OpEntry* entry = nullptr;
     const ferro::FamilySlot* family = nullptr;
+    ferro::PlanKey last_key;
+    ferro::PlanPtr last_plan;
 };
 
 namespace ferro {

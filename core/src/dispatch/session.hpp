@@ -57,4 +57,14 @@ ferro_status session_copy_strided(ferro_session s, const ferro_copy_args* args);
 ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* args);
 ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view* out);
 
+// The built-in core family is host code: its executors enqueue primitives without the bounds
+// checks plugins get (they cost more than a tiny op's kernel). Plugins never reach these.
+namespace trusted {
+template <class Args>
+ferro_status run(ferro_session s, const Args& args,
+                 ferro_status (*const ferro_engine_iface::*entry)(void*, ferro_engine_session, const Args*)) {
+    return (s->engine->iface().*entry)(s->engine->self(), s->engine_session, &args);
+}
+}  // namespace trusted
+
 }  // namespace ferro

@@ -31,7 +31,7 @@ void fill_infer(const CoreOp& op, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-void fill_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
+void fill_exec(const CoreOp& op, const ferro_host_api*, const ferro_exec_args& a) {
     ferro_scalar value{static_cast<double>(op.code), 0, static_cast<int64_t>(op.code)};
     if (op.name == "full") {
         value.real = a.attrs[3].v.f64;
@@ -39,7 +39,7 @@ void fill_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_ar
         value.integer = static_cast<int64_t>(value.real);
     }
     ferro_fill_args f{sizeof f, 0, a.outputs[0], value};
-    check(host->session_fill(a.session, &f));
+    check(trusted::run(a.session, f, &ferro_engine_iface::fill));
 }
 
 // eye: attrs (n, m, k, dtype, engine).
@@ -52,19 +52,19 @@ void eye_infer(const CoreOp& op, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-void eye_exec(const CoreOp&, const ferro_host_api* host, const ferro_exec_args& a) {
+void eye_exec(const CoreOp&, const ferro_host_api*, const ferro_exec_args& a) {
     const ferro_tensor_view& out = a.outputs[0];
     ferro_fill_args zero{sizeof zero, 0, out, {0, 0, 0}};
-    check(host->session_fill(a.session, &zero));
+    check(trusted::run(a.session, zero, &ferro_engine_iface::fill));
     const int64_t n = out.shape[0], m = out.shape[1], k = a.attrs[2].v.i64;
     const int64_t len = k >= 0 ? std::min(n, m - k) : std::min(n + k, m);
     if (len <= 0) return;
     View diagonal(out);
     const int64_t shape[1] = {len}, strides[1] = {m + 1};
     diagonal.set(shape, strides);
-    diagonal.v.byte_offset += static_cast<uint64_t>((k >= 0 ? k : -k * m) * itemsize(out.dtype));
+    shift(diagonal.v, (k >= 0 ? k : -k * m) * itemsize(out.dtype));
     ferro_fill_args one{sizeof one, 0, diagonal.v, {1, 0, 1}};
-    check(host->session_fill(a.session, &one));
+    check(trusted::run(a.session, one, &ferro_engine_iface::fill));
 }
 
 // arange: attrs (start, stop, step, dtype, engine).

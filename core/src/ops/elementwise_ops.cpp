@@ -95,14 +95,15 @@ void unary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_a
     if (!is_complex(in.v.dtype) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part)) {
         if (kind == UnaryKind::real_part) {
             ferro_copy_args c{sizeof c, 0, in.v, a.outputs[0]};
-            return check(host->session_copy_strided(a.session, &c));
+            return check(trusted::run(a.session, c, &ferro_engine_iface::copy_strided));
         }
         ferro_fill_args f{sizeof f, 0, a.outputs[0], {0, 0, 0}};
-        return check(host->session_fill(a.session, &f));
+        return check(trusted::run(a.session, f, &ferro_engine_iface::fill));
     }
-    const View x = cast_to(host, a.session, in, unary_types(op, in.v.dtype).first);
-    ferro_unary_args u{sizeof u, op.code, x.v, a.outputs[0]};
-    check(host->session_unary(a.session, &u));
+    View keep;
+    const auto& x = operand_for(host, a.session, a.inputs[0], a.inputs[0], unary_types(op, in.v.dtype).first, keep);
+    ferro_unary_args u{sizeof u, op.code, x, a.outputs[0]};
+    check(trusted::run(a.session, u, &ferro_engine_iface::unary));
 }
 
 // How a binary op promotes.
@@ -178,12 +179,12 @@ void binary_infer(const CoreOp& op, ferro_infer_args& a) {
 
 void binary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
     const ferro_tensor_view& out = a.outputs[0];
-    const std::span<const int64_t> shape(out.shape, static_cast<size_t>(out.ndim));
     const ferro_dtype compute = binary_types(op, a.inputs[0].dtype, a.inputs[1].dtype).first;
-    const View x = cast_to(host, a.session, broadcast_to(a.inputs[0], shape), compute);
-    const View y = cast_to(host, a.session, broadcast_to(a.inputs[1], shape), compute);
-    ferro_binary_args b{sizeof b, op.code, x.v, y.v, out};
-    check(host->session_binary(a.session, &b));
+    View keep_x, keep_y;
+    const auto& x = operand_for(host, a.session, a.inputs[0], out, compute, keep_x);
+    const auto& y = operand_for(host, a.session, a.inputs[1], out, compute, keep_y);
+    ferro_binary_args b{sizeof b, op.code, x, y, out};
+    check(trusted::run(a.session, b, &ferro_engine_iface::binary));
 }
 
 void where_infer(const CoreOp& op, ferro_infer_args& a) {
@@ -203,7 +204,7 @@ void where_exec(const CoreOp&, const ferro_host_api* host, const ferro_exec_args
     const View x = cast_to(host, a.session, broadcast_to(a.inputs[1], shape), out.dtype);
     const View y = cast_to(host, a.session, broadcast_to(a.inputs[2], shape), out.dtype);
     ferro_where_args w{sizeof w, 0, c.v, x.v, y.v, out};
-    check(host->session_where(a.session, &w));
+    check(trusted::run(a.session, w, &ferro_engine_iface::where));
 }
 
 void cast_infer(const CoreOp& op, ferro_infer_args& a) {
@@ -211,9 +212,9 @@ void cast_infer(const CoreOp& op, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-void cast_exec(const CoreOp&, const ferro_host_api* host, const ferro_exec_args& a) {
+void cast_exec(const CoreOp&, const ferro_host_api*, const ferro_exec_args& a) {
     ferro_cast_args c{sizeof c, 0, a.inputs[0], a.outputs[0]};
-    check(host->session_cast(a.session, &c));
+    check(trusted::run(a.session, c, &ferro_engine_iface::cast));
 }
 
 void copy_infer(const CoreOp&, ferro_infer_args& a) {
@@ -221,9 +222,9 @@ void copy_infer(const CoreOp&, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-void copy_exec(const CoreOp&, const ferro_host_api* host, const ferro_exec_args& a) {
+void copy_exec(const CoreOp&, const ferro_host_api*, const ferro_exec_args& a) {
     ferro_copy_args c{sizeof c, 0, a.inputs[0], a.outputs[0]};
-    check(host->session_copy_strided(a.session, &c));
+    check(trusted::run(a.session, c, &ferro_engine_iface::copy_strided));
 }
 
 }  // namespace

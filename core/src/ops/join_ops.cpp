@@ -35,7 +35,7 @@ void concat_infer(const CoreOp& op, ferro_infer_args& a) {
 void copy_into(const ferro_host_api* host, ferro_session session, const View& in, const View& slice) {
     const View x = cast_to(host, session, in, slice.v.dtype);
     ferro_copy_args c{sizeof c, 0, x.v, slice.v};
-    check(host->session_copy_strided(session, &c));
+    check(trusted::run(session, c, &ferro_engine_iface::copy_strided));
 }
 
 void concat_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
@@ -47,7 +47,7 @@ void concat_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
         const View in(a.inputs[i]);
         View slice(out);
         slice.shape[axis] = in.shape[axis];
-        slice.v.byte_offset = out.byte_offset + static_cast<uint64_t>(position * out.strides[axis] * item);
+        shift(slice.v, position * out.strides[axis] * item);
         position += in.shape[axis];
         if (numel(in.dims()) > 0) copy_into(host, a.session, in, slice);
     }
@@ -81,7 +81,7 @@ void stack_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_a
         shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
         strides.erase(strides.begin() + static_cast<std::ptrdiff_t>(axis));
         slice.set(shape, strides);
-        slice.v.byte_offset = out.byte_offset + static_cast<uint64_t>(i * out.strides[axis] * item);
+        shift(slice.v, static_cast<int64_t>(i) * out.strides[axis] * item);
         if (numel(in.dims()) > 0) copy_into(host, a.session, in, slice);
     }
 }

@@ -97,12 +97,15 @@ void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
         g.m = s.m;
         g.n = s.n;
         g.k = s.k;
-        g.a = {x.v.buffer, x.v.byte_offset + static_cast<uint64_t>(off_x * item), nullptr, bs_x, x.strides[nb], x.strides[nb + 1]};
-        g.b = {y.v.buffer, y.v.byte_offset + static_cast<uint64_t>(off_y * item), nullptr, bs_y, y.strides[nb], y.strides[nb + 1]};
-        g.c = {out.buffer, out.byte_offset + static_cast<uint64_t>(o * last * c_mat * item), nullptr, c_mat, c_row, 1};
+        const int64_t off_c = o * last * c_mat * item;
+        g.a = {x.v.buffer, x.v.byte_offset + static_cast<uint64_t>(off_x * item), address_at(x.v, off_x * item),
+               bs_x, x.strides[nb], x.strides[nb + 1]};
+        g.b = {y.v.buffer, y.v.byte_offset + static_cast<uint64_t>(off_y * item), address_at(y.v, off_y * item),
+               bs_y, y.strides[nb], y.strides[nb + 1]};
+        g.c = {out.buffer, out.byte_offset + static_cast<uint64_t>(off_c), address_at(out, off_c), c_mat, c_row, 1};
         g.alpha = {1, 0, 1};
         g.beta = {0, 0, 0};
-        check(host->session_gemm_batched(a.session, &g));
+        check(trusted::run(a.session, g, &ferro_engine_iface::gemm_batched));
     }
 }
 

@@ -89,8 +89,17 @@ View cast_to(const ferro_host_api* host, ferro_session session, const View& in, 
     if (in.v.dtype == dtype) return in;
     View out = scratch(host, session, dtype, in.dims());
     ferro_cast_args args{sizeof args, 0, in.v, out.v};
-    check(host->session_cast(session, &args));
+    check(trusted::run(session, args, &ferro_engine_iface::cast));
     return out;
+}
+
+const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session,
+                                     const ferro_tensor_view& in, const ferro_tensor_view& out,
+                                     ferro_dtype dtype, View& keep) {
+    const bool same_shape = in.ndim == out.ndim && std::equal(in.shape, in.shape + in.ndim, out.shape);
+    if (same_shape && in.dtype == dtype) return in;
+    keep = cast_to(host, session, broadcast_to(in, {out.shape, static_cast<size_t>(out.ndim)}), dtype);
+    return keep.v;
 }
 
 int64_t normalise_axis(const std::string& op, int64_t axis, int64_t ndim, const char* what) {

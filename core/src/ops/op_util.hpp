@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dispatch/attrs.hpp"
+#include "dispatch/session.hpp"
 #include "support/status.hpp"
 #include "tensor/tensor.hpp"
 
@@ -51,9 +52,27 @@ inline View broadcast_to(const ferro_tensor_view& in, const Dims& shape) { retur
 // already has that dtype.
 View cast_to(const ferro_host_api* host, ferro_session session, const View& in, ferro_dtype dtype);
 
+// An input as a kernel needs it: broadcast to `out`'s shape and converted to `dtype`. The
+// common case (already that shape and dtype) passes `in` through without copying anything;
+// otherwise `keep` holds the new view. Returns the view to use.
+const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session,
+                                     const ferro_tensor_view& in, const ferro_tensor_view& out,
+                                     ferro_dtype dtype, View& keep);
+
 // A fresh contiguous scratch tensor of `shape` and `dtype` in the session.
 View scratch(const ferro_host_api* host, ferro_session session, ferro_dtype dtype,
              std::span<const int64_t> shape);
+
+// Moves a view's first element by `bytes`, keeping byte_offset and the data address (which
+// addressable engines read) in step.
+inline void shift(ferro_tensor_view& v, int64_t bytes) {
+    v.byte_offset = static_cast<uint64_t>(static_cast<int64_t>(v.byte_offset) + bytes);
+    if (v.data != nullptr) v.data = static_cast<char*>(v.data) + bytes;
+}
+// The address `bytes` past a view's first element, or NULL when it has none.
+inline void* address_at(const ferro_tensor_view& v, int64_t bytes) {
+    return v.data != nullptr ? static_cast<char*>(v.data) + bytes : nullptr;
+}
 
 // Throws the status as ferro::Error (for executors composing host services).
 void check(ferro_status status);

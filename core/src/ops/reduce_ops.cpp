@@ -86,15 +86,15 @@ void reduce_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
     out.set(shape, strides);
     const View x = cast_to(host, a.session, in, types.compute);
     ferro_reduce_args r{sizeof r, types.engine_op, x.v, out.v};
-    check(host->session_reduce(a.session, &r));
+    check(trusted::run(a.session, r, &ferro_engine_iface::reduce));
     if (op.code == kMean) {
         View n = scratch(host, a.session, types.out, {});
         ferro_fill_args f{sizeof f, 0, n.v, {static_cast<double>(count), 0, count}};
-        check(host->session_fill(a.session, &f));
+        check(trusted::run(a.session, f, &ferro_engine_iface::fill));
         const ferro_tensor_view& o = a.outputs[0];
         const View divisor = broadcast_to(n.v, {o.shape, static_cast<size_t>(o.ndim)});
         ferro_binary_args div{sizeof div, FERRO_BINARY_DIV, o, divisor.v, o};
-        check(host->session_binary(a.session, &div));
+        check(trusted::run(a.session, div, &ferro_engine_iface::binary));
     }
 }
 

@@ -46,6 +46,7 @@ void Runtime::publish(std::shared_ptr<Snapshot> next) {
     SnapshotPtr previous;
     {
         std::lock_guard lock(snapshot_mutex_);
+        epoch_.store(next->epoch, std::memory_order_release);
         previous = std::exchange(current_, std::move(next));
     }
     // `previous` may be the last reference to engines and libraries: release it outside the
@@ -63,6 +64,19 @@ void Runtime::reconfigure(const std::function<void(Snapshot&)>& edit) {
     if (dispatcher_) {
         plan_cache().remove_if([epoch](const PlanKey& key, const CachedPlan&) { return key[2] < epoch; });
     }
+}
+
+void Runtime::clear_plans() {
+    std::vector<PlanPtr> dropped;  // destroyed after the locks: plan destructors run plugin code
+    {
+        std::lock_guard lock(ops_mutex_);
+        for (auto& [name, handle] : ops_) {
+            std::lock_guard op_lock(handle->mutex);
+            if (handle->last_plan) dropped.push_back(std::move(handle->last_plan));
+            handle->last_key.clear();
+        }
+    }
+    plan_cache().clear();
 }
 
 ferro_op_impl& Runtime::op(const std::string& qualified_name) {
@@ -147,11 +161,9 @@ void Runtime::unload_plugin(const std::string& name) {
             throw Error(FERRO_FAILED_PRECONDITION,
                         "unload: plugin '" + name + "' is built into libferro");
         }
-        // Cached plans are the cache's, not the user's: drop them before counting.
+        // Cached plans are the caches', not the user's: drop them before counting.
         const LibraryPtr library = record->library;
-        plan_cache().remove_if([&](const PlanKey&, const CachedPlan& plan) {
-            return plan.module()->library() == library;
-        });
+        clear_plans();
         if (const long live = library->user_objects(); live > 0) {
             throw Error(FERRO_FAILED_PRECONDITION,
                         "unload: plugin '" + name + "' still has " + std::to_string(live) +

@@ -10,6 +10,7 @@
 #include <ferro/host.h>
 
 #include <filesystem>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,8 @@ public:
     // The snapshot in force now; callers keep it for the duration of their work.
     SnapshotPtr snapshot() const;
     uint64_t epoch() const { return snapshot()->epoch; }
+    // The epoch of the current snapshot without pinning it (a hint: it may change right after).
+    uint64_t current_epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
 
     // Loads one plugin file: open, entry, query, abi, validate, probe, register. A failure is
     // recorded as a diagnostic (in the returned result and in the next snapshot) and leaves
@@ -78,6 +81,9 @@ public:
     Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
     PlanCache& plan_cache() noexcept { return dispatcher_->plan_cache(); }
+    // Drops every cached plan: the shared cache and the op handles' own entries (plans hold
+    // their plugin's library, so this runs before an unload counts live objects).
+    void clear_plans();
     // The engine named `name` in the current snapshot; NOT_FOUND listing the available ones.
     EnginePtr engine(const std::string& name) const;
 
@@ -91,6 +97,7 @@ private:
     ferro_host_api host_api_{};
     mutable std::mutex snapshot_mutex_;  // guards current_ (the pointer, not the snapshot)
     SnapshotPtr current_;
+    std::atomic<uint64_t> epoch_{0};     // current_->epoch, readable without the mutex
     std::mutex writer_mutex_;            // serialises reconfigure transactions
     std::mutex ops_mutex_;
     std::unordered_map<std::string, std::unique_ptr<ferro_op_impl>> ops_;

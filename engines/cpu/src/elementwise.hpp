@@ -10,9 +10,43 @@ namespace ferro::cpu {
 
 inline int64_t itemsize(ferro_dtype dt) { return FERRO_DTYPE_BITS(dt) / 8; }
 
+// Row-major dense (every element, in order, no gaps): such operands need no strided loop.
+inline bool is_dense(const ferro_tensor_view& v) {
+    int64_t expected = 1;
+    for (int d = v.ndim - 1; d >= 0; --d) {
+        if (v.shape[d] != 1 && v.strides[d] != expected) return false;
+        expected *= v.shape[d];
+    }
+    return true;
+}
+
+inline int64_t numel_of(const ferro_tensor_view& v) {
+    int64_t n = 1;
+    for (int d = 0; d < v.ndim; ++d) n *= v.shape[d];
+    return n;
+}
+
+// Runs body(begin, end) over [0, n), on the pool when n is large.
+template <class Body>
+void run_flat(Engine& e, int64_t n, Body&& body) {
+    if (n < kParallelThreshold) {
+        body(int64_t{0}, n);
+    } else {
+        e.pool->parallel_for(n, kParallelGrain, body);
+    }
+}
+
 // out[i] = f(in[i]), in broadcast to out's shape by its strides.
 template <class In, class Out, class F>
 void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f) {
+    if (is_dense(in) && is_dense(out)) {  // the common case: one flat, vectorisable loop
+        const auto* a = static_cast<const In*>(in.data);
+        auto* o = static_cast<Out*>(out.data);
+        run_flat(e, numel_of(out), [&](int64_t b, int64_t end) {
+            for (int64_t i = b; i < end; ++i) o[i] = f(a[i]);
+        });
+        return;
+    }
     StridedLoop<2> loop(out.ndim, out.shape, {out.strides, in.strides},
                         {static_cast<char*>(out.data), static_cast<char*>(in.data)},
                         {sizeof(Out), sizeof(In)});
@@ -34,6 +68,15 @@ void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, 
 template <class In, class Out, class F>
 void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
           const ferro_tensor_view& out, F f) {
+    if (is_dense(a) && is_dense(b) && is_dense(out)) {
+        const auto* x = static_cast<const In*>(a.data);
+        const auto* y = static_cast<const In*>(b.data);
+        auto* o = static_cast<Out*>(out.data);
+        run_flat(e, numel_of(out), [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) o[i] = f(x[i], y[i]);
+        });
+        return;
+    }
     StridedLoop<3> loop(out.ndim, out.shape, {out.strides, a.strides, b.strides},
                         {static_cast<char*>(out.data), static_cast<char*>(a.data),
                          static_cast<char*>(b.data)},

@@ -67,9 +67,62 @@ T scalar_of(const ferro_scalar& s) {
     else return static_cast<T>(s.real);
 }
 
+// Products this small finish before cblas has dispatched (its per-call overhead dominates
+// below about 16^3 multiply-adds), so they run as a plain loop on any strides.
+constexpr int64_t kSmallGemm = 16 * 16 * 16;
+
+// Row-major A, B and C without conjugation: axpy order (i, q, j) so the inner loop runs over
+// contiguous rows of B and C and vectorises.
+template <class T>
+bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
+    if (g.a.col_stride != 1 || g.b.col_stride != 1 || g.c.col_stride != 1 || g.conj_a || g.conj_b) return false;
+    for (int64_t p = 0; p < g.batch; ++p) {
+        const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
+        const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
+        T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
+        for (int64_t i = 0; i < g.m; ++i) {
+            T* crow = c + i * g.c.row_stride;
+            for (int64_t j = 0; j < g.n; ++j) crow[j] = beta == T(0) ? T(0) : beta * crow[j];
+            for (int64_t q = 0; q < g.k; ++q) {
+                const T x = alpha * a[i * g.a.row_stride + q];
+                const T* brow = b + q * g.b.row_stride;
+                for (int64_t j = 0; j < g.n; ++j) crow[j] += x * brow[j];
+            }
+        }
+    }
+    return true;
+}
+
+template <class T>
+void small_gemm(const ferro_gemm_args& g, T alpha, T beta) {
+    if (small_gemm_rows(g, alpha, beta)) return;
+    for (int64_t p = 0; p < g.batch; ++p) {
+        const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
+        const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
+        T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
+        for (int64_t i = 0; i < g.m; ++i) {
+            for (int64_t j = 0; j < g.n; ++j) {
+                T sum{};
+                for (int64_t q = 0; q < g.k; ++q) {
+                    T x = a[i * g.a.row_stride + q * g.a.col_stride];
+                    T y = b[q * g.b.row_stride + j * g.b.col_stride];
+                    if constexpr (is_complex_v<T>) {
+                        if (g.conj_a) x = std::conj(x);
+                        if (g.conj_b) y = std::conj(y);
+                    }
+                    sum += x * y;
+                }
+                T& out = c[i * g.c.row_stride + j * g.c.col_stride];
+                out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;  // beta 0: C not read
+            }
+        }
+    }
+}
+
 template <class T>
 void gemm_typed(const ferro_gemm_args& g) {
     const T alpha = scalar_of<T>(g.alpha), beta = scalar_of<T>(g.beta);
+    if (g.m * g.n * g.k <= kSmallGemm) return small_gemm<T>(g, alpha, beta);
     // A column-major C is computed as C^T = B^T A^T, which swaps the operands' roles.
     const bool swap = !(g.c.col_stride == 1 || g.n == 1) && (g.c.row_stride == 1 || g.m == 1);
     const ferro_gemm_operand& A = swap ? g.b : g.a;

@@ -100,6 +100,14 @@ template <class T, uint32_t Op>
 void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
     using R = Reducer<T, Op>;
     using Out = typename R::Out;
+    if (s.kept_ndim == 0 && is_dense(a.in) && numel_of(a.in) < kParallelThreshold) {
+        // A small dense tensor reduced to one value: one flat loop.
+        const T* x = static_cast<const T*>(a.in.data);
+        typename R::Acc acc = R::identity();
+        for (int64_t i = 0, n = numel_of(a.in); i < n; ++i) acc = R::step(acc, x[i]);
+        *static_cast<Out*>(a.out.data) = convert<Out>(acc);
+        return;
+    }
     auto red_loop_at = [&](char* base) {
         return StridedLoop<1>(s.red_ndim, s.red_shape, {s.red_in}, {base}, {sizeof(T)});
     };
