@@ -1,21 +1,13 @@
 // The embedding C API for runtimes, plugin loading and inventories, through libferro.so.
+#include "build_dir.hpp"
+
 #include <ferro/ferro.h>
 
-#include <catch2/catch.hpp>
-
-#include <cstdlib>
 #include <string>
 
-namespace {
+using ferro::test::corpus_file;
 
-std::string build_dir() {
-    const char* dir = std::getenv("FERRO_TEST_BUILD_DIR");
-    REQUIRE(dir != nullptr);
-    return dir;
-}
-std::string corpus_file(const std::string& name) {
-    return build_dir() + "/tests/fixtures/corpus/libferro_fixture_" + name + ".so";
-}
+namespace {
 
 // Takes code and message out of a status and frees it.
 struct Outcome {
@@ -67,7 +59,7 @@ TEST_CASE("c api: a failed load returns a status naming file, stage and reason",
 }
 
 TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of one snapshot", "[core]") {
-    const std::string corpus = build_dir() + "/tests/fixtures/corpus";
+    const std::string corpus = ferro::test::corpus_dir();
     const char* paths[] = {corpus.c_str()};
     ferro_runtime* rt = isolated_runtime(paths, 1);
     ferro_inventory* inv = nullptr;
@@ -158,7 +150,7 @@ TEST_CASE("c api: bad arguments give INVALID_ARGUMENT or OUT_OF_RANGE naming the
 }
 
 TEST_CASE("c api: scan counts loaded and failed plugins on the search path", "[core]") {
-    const std::string corpus = build_dir() + "/tests/fixtures/corpus";
+    const std::string corpus = ferro::test::corpus_dir();
     const char* paths[] = {corpus.c_str()};
     ferro_runtime* rt = isolated_runtime(paths, 1, /*autoload=*/false);
     CHECK(ferro_runtime_epoch(rt) == 2);  // the two built-ins: cpu engine, core family

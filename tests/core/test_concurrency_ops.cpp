@@ -10,7 +10,7 @@ using namespace ferro::test;
 
 TEST_CASE("concurrency: op calls on 3 threads while plugins load, unload and caches clear", "[core]") {
     Runtime rt = make_runtime();
-    const std::string family = build_dir() + "/tests/fixtures/corpus/libferro_fixture_good_family.so";
+    const std::string family = corpus_file("good_family");
     std::atomic<bool> stop{false};
     std::atomic<long> wrong{0}, calls{0};
     auto worker = [&](int seed) {

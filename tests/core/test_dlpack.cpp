@@ -88,7 +88,7 @@ TEST_CASE("plan cache: a prepared plan pins its epoch; a reconfiguration makes c
     const auto s1 = rt.plan_cache_stats();
     (void)(a + a);
     CHECK(rt.plan_cache_stats().hits == s1.hits + 1);
-    rt.load_plugin(build_dir() + "/tests/fixtures/corpus/libferro_fixture_good_family.so");
+    rt.load_plugin(corpus_file("good_family"));
     const auto s2 = rt.plan_cache_stats();
     (void)(a + a);  // new epoch: the old plan is unreachable (and was purged)
     const auto s3 = rt.plan_cache_stats();

@@ -6,14 +6,11 @@ using namespace ferro;
 using namespace ferro::test;
 
 namespace {
-std::string fixture(const std::string& name) {
-    return build_dir() + "/tests/fixtures/corpus/libferro_fixture_" + name + ".so";
-}
 Runtime runtime_with_fixtures() {
     Runtime rt = make_runtime();
-    rt.load_plugin(fixture("good_engine"));
-    rt.load_plugin(fixture("good_family"));
-    rt.load_plugin(fixture("bad_family"));
+    rt.load_plugin(corpus_file("good_engine"));
+    rt.load_plugin(corpus_file("good_family"));
+    rt.load_plugin(corpus_file("bad_family"));
     return rt;
 }
 }  // namespace

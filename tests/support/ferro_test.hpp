@@ -2,24 +2,16 @@
 // host data, and element-wise comparison with a tolerance scaled to the dtype.
 #pragma once
 
-#include <ferro/ferro.hpp>
+#include "build_dir.hpp"
 
-#include <catch2/catch.hpp>
+#include <ferro/ferro.hpp>
 
 #include <cmath>
 #include <complex>
-#include <cstdlib>
 #include <random>
-#include <string>
 #include <vector>
 
 namespace ferro::test {
-
-inline std::string build_dir() {
-    const char* value = std::getenv("FERRO_TEST_BUILD_DIR");
-    REQUIRE(value != nullptr);
-    return value;
-}
 
 // A runtime with only the built-ins (cpu engine, core family) unless paths are given.
 inline Runtime make_runtime(std::vector<std::string> plugin_paths = {}) {
