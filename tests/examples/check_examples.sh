@@ -18,6 +18,8 @@ run_examples() {  # $1: CMAKE_PREFIX_PATH, $2: label
     quiet cmake -S "$src/examples/embed" -B "$work/$label-embed" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
     quiet cmake --build "$work/$label-embed"
     echo "== $label tree =="
+    # An out-of-tree plugin built with ferro_add_plugin exports exactly the entry point.
+    "$src/tests/abi/check_exports.sh" plugin "$work/$label-plugin/plugins/libferro_example.so"
     "$work/$label-embed/ferro_embed" "$work/$label-plugin/plugins/libferro_example.so"
 }
 

@@ -73,9 +73,10 @@ void check_arity(const ferro_op_schema& s, const std::string& op, size_t n) {
 }
 
 // The engine the call runs on: the inputs' (which must agree), or for an op without inputs
-// its "engine" attribute, else cpu.
-EnginePtr pick_engine(const Snapshot& snap, const ferro_op_schema& s, const std::string& op,
-                      const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
+// its "engine" attribute, else cpu. The reference stays valid for the call: the inputs, or
+// the pinned snapshot, hold the engine.
+const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, const std::string& op,
+                             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i] == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is NULL", op, i));
     }
@@ -184,7 +185,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     const ferro_op_schema& schema = *entry->schema;
     check_arity(schema, op.name, inputs.size());
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
-    const EnginePtr engine = pick_engine(*snap, schema, op.name, attrs, inputs);
+    const EnginePtr& engine = pick_engine(*snap, schema, op.name, attrs, inputs);
     if (HostOpFn host_op = core_host_op(&schema)) {
         return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
     }

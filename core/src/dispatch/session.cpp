@@ -9,7 +9,8 @@
 namespace ferro {
 
 Session::Session(const EnginePtr& engine) {
-    impl_.engine = engine;
+    impl_.engine = engine.get();
+    impl_.engine_ptr = &engine;
     throw_if_error(engine->iface().session_begin(engine->self(), &impl_.engine_session));
 }
 
@@ -179,7 +180,7 @@ ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* a) {
 ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view* out) {
     return guard([&] {
         if (s == nullptr || out == nullptr) bad("scratch", "NULL session or out");
-        auto storage = std::make_shared<Storage>(s->engine, bytes);
+        auto storage = std::make_shared<Storage>(*s->engine_ptr, bytes);
         s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
         *out = {sizeof *out, 0, storage->buffer(), 0, bytes, storage->address()};
         s->scratch.push_back(std::move(storage));

@@ -18,7 +18,8 @@ struct ferro_session_impl {
         uint64_t bytes;
         void* address;  // NULL when the engine's memory is not host addressable
     };
-    ferro::EnginePtr engine;
+    const ferro::Engine* engine = nullptr;
+    const ferro::EnginePtr* engine_ptr = nullptr;  // the caller's, alive for the session (scratch)
     ferro_engine_session engine_session = nullptr;
     boost::container::small_vector<KnownBuffer, 8> buffers;
     boost::container::small_vector<std::shared_ptr<ferro::Storage>, 2> scratch;
@@ -26,7 +27,8 @@ struct ferro_session_impl {
 
 namespace ferro {
 
-// Begins an engine session on `engine`; ends it (without waiting) when destroyed.
+// Begins an engine session on `engine` (which must outlive the session); ends it (without
+// waiting) when destroyed.
 class Session {
 public:
     explicit Session(const EnginePtr& engine);

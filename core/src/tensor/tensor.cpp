@@ -1,10 +1,19 @@
 #include "tensor/tensor.hpp"
 
 #include "support/status.hpp"
+#include "support/thread_cache.hpp"
 
 #include <fmt/format.h>
 
 #include <limits>
+
+void* ferro_tensor_impl::operator new(std::size_t size) {
+    return size == sizeof(ferro_tensor_impl) ? ferro::ThreadCache<sizeof(ferro_tensor_impl)>::allocate()
+                                             : ::operator new(size);
+}
+void ferro_tensor_impl::operator delete(void* p) noexcept {
+    ferro::ThreadCache<sizeof(ferro_tensor_impl)>::deallocate(p);
+}
 
 namespace ferro {
 
@@ -83,7 +92,8 @@ TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<cons
     }
     auto* t = new ferro_tensor_impl;
     TensorPtr owned = TensorPtr::adopt(t);
-    t->storage = std::make_shared<Storage>(engine, elements * static_cast<uint64_t>(itemsize(dtype)));
+    t->storage = std::allocate_shared<Storage>(CachedAllocator<Storage>{}, engine,
+                                               elements * static_cast<uint64_t>(itemsize(dtype)));
     t->dtype = dtype;
     t->shape.assign(shape.begin(), shape.end());
     t->strides = contiguous_strides(shape);

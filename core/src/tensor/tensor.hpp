@@ -53,6 +53,10 @@ private:
 }  // namespace ferro
 
 struct ferro_tensor_impl {
+    // Handles come and go with every op call: reuse their blocks per thread.
+    static void* operator new(std::size_t size);
+    static void operator delete(void* p) noexcept;
+
     std::atomic<uint32_t> refs{1};
     std::shared_ptr<ferro::Storage> storage;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;

@@ -43,6 +43,8 @@ T minimum(T x, T y) {
     return y < x ? y : x;
 }
 
+// A case whose dtype check fails is a discarded `if constexpr` branch, so its expression need
+// only compile for the dtypes that support the op.
 #define SAME_TYPE(op, supported, expr)                                                   \
     case op:                                                                             \
         if constexpr (supported) {                                                       \
@@ -71,13 +73,13 @@ ferro_status binary_typed(Engine& e, const ferro_binary_args& a) {
         SAME_TYPE(FERRO_BINARY_POW, number, [&] { if constexpr (is_int_v<T>) return int_pow(x, y); else return std::pow(x, y); }())
         SAME_TYPE(FERRO_BINARY_MAXIMUM, number && ordered, maximum(x, y))
         SAME_TYPE(FERRO_BINARY_MINIMUM, number && ordered, minimum(x, y))
-        SAME_TYPE(FERRO_BINARY_ATAN2, real_fp, [&] { if constexpr (real_fp) return std::atan2(x, y); else return x; }())
+        SAME_TYPE(FERRO_BINARY_ATAN2, real_fp, std::atan2(x, y))
         TO_BOOL(FERRO_BINARY_EQ, true, x == y)
         TO_BOOL(FERRO_BINARY_NE, true, x != y)
-        TO_BOOL(FERRO_BINARY_LT, ordered, [&] { if constexpr (ordered) return x < y; else return false; }())
-        TO_BOOL(FERRO_BINARY_LE, ordered, [&] { if constexpr (ordered) return x <= y; else return false; }())
-        TO_BOOL(FERRO_BINARY_GT, ordered, [&] { if constexpr (ordered) return x > y; else return false; }())
-        TO_BOOL(FERRO_BINARY_GE, ordered, [&] { if constexpr (ordered) return x >= y; else return false; }())
+        TO_BOOL(FERRO_BINARY_LT, ordered, x < y)
+        TO_BOOL(FERRO_BINARY_LE, ordered, x <= y)
+        TO_BOOL(FERRO_BINARY_GT, ordered, x > y)
+        TO_BOOL(FERRO_BINARY_GE, ordered, x >= y)
         TO_BOOL(FERRO_BINARY_LOGICAL_AND, true, x != T{} && y != T{})
         TO_BOOL(FERRO_BINARY_LOGICAL_OR, true, x != T{} || y != T{})
         case FERRO_BINARY_COMPLEX:

@@ -69,7 +69,7 @@ T scalar_of(const ferro_scalar& s) {
 
 // Products this small finish before cblas has dispatched (its per-call overhead dominates
 // below about 16^3 multiply-adds), so they run as a plain loop on any strides.
-constexpr int64_t kSmallGemm = 16 * 16 * 16;
+constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
 
 // Row-major A, B and C without conjugation: axpy order (i, q, j) so the inner loop runs over
 // contiguous rows of B and C and vectorises.

@@ -82,8 +82,8 @@ ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
         SAME_TYPE(FERRO_UNARY_CEIL, real_fp, std::ceil(x))
         SAME_TYPE(FERRO_UNARY_ROUND, real_fp, std::nearbyint(x))  // half to even
         TO_TYPE(FERRO_UNARY_ABS, R, number, [&] { if constexpr (is_int_v<T>) return x < 0 ? -x : x; else return std::abs(x); }())
-        TO_TYPE(FERRO_UNARY_REAL, R, is_complex_v<T>, [&] { if constexpr (is_complex_v<T>) return x.real(); else return x; }())
-        TO_TYPE(FERRO_UNARY_IMAG, R, is_complex_v<T>, [&] { if constexpr (is_complex_v<T>) return x.imag(); else return x; }())
+        TO_TYPE(FERRO_UNARY_REAL, R, is_complex_v<T>, x.real())
+        TO_TYPE(FERRO_UNARY_IMAG, R, is_complex_v<T>, x.imag())
         TO_TYPE(FERRO_UNARY_ANGLE, R, fp, std::arg(x))
         TO_TYPE(FERRO_UNARY_LOGICAL_NOT, boolean, true, x == T{} ? 1 : 0)
         TO_TYPE(FERRO_UNARY_ISNAN, boolean, true, isnan_of(x) ? 1 : 0)
