@@ -200,7 +200,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     } else {
         plan = cache_.find(key);
         if (!plan) {
-            plan = prepare(*snap, *entry, *family, engine, attrs, inputs);
+            plan = prepare(*entry, *family, engine, attrs, inputs);
             cache_.insert(key, plan);
         }
         std::lock_guard lock(op.mutex);
@@ -212,7 +212,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     return execute(*plan, op.name, engine, attrs, inputs);
 }
 
-PlanPtr Dispatcher::prepare(const Snapshot&, const OpEntry& entry, const FamilySlot& family,
+PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                             const EnginePtr& engine, const AttrValues& attrs,
                             std::span<ferro_tensor_impl* const> inputs) {
     const std::string& op = entry.qualified_name;

@@ -60,7 +60,8 @@ public:
     PlanCache& plan_cache() noexcept { return cache_; }
 
 private:
-    PlanPtr prepare(const Snapshot& snap, const OpEntry& entry, const FamilySlot& family,
+    // Infers output signatures and asks the family's modules for the engine, in order.
+    PlanPtr prepare(const OpEntry& entry, const FamilySlot& family,
                     const EnginePtr& engine, const AttrValues& attrs,
                     std::span<ferro_tensor_impl* const> inputs);
     Outputs execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
