@@ -105,46 +105,66 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
     return it->second;
 }
 
-void push_attr(PlanKey& key, const ferro_attr_value& v) {
-    key.push_back(v.type | (uint64_t{v.count} << 32));
+// The plan cache key, written once as a walk over 64-bit words that a sink consumes: KeyWriter
+// appends them (building a key on a miss), KeyMatcher compares them in place with a stored key
+// (the op handle's check on every call, without building anything).
+struct KeyWriter {
+    PlanKey& key;
+    void operator()(uint64_t w) { key.push_back(w); }
+};
+struct KeyMatcher {
+    const PlanKey& key;
+    size_t at = 0;
+    bool same = true;
+    void operator()(uint64_t w) {
+        same = same && at < key.size() && key[at] == w;
+        ++at;
+    }
+    bool matched() const { return same && at == key.size(); }
+};
+
+template <class Sink>
+void encode_attr(Sink& sink, const ferro_attr_value& v) {
+    sink(v.type | (uint64_t{v.count} << 32));
     switch (v.type) {
-        case FERRO_ATTR_I64: key.push_back(static_cast<uint64_t>(v.v.i64)); break;
-        case FERRO_ATTR_F64: { uint64_t bits; std::memcpy(&bits, &v.v.f64, 8); key.push_back(bits); break; }
-        case FERRO_ATTR_BOOL: key.push_back(v.v.boolean); break;
+        case FERRO_ATTR_I64: sink(static_cast<uint64_t>(v.v.i64)); break;
+        case FERRO_ATTR_F64: { uint64_t bits; std::memcpy(&bits, &v.v.f64, 8); sink(bits); break; }
+        case FERRO_ATTR_BOOL: sink(v.v.boolean); break;
         case FERRO_ATTR_STR: {
             const size_t n = std::strlen(v.v.str);
-            key.push_back(n);
+            sink(n);
             for (size_t i = 0; i < n; i += 8) {
                 uint64_t w = 0;
                 std::memcpy(&w, v.v.str + i, std::min<size_t>(8, n - i));
-                key.push_back(w);
+                sink(w);
             }
             break;
         }
         case FERRO_ATTR_I64_ARRAY:
-            for (uint32_t i = 0; i < v.count; ++i) key.push_back(static_cast<uint64_t>(v.v.i64_array[i]));
+            for (uint32_t i = 0; i < v.count; ++i) sink(static_cast<uint64_t>(v.v.i64_array[i]));
             break;
         case FERRO_ATTR_F64_ARRAY:
-            for (uint32_t i = 0; i < v.count; ++i) { uint64_t b; std::memcpy(&b, &v.v.f64_array[i], 8); key.push_back(b); }
+            for (uint32_t i = 0; i < v.count; ++i) { uint64_t b; std::memcpy(&b, &v.v.f64_array[i], 8); sink(b); }
             break;
         default: break;
     }
 }
 
-PlanKey make_key(const ferro_op_schema& s, const Engine& engine, uint64_t epoch,
-                 const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
-    PlanKey key;
-    key.push_back(reinterpret_cast<uintptr_t>(&s));
-    key.push_back(reinterpret_cast<uintptr_t>(&engine));
-    key.push_back(epoch);
-    for (const auto& a : attrs) push_attr(key, a);
-    key.push_back(inputs.size());
+// (schema, engine, epoch, attributes, input signatures). Word 2 is the epoch (the runtime
+// purges older epochs by it).
+template <class Sink>
+void encode_key(Sink& sink, const ferro_op_schema& s, const Engine& engine, uint64_t epoch,
+                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
+    sink(reinterpret_cast<uintptr_t>(&s));
+    sink(reinterpret_cast<uintptr_t>(&engine));
+    sink(epoch);
+    for (const auto& a : attrs) encode_attr(sink, a);
+    sink(inputs.size());
     for (const ferro_tensor_impl* t : inputs) {
-        key.push_back(t->dtype | (uint64_t{t->shape.size()} << 32));
-        key.insert(key.end(), t->shape.begin(), t->shape.end());
-        key.insert(key.end(), t->strides.begin(), t->strides.end());
+        sink(t->dtype | (uint64_t{t->shape.size()} << 32));
+        for (int64_t d : t->shape) sink(static_cast<uint64_t>(d));
+        for (int64_t d : t->strides) sink(static_cast<uint64_t>(d));
     }
-    return key;
 }
 
 std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& s,
@@ -189,15 +209,21 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (HostOpFn host_op = core_host_op(&schema)) {
         return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
     }
-    PlanKey key = make_key(schema, *engine, snap->epoch, attrs, inputs);
     PlanPtr plan;
     {
         std::lock_guard lock(op.mutex);
-        if (op.last_plan && op.last_key == key) plan = op.last_plan;
+        if (op.last_plan) {
+            KeyMatcher match{op.last_key};
+            encode_key(match, schema, *engine, snap->epoch, attrs, inputs);
+            if (match.matched()) plan = op.last_plan;
+        }
     }
     if (plan) {
         cache_.count_hit();
     } else {
+        PlanKey key;
+        KeyWriter write{key};
+        encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
         plan = cache_.find(key);
         if (!plan) {
             plan = prepare(*entry, *family, engine, attrs, inputs);
