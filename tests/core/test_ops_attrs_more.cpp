@@ -1,0 +1,83 @@
+// Attribute normalisation through real ops, and op variants the other suites do not reach:
+// three-way broadcasting in where, every cast pair, negative axes and offsets, complex fills.
+#include "ferro_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+using cd = std::complex<double>;
+
+TEST_CASE("attrs: wrong types, duplicates and coercions are handled as documented", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.ones({2, 3});
+    check_error([&] { a.call("core.sum", {Attr("keepdim", int64_t{1})}); }, FERRO_INVALID_ARGUMENT,
+                "core.sum: attribute 'keepdim' expects bool, got i64");
+    check_error([&] { a.call("core.sum", {Attr("axes", "0")}); }, FERRO_INVALID_ARGUMENT,
+                "core.sum: attribute 'axes' expects i64[] or None, got str");
+    check_error([&] { a.call("core.sum", {Attr("keepdim", true), Attr("keepdim", false)}); }, FERRO_INVALID_ARGUMENT,
+                "core.sum: attribute 'keepdim' given twice");
+    // An integer is accepted where a float is expected (full's value).
+    const Tensor f = rt.call("core.full", {}, {Attr("shape", {2}), Attr("value", int64_t{3})})[0];
+    CHECK(f.to_vector<double>() == std::vector<double>{3, 3});
+    check_error([&] { a.call("core.transpose", {Attr("dim0", 2.5)}); }, FERRO_INVALID_ARGUMENT,
+                "core.transpose: attribute 'dim0' expects i64, got f64");
+}
+
+TEST_CASE("core: where broadcasts condition and both branches and promotes them", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor cond = rt.tensor<bool>({true, false, true}, {3});
+    const Tensor a = rt.tensor<int64_t>({10, 20}, {2, 1});
+    const Tensor b = rt.scalar<double>(-1.0);
+    const Tensor w = where(cond, a, b);
+    CHECK(w.shape() == Shape{2, 3});
+    CHECK(w.dtype() == DType::f64);
+    CHECK(w.to_vector<double>() == std::vector<double>{10, -1, 10, 20, -1, 20});
+}
+
+TEST_CASE("core: cast converts between every pair of dtypes", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor src = rt.tensor<double>({0.0, 2.75, -3.5}, {3});
+    const DType all[] = {DType::f32, DType::f64, DType::c64, DType::c128, DType::i64, DType::boolean};
+    for (DType from : all) {
+        for (DType to : all) {
+            INFO(dtype_name(from) << " -> " << dtype_name(to));
+            const Tensor x = src.to(from).to(to);
+            CHECK(x.dtype() == to);
+            if (to == DType::boolean) {
+                CHECK(x.to_vector<bool>() == std::vector<bool>{false, true, true});
+            } else if (from == DType::boolean) {
+                CHECK(x.to_vector<double>() == std::vector<double>{0, 1, 1});
+            } else if (from == DType::i64 || to == DType::i64) {
+                CHECK(x.to_vector<double>() == std::vector<double>{0, 2, -3});  // truncation toward 0
+            } else {
+                CHECK(x.to_vector<double>() == std::vector<double>{0, 2.75, -3.5});
+            }
+        }
+    }
+}
+
+TEST_CASE("core: negative axes, offsets and steps follow numpy", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.arange(0, 24).reshape({2, 3, 4});
+    CHECK(a.sum({-1}).to_vector<int64_t>() == std::vector<int64_t>{6, 22, 38, 54, 70, 86});
+    CHECK(stack({a, a}, -1).shape() == Shape{2, 3, 4, 2});
+    CHECK(concat({a, a}, -2).shape() == Shape{2, 6, 4});
+    CHECK(a.diagonal(0, 1, 2).shape() == Shape{2, 3});
+    CHECK(a.diagonal(0, 1, 2).to_vector<int64_t>() == std::vector<int64_t>{0, 5, 10, 12, 17, 22});
+    CHECK(a.diagonal(-1, -2, -1).to_vector<int64_t>() == std::vector<int64_t>{4, 9, 16, 21});
+    const Tensor e = rt.call("core.eye", {}, {Attr("n", 3), Attr("k", -1)})[0];
+    CHECK(e.to_vector<double>() == std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0});
+    check_error([&] { a.call("core.squeeze", {Attr("axes", {0})}); }, FERRO_INVALID_ARGUMENT,
+                "core.squeeze: axis 0 has size 2, not 1");
+    check_error([&] { a.diagonal(0, 1, 1); }, FERRO_INVALID_ARGUMENT, "core.diagonal: axis1 and axis2 must differ");
+}
+
+TEST_CASE("core: complex fills, means and explicit arange dtypes", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor z = rt.call("core.full", {}, {Attr("shape", {2}), Attr("value", 1.5), Attr("value_imag", -2.0),
+                                               Attr("dtype", "c128")})[0];
+    CHECK(z.to_vector<cd>() == std::vector<cd>{{1.5, -2}, {1.5, -2}});
+    check_close(rt.tensor<cd>({{1, 2}, {3, -4}}, {2}).mean().to_vector<cd>(), std::vector<cd>{{2, -1}});
+    const Tensor r = rt.call("core.arange", {}, {Attr("stop", 3.0), Attr("dtype", "f32")})[0];
+    CHECK(r.dtype() == DType::f32);
+    CHECK(r.to_vector<float>() == std::vector<float>{0, 1, 2});
+}
