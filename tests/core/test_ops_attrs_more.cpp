@@ -81,3 +81,30 @@ TEST_CASE("core: complex fills, means and explicit arange dtypes", "[core]") {
     CHECK(r.dtype() == DType::f32);
     CHECK(r.to_vector<float>() == std::vector<float>{0, 1, 2});
 }
+
+TEST_CASE("core: matmul of mixed dtypes promotes, with broadcast batches and vectors", "[core]") {
+    Runtime rt = make_runtime();
+    const auto xa = random_values(2 * 3 * 4, 21), xb = random_values(4 * 5, 22);
+    const std::vector<float> fa(xa.begin(), xa.end());
+    const Tensor a = rt.tensor<float>(fa, {2, 1, 3, 4});   // f32, batch [2, 1]
+    const Tensor b = rt.tensor<double>(xb, {4, 5}).expand({3, 4, 5});  // f64, batch [3], stride 0
+    const Tensor c = matmul(a, b);
+    CHECK(c.dtype() == DType::f64);
+    CHECK(c.shape() == Shape{2, 3, 3, 5});
+    const auto cv = c.to_vector<double>();
+    for (int64_t p = 0; p < 2; ++p)
+        for (int64_t r = 0; r < 3; ++r)
+            for (int64_t i = 0; i < 3; ++i)
+                for (int64_t j = 0; j < 5; ++j) {
+                    double want = 0;
+                    for (int64_t q = 0; q < 4; ++q) want += double(fa[static_cast<size_t>(p * 12 + i * 4 + q)]) * xb[static_cast<size_t>(q * 5 + j)];
+                    CHECK(cv[static_cast<size_t>(((p * 3 + r) * 3 + i) * 5 + j)] == Approx(want).epsilon(1e-12));
+                }
+    const Tensor v = rt.tensor<int64_t>({1, 2, 3, 4}, {4}).to(DType::f32);
+    const auto vb = matmul(v, rt.tensor<double>(xb, {4, 5})).to_vector<double>();  // f32 vector @ f64 matrix
+    for (int64_t j = 0; j < 5; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < 4; ++q) want += double(q + 1) * xb[static_cast<size_t>(q * 5 + j)];
+        CHECK(vb[static_cast<size_t>(j)] == Approx(want).epsilon(1e-12));
+    }
+}

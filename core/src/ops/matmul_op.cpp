@@ -51,27 +51,43 @@ void matmul_infer(const CoreOp& op, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-// An operand as a matrix batch: its shape with a size-1 row (or column) added for vectors,
-// broadcast to the batch shape.
-View as_matrix(const View& x, bool vector, bool is_left, std::span<const int64_t> batch, int64_t rows, int64_t cols) {
-    View m = x;
+// An operand seen as a batch of matrices: its element stride along each dimension of the
+// broadcast batch shape (0 where it broadcasts), and its row and column strides. A 1-d operand
+// is a single row (left) or column (right).
+struct MatrixOperand {
+    Dims batch_strides;
+    int64_t row = 0, col = 0;
+};
+
+MatrixOperand as_matrix(const ferro_tensor_view& x, bool vector, bool is_left, std::span<const int64_t> batch) {
+    MatrixOperand m;
+    int own_batch = x.ndim - 2;
     if (vector) {
-        Dims shape = is_left ? Dims{1, x.shape[0]} : Dims{x.shape[0], 1};
-        Dims strides = is_left ? Dims{0, x.strides[0]} : Dims{x.strides[0], 0};
-        m.set(shape, strides);
+        own_batch = 0;
+        (is_left ? m.col : m.row) = x.strides[0];
+    } else {
+        m.row = x.strides[x.ndim - 2];
+        m.col = x.strides[x.ndim - 1];
     }
-    Dims full(batch.begin(), batch.end());
-    full.push_back(rows);
-    full.push_back(cols);
-    return broadcast_to(m.v, span_of(full));
+    const size_t lead = batch.size() - static_cast<size_t>(own_batch);
+    m.batch_strides.resize(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const bool exists = i >= lead;
+        const int64_t size = exists ? x.shape[i - lead] : 1;
+        m.batch_strides[i] = (!exists || (size == 1 && batch[i] != 1)) ? 0 : x.strides[i - lead];
+    }
+    return m;
 }
 
 void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
+    const ferro_tensor_view& out = a.outputs[0];
     const auto s = matmul_shapes(op.qualified, {a.inputs[0].shape, static_cast<size_t>(a.inputs[0].ndim)},
                                  {a.inputs[1].shape, static_cast<size_t>(a.inputs[1].ndim)});
-    const ferro_tensor_view& out = a.outputs[0];
-    const View x = as_matrix(cast_to(host, a.session, View(a.inputs[0]), out.dtype), s.a_vector, true, span_of(s.batch), s.m, s.k);
-    const View y = as_matrix(cast_to(host, a.session, View(a.inputs[1]), out.dtype), s.b_vector, false, span_of(s.batch), s.k, s.n);
+    View keep_x, keep_y;  // only when an operand must be converted to the output's dtype
+    const ferro_tensor_view& x = a.inputs[0].dtype == out.dtype ? a.inputs[0] : (keep_x = cast_to(host, a.session, View(a.inputs[0]), out.dtype)).v;
+    const ferro_tensor_view& y = a.inputs[1].dtype == out.dtype ? a.inputs[1] : (keep_y = cast_to(host, a.session, View(a.inputs[1]), out.dtype)).v;
+    const MatrixOperand mx = as_matrix(x, s.a_vector, true, span_of(s.batch));
+    const MatrixOperand my = as_matrix(y, s.b_vector, false, span_of(s.batch));
     // The output is fresh and contiguous in its numpy shape; as a matrix batch its row stride
     // is n (1 for a vector result) and its column stride 1.
     const int64_t c_row = s.b_vector ? 1 : s.n;
@@ -86,10 +102,11 @@ void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
         for (size_t d = nb > 0 ? nb - 1 : 0; d-- > 0;) {
             const int64_t i = rest % s.batch[d];
             rest /= s.batch[d];
-            off_x += i * x.strides[d];
-            off_y += i * y.strides[d];
+            off_x += i * mx.batch_strides[d];
+            off_y += i * my.batch_strides[d];
         }
-        const int64_t bs_x = nb > 0 ? x.strides[nb - 1] : 0, bs_y = nb > 0 ? y.strides[nb - 1] : 0;
+        const int64_t bs_x = nb > 0 ? mx.batch_strides[nb - 1] : 0, bs_y = nb > 0 ? my.batch_strides[nb - 1] : 0;
+        const int64_t off_c = o * last * c_mat * item;
         ferro_gemm_args g{};
         g.struct_size = sizeof g;
         g.dtype = out.dtype;
@@ -97,11 +114,8 @@ void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
         g.m = s.m;
         g.n = s.n;
         g.k = s.k;
-        const int64_t off_c = o * last * c_mat * item;
-        g.a = {x.v.buffer, x.v.byte_offset + static_cast<uint64_t>(off_x * item), address_at(x.v, off_x * item),
-               bs_x, x.strides[nb], x.strides[nb + 1]};
-        g.b = {y.v.buffer, y.v.byte_offset + static_cast<uint64_t>(off_y * item), address_at(y.v, off_y * item),
-               bs_y, y.strides[nb], y.strides[nb + 1]};
+        g.a = {x.buffer, x.byte_offset + static_cast<uint64_t>(off_x * item), address_at(x, off_x * item), bs_x, mx.row, mx.col};
+        g.b = {y.buffer, y.byte_offset + static_cast<uint64_t>(off_y * item), address_at(y, off_y * item), bs_y, my.row, my.col};
         g.c = {out.buffer, out.byte_offset + static_cast<uint64_t>(off_c), address_at(out, off_c), c_mat, c_row, 1};
         g.alpha = {1, 0, 1};
         g.beta = {0, 0, 0};

@@ -71,22 +71,29 @@ T scalar_of(const ferro_scalar& s) {
 // below about 16^3 multiply-adds), so they run as a plain loop on any strides.
 constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
 
-// Row-major A, B and C without conjugation: axpy order (i, q, j) so the inner loop runs over
-// contiguous rows of B and C and vectorises.
+// Row-major B and C (A any strides) without conjugation, at most kRowMax columns: each output
+// row accumulates in a local array, axpy order (i, q, j), so the inner loop runs over a
+// contiguous row of B and vectorises without aliasing C.
+constexpr int64_t kRowMax = 64;
+
 template <class T>
 bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
-    if (g.a.col_stride != 1 || g.b.col_stride != 1 || g.c.col_stride != 1 || g.conj_a || g.conj_b) return false;
+    if (g.b.col_stride != 1 || g.c.col_stride != 1 || g.n > kRowMax || g.conj_a || g.conj_b) return false;
+    T acc[kRowMax];
     for (int64_t p = 0; p < g.batch; ++p) {
         const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
         const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
         T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
         for (int64_t i = 0; i < g.m; ++i) {
-            T* crow = c + i * g.c.row_stride;
-            for (int64_t j = 0; j < g.n; ++j) crow[j] = beta == T(0) ? T(0) : beta * crow[j];
+            for (int64_t j = 0; j < g.n; ++j) acc[j] = T(0);
             for (int64_t q = 0; q < g.k; ++q) {
-                const T x = alpha * a[i * g.a.row_stride + q];
+                const T x = a[i * g.a.row_stride + q * g.a.col_stride];
                 const T* brow = b + q * g.b.row_stride;
-                for (int64_t j = 0; j < g.n; ++j) crow[j] += x * brow[j];
+                for (int64_t j = 0; j < g.n; ++j) acc[j] += x * brow[j];
+            }
+            T* crow = c + i * g.c.row_stride;
+            for (int64_t j = 0; j < g.n; ++j) {
+                crow[j] = beta == T(0) ? alpha * acc[j] : alpha * acc[j] + beta * crow[j];  // beta 0: C unread
             }
         }
     }
