@@ -108,3 +108,18 @@ TEST_CASE("core: matmul of mixed dtypes promotes, with broadcast batches and vec
         CHECK(vb[static_cast<size_t>(j)] == Approx(want).epsilon(1e-12));
     }
 }
+
+TEST_CASE("plan cache: calls whose key outgrows the inline buffer still hit the shared cache", "[core]") {
+    Runtime rt = make_runtime();
+    std::vector<Tensor> parts;
+    for (int i = 0; i < 20; ++i) parts.push_back(rt.full({1, 2}, i));  // key: > 100 words
+    const Tensor first = concat(parts, 0);
+    const auto before = rt.plan_cache_stats();
+    const Tensor second = concat(parts, 0);
+    const auto after = rt.plan_cache_stats();
+    CHECK(after.hits == before.hits + 1);
+    CHECK(after.misses == before.misses);
+    CHECK(second.shape() == Shape{20, 2});
+    CHECK(second.to_vector<double>() == first.to_vector<double>());
+    CHECK(second.sum().item<double>() == 2 * 190);
+}

@@ -105,22 +105,26 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
     return it->second;
 }
 
-// The plan cache key, written once as a walk over 64-bit words that a sink consumes: KeyWriter
-// appends them (building a key on a miss), KeyMatcher compares them in place with a stored key
-// (the op handle's check on every call, without building anything).
+// The plan cache key, written once as a walk over 64-bit words that a sink consumes. Every
+// call encodes into StackKey (plain stores into a fixed array); the op handle compares that
+// with its stored key by memcmp, and only a miss copies it into a PlanKey. Keys longer than
+// the array (many inputs or long attributes) are built with KeyWriter instead.
+struct StackKey {
+    static constexpr size_t kWords = 64;
+    uint64_t words[kWords];
+    size_t n = 0;
+    void operator()(uint64_t w) {
+        if (n < kWords) words[n] = w;
+        ++n;
+    }
+    bool fits() const { return n <= kWords; }
+    bool equals(const PlanKey& key) const {
+        return fits() && key.size() == n && std::memcmp(key.data(), words, n * sizeof(uint64_t)) == 0;
+    }
+};
 struct KeyWriter {
     PlanKey& key;
     void operator()(uint64_t w) { key.push_back(w); }
-};
-struct KeyMatcher {
-    const PlanKey& key;
-    size_t at = 0;
-    bool same = true;
-    void operator()(uint64_t w) {
-        same = same && at < key.size() && key[at] == w;
-        ++at;
-    }
-    bool matched() const { return same && at == key.size(); }
 };
 
 template <class Sink>
@@ -209,21 +213,23 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (HostOpFn host_op = core_host_op(&schema)) {
         return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
     }
+    StackKey quick;
+    encode_key(quick, schema, *engine, snap->epoch, attrs, inputs);
     PlanPtr plan;
     {
         std::lock_guard lock(op.mutex);
-        if (op.last_plan) {
-            KeyMatcher match{op.last_key};
-            encode_key(match, schema, *engine, snap->epoch, attrs, inputs);
-            if (match.matched()) plan = op.last_plan;
-        }
+        if (op.last_plan && quick.equals(op.last_key)) plan = op.last_plan;
     }
     if (plan) {
         cache_.count_hit();
     } else {
         PlanKey key;
-        KeyWriter write{key};
-        encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+        if (quick.fits()) {
+            key.assign(quick.words, quick.words + quick.n);
+        } else {
+            KeyWriter write{key};
+            encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+        }
         plan = cache_.find(key);
         if (!plan) {
             plan = prepare(*entry, *family, engine, attrs, inputs);
