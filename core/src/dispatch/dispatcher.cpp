@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <exception>
 #include <vector>
 
 namespace ferro {
@@ -28,12 +27,8 @@ template <class Fn>
 ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
     try {
         return fn();
-    } catch (const std::exception& e) {
-        throw Error(FERRO_INTERNAL, fmt::format("{}: {} threw an exception ({}); no exception "
-                                                "may cross the plugin ABI", op, what, e.what()));
     } catch (...) {
-        throw Error(FERRO_INTERNAL, fmt::format("{}: {} threw an exception; no exception may "
-                                                "cross the plugin ABI", op, what));
+        throw Error(FERRO_INTERNAL, op + ": " + escaped_exception_message(what));
     }
 }
 

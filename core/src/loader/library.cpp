@@ -21,6 +21,13 @@ const char* load_stage_name(LoadStage stage) {
     return "unknown";
 }
 
+void throw_load_error(LoadStage stage, ferro_status status, const std::string& what) {
+    const uint32_t code = status->code;
+    const std::string message = status->message;
+    free_status(status);
+    throw LoadError(stage, code, what + " failed: " + message);
+}
+
 struct Library::Impl {
     boost::dll::shared_library lib;
 };

@@ -13,6 +13,11 @@ enum class LoadStage { open, entry, query, abi, validate, probe, create, registe
 
 const char* load_stage_name(LoadStage stage);
 
+class LoadError;
+
+// Throws LoadError(stage) with the code of `status` and "<what> failed: <message>"; frees it.
+[[noreturn]] void throw_load_error(LoadStage stage, ferro_status status, const std::string& what);
+
 class LoadError : public Error {
 public:
     LoadError(LoadStage stage, uint32_t code, const std::string& message)

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <exception>
 #include <system_error>
 
 namespace ferro {
@@ -31,23 +30,10 @@ const ferro_plugin_desc* query(ferro_plugin_query_fn entry, const ferro_host_api
     ferro_status st = nullptr;
     try {
         st = entry(host, &desc);
-    } catch (const std::exception& e) {
-        throw LoadError(LoadStage::query, FERRO_INTERNAL,
-                        fmt::format("{} threw an exception ({}); no exception may cross the "
-                                    "plugin ABI",
-                                    FERRO_PLUGIN_ENTRY_NAME, e.what()));
     } catch (...) {
-        throw LoadError(LoadStage::query, FERRO_INTERNAL,
-                        fmt::format("{} threw an exception; no exception may cross the plugin ABI",
-                                    FERRO_PLUGIN_ENTRY_NAME));
+        throw LoadError(LoadStage::query, FERRO_INTERNAL, escaped_exception_message(FERRO_PLUGIN_ENTRY_NAME));
     }
-    if (st != nullptr) {
-        const uint32_t code = st->code;
-        const std::string message = st->message;
-        free_status(st);
-        throw LoadError(LoadStage::query, code,
-                        fmt::format("{} failed: {}", FERRO_PLUGIN_ENTRY_NAME, message));
-    }
+    if (st != nullptr) throw_load_error(LoadStage::query, st, FERRO_PLUGIN_ENTRY_NAME);
     if (desc == nullptr) {
         throw LoadError(LoadStage::query, FERRO_INVALID_ARGUMENT,
                         fmt::format("{} returned success but no descriptor",

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <exception>
 
 namespace ferro {
 namespace {
@@ -17,24 +16,9 @@ auto call_plugin(LoadStage stage, const std::string& what, Fn&& fn) {
         return fn();
     } catch (const LoadError&) {
         throw;
-    } catch (const std::exception& e) {
-        throw LoadError(stage, FERRO_INTERNAL,
-                        fmt::format("{} threw an exception ({}); no exception may cross the "
-                                    "plugin ABI",
-                                    what, e.what()));
     } catch (...) {
-        throw LoadError(stage, FERRO_INTERNAL,
-                        fmt::format("{} threw an exception; no exception may cross the plugin ABI",
-                                    what));
+        throw LoadError(stage, FERRO_INTERNAL, escaped_exception_message(what));
     }
-}
-
-// Moves a plugin-returned status into a LoadError.
-[[noreturn]] void fail(LoadStage stage, ferro_status st, const std::string& what) {
-    const uint32_t code = st->code;
-    const std::string message = st->message;
-    free_status(st);
-    throw LoadError(stage, code, fmt::format("{} failed: {}", what, message));
 }
 
 std::string engine_name(const std::string& kind, uint32_t ordinal) {
@@ -86,7 +70,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
     probe.struct_size = sizeof probe;
     const std::string what = fmt::format("engine '{}': probe", desc.kind);
     if (ferro_status st = call_plugin(LoadStage::probe, what, [&] { return desc.probe(ctx.host, &probe); })) {
-        fail(LoadStage::probe, st, what);
+        throw_load_error(LoadStage::probe, st, what);
     }
     probe.reason[sizeof probe.reason - 1] = '\0';
     availability.reason = probe.reason;
@@ -99,7 +83,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
             if (ferro_status st = call_plugin(LoadStage::create, create, [&] {
                     return desc.create(ctx.host, ordinal, &inst);
                 })) {
-                fail(LoadStage::create, st, create);
+                throw_load_error(LoadStage::create, st, create);
             }
             auto engine = call_plugin(LoadStage::create, create, [&] {
                 return std::make_shared<Engine>(name, desc, ordinal, inst, library);
@@ -153,7 +137,7 @@ ModuleSlot create_module(const ModuleSource& source, const Engine& engine,
         if (ferro_status st = call_plugin(LoadStage::register_, what, [&] {
                 return source.create(ctx.host, &args, &inst);
             })) {
-            fail(LoadStage::register_, st, what);
+            throw_load_error(LoadStage::register_, st, what);
         }
         if (inst.iface == nullptr) {
             slot.decline_reason = reason[0] != '\0' ? reason : "declined (no reason given)";

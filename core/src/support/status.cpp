@@ -56,6 +56,17 @@ void throw_if_error(ferro_status status) {
     throw error;
 }
 
+std::string escaped_exception_message(const std::string& what) {
+    const char* suffix = "no exception may cross the plugin ABI";
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return what + " threw an exception (" + e.what() + "); " + suffix;
+    } catch (...) {
+        return what + " threw an exception; " + suffix;
+    }
+}
+
 ferro_status status_from_current_exception() noexcept {
     try {
         throw;

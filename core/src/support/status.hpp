@@ -39,6 +39,10 @@ const char* status_code_name(uint32_t code) noexcept;
 // Throws ferro::Error carrying the code and message of `status`, and frees it.
 void throw_if_error(ferro_status status);
 
+// Describes the exception being handled (call inside a catch block) as escaping plugin code
+// named `what`: "<what> threw an exception (<what()>); no exception may cross the plugin ABI".
+std::string escaped_exception_message(const std::string& what);
+
 // Converts the exception being handled (call inside a catch block) into a status.
 ferro_status status_from_current_exception() noexcept;
 
