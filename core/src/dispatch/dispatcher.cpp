@@ -91,13 +91,7 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
     for (uint32_t k = 0; k < s.n_attrs; ++k) {
         if (std::strcmp(s.attrs[k].name, "engine") == 0 && attrs[k].type == FERRO_ATTR_STR) name = attrs[k].v.str;
     }
-    auto it = snap.engines.find(name);
-    if (it == snap.engines.end()) {
-        std::string known;
-        for (const auto& [n, e] : snap.engines) known += (known.empty() ? "" : ", ") + n;
-        throw Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}' (available: {})", op, name, known));
-    }
-    return it->second;
+    return snap.engine_named(name, op);
 }
 
 // The plan cache key, written once as a walk over 64-bit words that a sink consumes. Every

@@ -100,16 +100,7 @@ Outputs Runtime::call(const std::string& qualified_name, std::span<const ferro_n
     return call(op(qualified_name), attrs, inputs);
 }
 
-EnginePtr Runtime::engine(const std::string& name) const {
-    const SnapshotPtr snap = snapshot();
-    auto it = snap->engines.find(name);
-    if (it == snap->engines.end()) {
-        std::string known;
-        for (const auto& [n, e] : snap->engines) known += (known.empty() ? "" : ", ") + n;
-        throw Error(FERRO_NOT_FOUND, fmt::format("no engine named '{}' (available: {})", name, known));
-    }
-    return it->second;
-}
+EnginePtr Runtime::engine(const std::string& name) const { return snapshot()->engine_named(name); }
 
 void Runtime::record_diagnostic(Diagnostic diagnostic) {
     reconfigure([&](Snapshot& s) { s.diagnostics.push_back(std::move(diagnostic)); });

@@ -1,5 +1,7 @@
 #include "runtime/snapshot.hpp"
 
+#include "support/status.hpp"
+
 namespace ferro {
 
 const PluginRecord* Snapshot::find_plugin(const std::string& name) const {
@@ -17,6 +19,15 @@ const OpEntry* Snapshot::find_op(const std::string& qualified_name) const {
 const Engine* Snapshot::find_engine(const std::string& name) const {
     auto it = engines.find(name);
     return it == engines.end() ? nullptr : it->second.get();
+}
+
+const EnginePtr& Snapshot::engine_named(const std::string& name, const std::string& context) const {
+    auto it = engines.find(name);
+    if (it != engines.end()) return it->second;
+    std::string known;
+    for (const auto& [n, e] : engines) known += (known.empty() ? "" : ", ") + n;
+    throw Error(FERRO_NOT_FOUND, (context.empty() ? "" : context + ": ") + "no engine named '" + name +
+                                     "' (available: " + known + ")");
 }
 
 }  // namespace ferro

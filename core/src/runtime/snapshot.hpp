@@ -88,6 +88,9 @@ struct Snapshot {
     const PluginRecord* find_plugin(const std::string& name) const;
     const OpEntry* find_op(const std::string& qualified_name) const;
     const Engine* find_engine(const std::string& name) const;
+    // The engine named `name`, or NOT_FOUND "<context>: no engine named '...' (available:
+    // ...)" (no prefix when `context` is empty).
+    const EnginePtr& engine_named(const std::string& name, const std::string& context = "") const;
 };
 
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
