@@ -3,8 +3,6 @@
 
 #include <ferro/ferro.h>
 
-#include <fmt/format.h>
-
 using ferro::c_api::require;
 
 FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op) {
@@ -32,13 +30,11 @@ FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, cons
         if (n_attrs > 0) require(attrs, "ferro_call", "attrs");
         if (n_inputs > 0) require(inputs, "ferro_call", "inputs");
         require(outputs, "ferro_call", "outputs");
-        ferro::Outputs outs = runtime->runtime.call(name, {attrs, n_attrs}, {inputs, n_inputs});
-        if (outs.size() > outputs_capacity) {
-            throw ferro::Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", name,
-                                                               outs.size(), outputs_capacity));
-        }
-        for (size_t i = 0; i < outs.size(); ++i) outputs[i] = outs[i].release_ownership();
-        if (out_n_outputs != nullptr) *out_n_outputs = static_cast<uint32_t>(outs.size());
+        // The same path as ferro_op_call, through the runtime's handle for `name`.
+        ferro_op_call_args args{sizeof args, n_attrs, attrs, n_inputs, outputs_capacity, inputs, outputs, 0, 0};
+        const ferro_host_api* host = runtime->runtime.host_api();
+        ferro::throw_if_error(host->op_call(host, &runtime->runtime.op(name), &args));
+        if (out_n_outputs != nullptr) *out_n_outputs = args.n_outputs;
     });
 }
 

@@ -77,9 +77,7 @@ FERRO_API ferro_status ferro_tensor_to(ferro_runtime* runtime, ferro_tensor tens
     });
 }
 
-FERRO_API void ferro_tensor_retain(ferro_tensor tensor) {
-    if (tensor != nullptr) tensor->refs.fetch_add(1, std::memory_order_relaxed);
-}
+FERRO_API void ferro_tensor_retain(ferro_tensor tensor) { ferro::TensorPtr::retain(tensor); }
 FERRO_API void ferro_tensor_release(ferro_tensor tensor) { ferro::TensorPtr::release(tensor); }
 
 FERRO_API ferro_dtype ferro_tensor_dtype(ferro_tensor t) { return t ? t->dtype : FERRO_DTYPE_INVALID; }

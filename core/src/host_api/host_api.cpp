@@ -28,10 +28,6 @@ ferro_bool log_enabled(const ferro_host_api* host, uint32_t level) {
     return runtime_of(host).logger().enabled(level) ? 1 : 0;
 }
 
-void tensor_retain(ferro_tensor t) {
-    if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
-}
-void tensor_release(ferro_tensor t) { TensorPtr::release(t); }
 
 ferro_status tensor_view(ferro_tensor t, ferro_tensor_view* out) {
     return guard([&] {
@@ -122,8 +118,8 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.status_message = status_message;
     api.log = log;
     api.log_enabled = log_enabled;
-    api.tensor_retain = tensor_retain;
-    api.tensor_release = tensor_release;
+    api.tensor_retain = TensorPtr::retain;
+    api.tensor_release = TensorPtr::release;
     api.tensor_view = tensor_view;
     api.tensor_signature = tensor_signature;
     api.tensor_engine = tensor_engine;

@@ -73,10 +73,10 @@ public:
     // Adopts a reference the caller owns.
     static TensorPtr adopt(ferro_tensor_impl* t) noexcept { return TensorPtr(t); }
     static TensorPtr share(ferro_tensor_impl* t) noexcept {
-        if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
+        retain(t);
         return TensorPtr(t);
     }
-    TensorPtr(const TensorPtr& o) noexcept : t_(o.t_) { if (t_) t_->refs.fetch_add(1, std::memory_order_relaxed); }
+    TensorPtr(const TensorPtr& o) noexcept : t_(o.t_) { retain(t_); }
     TensorPtr(TensorPtr&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
     TensorPtr& operator=(TensorPtr o) noexcept { std::swap(t_, o.t_); return *this; }
     ~TensorPtr() { release(t_); }
@@ -87,6 +87,10 @@ public:
     explicit operator bool() const noexcept { return t_ != nullptr; }
     ferro_tensor_impl* release_ownership() noexcept { return std::exchange(t_, nullptr); }
 
+    // The ABI's retain/release (ferro_tensor_retain, host->tensor_retain) are these.
+    static void retain(ferro_tensor_impl* t) noexcept {
+        if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
+    }
     static void release(ferro_tensor_impl* t) noexcept {
         if (t != nullptr && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
     }
