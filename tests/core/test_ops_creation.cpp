@@ -119,6 +119,13 @@ TEST_CASE("c api: NULL arguments and bad shapes give INVALID_ARGUMENT naming the
     CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
     CHECK_THAT(ferro_status_message(st), Catch::Contains("core.add: input 0 is NULL"));
     ferro_status_free(st);
+    // Strides whose span cannot be addressed are refused instead of wrapping around.
+    const int64_t huge_shape[1] = {4}, huge_strides[1] = {int64_t{1} << 61};
+    double cell = 0;
+    st = ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F64, 1, huge_shape, huge_strides, &cell, nullptr, nullptr, &out);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_borrow_host: shape and strides reach beyond addressable memory"));
+    ferro_status_free(st);
     const Tensor t = rt.zeros({2});
     double small[1];
     st = ferro_tensor_copy_to_host(t.get(), small, sizeof small);

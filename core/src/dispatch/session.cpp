@@ -39,22 +39,17 @@ const ferro_session_impl::KnownBuffer& known(const ferro_session_impl& s, ferro_
     bad(kernel, fmt::format("operand '{}' refers to a buffer this session does not own", operand));
 }
 
-// 128-bit arithmetic: offsets and strides come from plugins, and their products must not wrap.
-__extension__ typedef __int128 wide_int;
-
 // Checks that every element the strided range touches lies inside the buffer.
 void check_range(const ferro_session_impl::KnownBuffer& b, uint64_t byte_offset, int64_t item,
                  int ndim, const int64_t* shape, const int64_t* strides, const char* kernel,
                  const char* operand) {
-    wide_int lo = 0, hi = 0;
     for (int d = 0; d < ndim; ++d) {
         if (shape[d] < 0) bad(kernel, fmt::format("operand '{}' has a negative size", operand));
-        if (shape[d] == 0) return;  // touches nothing
-        const wide_int span = static_cast<wide_int>(shape[d] - 1) * strides[d];
-        (span < 0 ? lo : hi) += span;
     }
-    const wide_int first = static_cast<wide_int>(byte_offset) + lo * item;
-    const wide_int end = static_cast<wide_int>(byte_offset) + (hi + 1) * item;
+    const StridedExtent e = strided_extent({shape, static_cast<size_t>(ndim)}, strides);
+    if (e.empty) return;  // touches nothing
+    const wide_int first = static_cast<wide_int>(byte_offset) + e.lo * item;
+    const wide_int end = static_cast<wide_int>(byte_offset) + (e.hi + 1) * item;
     if (first < 0 || end > static_cast<wide_int>(b.bytes)) {
         bad(kernel, fmt::format("operand '{}' reaches outside its buffer ({} bytes)", operand, b.bytes));
     }

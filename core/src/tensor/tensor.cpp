@@ -90,26 +90,32 @@ TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<cons
         }
         elements *= static_cast<uint64_t>(s);
     }
-    auto* t = new ferro_tensor_impl;
-    TensorPtr owned = TensorPtr::adopt(t);
-    t->storage = std::allocate_shared<Storage>(CachedAllocator<Storage>{}, engine,
-                                               elements * static_cast<uint64_t>(itemsize(dtype)));
-    t->dtype = dtype;
-    t->shape.assign(shape.begin(), shape.end());
-    t->strides = contiguous_strides(shape);
-    return owned;
+    auto storage = std::allocate_shared<Storage>(CachedAllocator<Storage>{}, engine,
+                                                 elements * static_cast<uint64_t>(itemsize(dtype)));
+    return wrap_storage(std::move(storage), dtype, Dims(shape.begin(), shape.end()),
+                        contiguous_strides(shape), 0);
 }
 
-TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
-                    uint64_t byte_offset) {
+TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, Dims shape, Dims strides,
+                       uint64_t byte_offset) {
     auto* t = new ferro_tensor_impl;
     TensorPtr owned = TensorPtr::adopt(t);
-    t->storage = base.storage;
+    t->storage = std::move(storage);
     t->dtype = dtype;
     t->shape = std::move(shape);
     t->strides = std::move(strides);
     t->byte_offset = byte_offset;
     return owned;
+}
+
+StridedExtent strided_extent(std::span<const int64_t> shape, const int64_t* strides) {
+    StridedExtent e;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 0) return {0, 0, true};
+        const wide_int span = static_cast<wide_int>(shape[d] - 1) * strides[d];
+        (span < 0 ? e.lo : e.hi) += span;
+    }
+    return e;
 }
 
 ferro_tensor_view view_of(const ferro_tensor_impl& t) {

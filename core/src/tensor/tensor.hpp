@@ -117,9 +117,26 @@ inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const D
                              const char* op = "tensor") {
     return make_tensor(engine, dtype, span_of(shape), op);
 }
+// A tensor handle over `storage` with the given metadata (no checks).
+TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, Dims shape, Dims strides,
+                       uint64_t byte_offset);
 // A view of `base`'s storage with other metadata (no copy, no checks beyond ndim).
-TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
-                    uint64_t byte_offset);
+inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
+                           uint64_t byte_offset) {
+    return wrap_storage(base.storage, dtype, std::move(shape), std::move(strides), byte_offset);
+}
+
+// 128-bit arithmetic for layouts that plugins and applications describe: products of their
+// sizes and strides must not wrap.
+__extension__ typedef __int128 wide_int;
+
+// The elements a strided layout touches, relative to element 0: [lo, hi] with lo <= 0 <= hi;
+// `empty` when some size is 0 (then lo = hi = 0). Sizes must be non-negative.
+struct StridedExtent {
+    wide_int lo = 0, hi = 0;
+    bool empty = false;
+};
+StridedExtent strided_extent(std::span<const int64_t> shape, const int64_t* strides);
 
 // The ABI descriptions of a tensor: pointers borrowed from `t`.
 ferro_tensor_view view_of(const ferro_tensor_impl& t);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <vector>
 
 namespace ferro {
@@ -13,28 +14,24 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
                         Storage::Deleter deleter, void* context, const char* what) {
     const std::string fn = what;
     if (!is_valid_dtype(dtype)) throw Error(FERRO_INVALID_ARGUMENT, fn + ": unsupported dtype " + dtype_name(dtype));
-    const Dims dense = contiguous_strides(shape);
-    Dims st = strides ? Dims(strides, strides + shape.size()) : dense;
-    int64_t lo = 0, hi = 0, n = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d] < 0) throw Error(FERRO_INVALID_ARGUMENT, fn + ": negative size in shape");
-        n *= shape[d];
-        const int64_t span = (shape[d] - 1) * st[d];
-        (span < 0 ? lo : hi) += shape[d] > 0 ? span : 0;
+    for (int64_t size : shape) {
+        if (size < 0) throw Error(FERRO_INVALID_ARGUMENT, fn + ": negative size in shape");
     }
-    if (n > 0 && data == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fn + ": data is NULL");
+    Dims st = strides ? Dims(strides, strides + shape.size()) : contiguous_strides(shape);
+    const StridedExtent e = strided_extent(shape, st.data());
+    if (!e.empty && data == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fn + ": data is NULL");
     const int64_t item = itemsize(dtype);
+    const wide_int span_bytes = (e.hi - e.lo + 1) * item;
+    if (span_bytes > std::numeric_limits<int64_t>::max()) {
+        throw Error(FERRO_INVALID_ARGUMENT, fn + ": shape and strides reach beyond addressable memory");
+    }
     // The storage starts at the lowest byte any element uses; element 0 sits -lo items in.
-    void* base = static_cast<char*>(data) + lo * item;
-    const auto bytes = static_cast<uint64_t>(n > 0 ? (hi - lo + 1) * item : 0);
-    auto* t = new ferro_tensor_impl;
-    TensorPtr owned = TensorPtr::adopt(t);
-    t->storage = std::make_shared<Storage>(runtime.engine(engine), base, bytes, deleter, context);
-    t->dtype = dtype;
-    t->shape.assign(shape.begin(), shape.end());
-    t->strides = std::move(st);
-    t->byte_offset = static_cast<uint64_t>(-lo * item);
-    return owned;
+    const auto lo_bytes = static_cast<int64_t>(e.lo * item);
+    void* base = static_cast<char*>(data) + lo_bytes;
+    const auto bytes = static_cast<uint64_t>(e.empty ? 0 : span_bytes);
+    auto storage = std::make_shared<Storage>(runtime.engine(engine), base, bytes, deleter, context);
+    return wrap_storage(std::move(storage), dtype, Dims(shape.begin(), shape.end()), std::move(st),
+                        static_cast<uint64_t>(-lo_bytes));
 }
 
 TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& engine) {
