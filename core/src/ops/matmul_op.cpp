@@ -69,13 +69,7 @@ MatrixOperand as_matrix(const ferro_tensor_view& x, bool vector, bool is_left, s
         m.row = x.strides[x.ndim - 2];
         m.col = x.strides[x.ndim - 1];
     }
-    const size_t lead = batch.size() - static_cast<size_t>(own_batch);
-    m.batch_strides.resize(batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) {
-        const bool exists = i >= lead;
-        const int64_t size = exists ? x.shape[i - lead] : 1;
-        m.batch_strides[i] = (!exists || (size == 1 && batch[i] != 1)) ? 0 : x.strides[i - lead];
-    }
+    m.batch_strides = broadcast_strides({x.shape, static_cast<size_t>(own_batch)}, x.strides, batch);
     return m;
 }
 

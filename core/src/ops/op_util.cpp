@@ -52,16 +52,21 @@ Dims broadcast_shapes(const std::string& op, std::span<const int64_t> a, std::sp
     return out;
 }
 
+Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides,
+                       std::span<const int64_t> target) {
+    Dims out(target.size());
+    const size_t lead = target.size() - shape.size();
+    for (size_t i = 0; i < target.size(); ++i) {
+        const bool exists = i >= lead;
+        const int64_t size = exists ? shape[i - lead] : 1;
+        out[i] = (!exists || (size == 1 && target[i] != 1)) ? 0 : strides[i - lead];
+    }
+    return out;
+}
+
 View broadcast_to(const ferro_tensor_view& in, std::span<const int64_t> shape) {
     View out(in);
-    const size_t lead = shape.size() - static_cast<size_t>(in.ndim);
-    for (size_t i = 0; i < shape.size(); ++i) {
-        const bool exists = i >= lead;
-        const int64_t size = exists ? in.shape[i - lead] : 1;
-        out.shape[i] = shape[i];
-        out.strides[i] = (!exists || (size == 1 && shape[i] != 1)) ? 0 : in.strides[i - lead];
-    }
-    out.v.ndim = static_cast<int32_t>(shape.size());
+    out.set(shape, span_of(broadcast_strides({in.shape, static_cast<size_t>(in.ndim)}, in.strides, shape)));
     return out;
 }
 

@@ -44,6 +44,11 @@ inline Dims broadcast_shapes(const std::string& op, const Dims& a, std::span<con
     return broadcast_shapes(op, span_of(a), b, ia, ib);
 }
 
+// The strides of a tensor (`shape`, `strides`) seen with `target`'s shape: dims right-aligned,
+// stride 0 where it broadcasts (a missing dim, or size 1 against a larger one).
+Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides,
+                       std::span<const int64_t> target);
+
 // `in` seen with `shape` (its dims right-aligned, stride 0 where it broadcasts).
 View broadcast_to(const ferro_tensor_view& in, std::span<const int64_t> shape);
 inline View broadcast_to(const ferro_tensor_view& in, const Dims& shape) { return broadcast_to(in, span_of(shape)); }
