@@ -90,18 +90,18 @@ void unary_infer(const CoreOp& op, ferro_infer_args& a) {
 }
 
 void unary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
-    const View in(a.inputs[0]);
+    const ferro_tensor_view& in = a.inputs[0];
     const auto kind = unary_spec(op).kind;
-    if (!is_complex(in.v.dtype) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part)) {
+    if (!is_complex(in.dtype) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part)) {
         if (kind == UnaryKind::real_part) {
-            ferro_copy_args c{sizeof c, 0, in.v, a.outputs[0]};
+            ferro_copy_args c{sizeof c, 0, in, a.outputs[0]};
             return check(trusted::run(a.session, c, &ferro_engine_iface::copy_strided));
         }
         ferro_fill_args f{sizeof f, 0, a.outputs[0], {0, 0, 0}};
         return check(trusted::run(a.session, f, &ferro_engine_iface::fill));
     }
     View keep;
-    const auto& x = operand_for(host, a.session, a.inputs[0], a.inputs[0], unary_types(op, in.v.dtype).first, keep);
+    const auto& x = operand_for(host, a.session, in, in, unary_types(op, in.dtype).first, keep);
     ferro_unary_args u{sizeof u, op.code, x, a.outputs[0]};
     check(trusted::run(a.session, u, &ferro_engine_iface::unary));
 }
@@ -199,11 +199,11 @@ void where_infer(const CoreOp& op, ferro_infer_args& a) {
 
 void where_exec(const CoreOp&, const ferro_host_api* host, const ferro_exec_args& a) {
     const ferro_tensor_view& out = a.outputs[0];
-    const std::span<const int64_t> shape(out.shape, static_cast<size_t>(out.ndim));
-    const View c = broadcast_to(a.inputs[0], shape);
-    const View x = cast_to(host, a.session, broadcast_to(a.inputs[1], shape), out.dtype);
-    const View y = cast_to(host, a.session, broadcast_to(a.inputs[2], shape), out.dtype);
-    ferro_where_args w{sizeof w, 0, c.v, x.v, y.v, out};
+    View keep_c, keep_x, keep_y;
+    const auto& c = operand_for(host, a.session, a.inputs[0], out, FERRO_DTYPE_BOOL, keep_c);
+    const auto& x = operand_for(host, a.session, a.inputs[1], out, out.dtype, keep_x);
+    const auto& y = operand_for(host, a.session, a.inputs[2], out, out.dtype, keep_y);
+    ferro_where_args w{sizeof w, 0, c, x, y, out};
     check(trusted::run(a.session, w, &ferro_engine_iface::where));
 }
 
