@@ -60,17 +60,12 @@ struct MatrixOperand {
 };
 
 MatrixOperand as_matrix(const ferro_tensor_view& x, bool vector, bool is_left, std::span<const int64_t> batch) {
-    MatrixOperand m;
-    int own_batch = x.ndim - 2;
-    if (vector) {
-        own_batch = 0;
-        (is_left ? m.col : m.row) = x.strides[0];
-    } else {
-        m.row = x.strides[x.ndim - 2];
-        m.col = x.strides[x.ndim - 1];
-    }
-    m.batch_strides = broadcast_strides({x.shape, static_cast<size_t>(own_batch)}, x.strides, batch);
-    return m;
+    const int own_batch = vector ? 0 : x.ndim - 2;
+    const int64_t row = vector ? (is_left ? 0 : x.strides[0]) : x.strides[x.ndim - 2];
+    const int64_t col = vector ? (is_left ? x.strides[0] : 0) : x.strides[x.ndim - 1];
+    // One aggregate initialisation: the strides are built in place (moving a small_vector with
+    // inline storage would copy it).
+    return {broadcast_strides({x.shape, static_cast<size_t>(own_batch)}, x.strides, batch), row, col};
 }
 
 void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {

@@ -92,18 +92,17 @@ TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<cons
     }
     auto storage = std::allocate_shared<Storage>(CachedAllocator<Storage>{}, engine,
                                                  elements * static_cast<uint64_t>(itemsize(dtype)));
-    return wrap_storage(std::move(storage), dtype, Dims(shape.begin(), shape.end()),
-                        contiguous_strides(shape), 0);
+    return wrap_storage(std::move(storage), dtype, shape, span_of(contiguous_strides(shape)), 0);
 }
 
-TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, Dims shape, Dims strides,
-                       uint64_t byte_offset) {
+TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, std::span<const int64_t> shape,
+                       std::span<const int64_t> strides, uint64_t byte_offset) {
     auto* t = new ferro_tensor_impl;
     TensorPtr owned = TensorPtr::adopt(t);
     t->storage = std::move(storage);
     t->dtype = dtype;
-    t->shape = std::move(shape);
-    t->strides = std::move(strides);
+    t->shape.assign(shape.begin(), shape.end());
+    t->strides.assign(strides.begin(), strides.end());
     t->byte_offset = byte_offset;
     return owned;
 }

@@ -118,12 +118,12 @@ inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const D
     return make_tensor(engine, dtype, span_of(shape), op);
 }
 // A tensor handle over `storage` with the given metadata (no checks).
-TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, Dims shape, Dims strides,
-                       uint64_t byte_offset);
+TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, std::span<const int64_t> shape,
+                       std::span<const int64_t> strides, uint64_t byte_offset);
 // A view of `base`'s storage with other metadata (no copy, no checks beyond ndim).
 inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
                            uint64_t byte_offset) {
-    return wrap_storage(base.storage, dtype, std::move(shape), std::move(strides), byte_offset);
+    return wrap_storage(base.storage, dtype, span_of(shape), span_of(strides), byte_offset);
 }
 
 // 128-bit arithmetic for layouts that plugins and applications describe: products of their

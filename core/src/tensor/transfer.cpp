@@ -30,8 +30,7 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
     void* base = static_cast<char*>(data) + lo_bytes;
     const auto bytes = static_cast<uint64_t>(e.empty ? 0 : span_bytes);
     auto storage = std::make_shared<Storage>(runtime.engine(engine), base, bytes, deleter, context);
-    return wrap_storage(std::move(storage), dtype, Dims(shape.begin(), shape.end()), std::move(st),
-                        static_cast<uint64_t>(-lo_bytes));
+    return wrap_storage(std::move(storage), dtype, shape, span_of(st), static_cast<uint64_t>(-lo_bytes));
 }
 
 TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& engine) {
