@@ -50,8 +50,7 @@ SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const O
         op.family = &snap->families.at(e->family_id);
         op.epoch = snap->epoch;
         op.snapshot = std::move(snap);
-        op.last_plan.reset();
-        op.last_key.clear();
+        op.last.reset();
     }
     entry = op.entry;
     family = op.family;
@@ -94,45 +93,55 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
     return snap.engine_named(name, op);
 }
 
-// The plan cache key, written once as a walk over 64-bit words that a sink consumes. Every
-// call encodes into StackKey (plain stores into a fixed array); the op handle compares that
-// with its stored key by memcmp, and only a miss copies it into a PlanKey. Keys longer than
-// the array (many inputs or long attributes) are built with KeyWriter instead.
-struct StackKey {
-    static constexpr size_t kWords = 64;
-    uint64_t words[kWords];
-    size_t n = 0;
-    void operator()(uint64_t w) {
-        if (n < kWords) words[n] = w;
-        ++n;
-    }
-    bool fits() const { return n <= kWords; }
-    bool equals(const PlanKey& key) const {
-        return fits() && key.size() == n && std::memcmp(key.data(), words, n * sizeof(uint64_t)) == 0;
-    }
-};
+// Keys are walks over 64-bit words that a sink consumes: KeyWriter stores them, KeyMatcher
+// compares a call with a stored key as it goes (the repeated-call path: no copy). A sink is
+// told to reject a call that has something no valid call has (a NULL name, string or array),
+// which then never matches and is never stored; the full path reports it.
 struct KeyWriter {
     PlanKey& key;
+    bool rejected = false;
     void operator()(uint64_t w) { key.push_back(w); }
+    void reject() { rejected = true; }
 };
+struct KeyMatcher {
+    const uint64_t* next;
+    const uint64_t* end;
+    bool same = true;
+    explicit KeyMatcher(const PlanKey& key) : next(key.data()), end(key.data() + key.size()) {}
+    void operator()(uint64_t w) {
+        if (next == end || *next != w) {
+            same = false;
+            next = end;
+            return;
+        }
+        ++next;
+    }
+    void reject() { same = false; }
+    bool matched() const { return same && next == end; }
+};
+
+template <class Sink>
+void encode_str(Sink& sink, const char* s) {
+    if (s == nullptr) return sink.reject();
+    const size_t n = std::strlen(s);
+    sink(n);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        std::memcpy(&w, s + i, std::min<size_t>(8, n - i));
+        sink(w);
+    }
+}
 
 template <class Sink>
 void encode_attr(Sink& sink, const ferro_attr_value& v) {
     sink(v.type | (uint64_t{v.count} << 32));
+    const bool is_array = v.type == FERRO_ATTR_I64_ARRAY || v.type == FERRO_ATTR_F64_ARRAY;
+    if (is_array && v.count > 0 && v.v.i64_array == nullptr) return sink.reject();
     switch (v.type) {
         case FERRO_ATTR_I64: sink(static_cast<uint64_t>(v.v.i64)); break;
         case FERRO_ATTR_F64: { uint64_t bits; std::memcpy(&bits, &v.v.f64, 8); sink(bits); break; }
         case FERRO_ATTR_BOOL: sink(v.v.boolean); break;
-        case FERRO_ATTR_STR: {
-            const size_t n = std::strlen(v.v.str);
-            sink(n);
-            for (size_t i = 0; i < n; i += 8) {
-                uint64_t w = 0;
-                std::memcpy(&w, v.v.str + i, std::min<size_t>(8, n - i));
-                sink(w);
-            }
-            break;
-        }
+        case FERRO_ATTR_STR: encode_str(sink, v.v.str); break;
         case FERRO_ATTR_I64_ARRAY:
             for (uint32_t i = 0; i < v.count; ++i) sink(static_cast<uint64_t>(v.v.i64_array[i]));
             break;
@@ -141,6 +150,43 @@ void encode_attr(Sink& sink, const ferro_attr_value& v) {
             break;
         default: break;
     }
+}
+
+template <class Sink>
+void encode_inputs(Sink& sink, std::span<ferro_tensor_impl* const> inputs) {
+    sink(inputs.size());
+    for (const ferro_tensor_impl* t : inputs) {
+        sink(t->dtype | (uint64_t{t->shape.size()} << 32));
+        for (int64_t d : t->shape) sink(static_cast<uint64_t>(d));
+        for (int64_t d : t->strides) sink(static_cast<uint64_t>(d));
+    }
+}
+
+// The key of a call as given, for LastCall: (engine, epoch, named attributes, inputs). Two
+// calls with equal keys normalise to the same attributes and prepare the same plan.
+template <class Sink>
+void encode_call(Sink& sink, const Engine& engine, uint64_t epoch, const ferro_named_attr* named,
+                 uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs) {
+    sink(reinterpret_cast<uintptr_t>(&engine));
+    sink(epoch);
+    sink(n_attrs);
+    if (n_attrs > 0 && named == nullptr) return sink.reject();
+    for (uint32_t i = 0; i < n_attrs; ++i) {
+        encode_str(sink, named[i].name);
+        encode_attr(sink, named[i].value);
+    }
+    encode_inputs(sink, inputs);
+}
+
+// The engine all inputs share, or null when there are none, one is NULL or they disagree
+// (the full path reports those).
+const Engine* common_engine(std::span<ferro_tensor_impl* const> inputs) {
+    if (inputs.empty() || inputs[0] == nullptr) return nullptr;
+    const Engine* engine = &inputs[0]->storage->engine();
+    for (size_t i = 1; i < inputs.size(); ++i) {
+        if (inputs[i] == nullptr || &inputs[i]->storage->engine() != engine) return nullptr;
+    }
+    return engine;
 }
 
 // (schema, engine, epoch, attributes, input signatures). Word 2 is the epoch (the runtime
@@ -152,12 +198,7 @@ void encode_key(Sink& sink, const ferro_op_schema& s, const Engine& engine, uint
     sink(reinterpret_cast<uintptr_t>(&engine));
     sink(epoch);
     for (const auto& a : attrs) encode_attr(sink, a);
-    sink(inputs.size());
-    for (const ferro_tensor_impl* t : inputs) {
-        sink(t->dtype | (uint64_t{t->shape.size()} << 32));
-        for (int64_t d : t->shape) sink(static_cast<uint64_t>(d));
-        for (int64_t d : t->strides) sink(static_cast<uint64_t>(d));
-    }
+    encode_inputs(sink, inputs);
 }
 
 std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& s,
@@ -179,7 +220,9 @@ std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& 
         if (!is_valid_dtype(o.dtype) || o.ndim < 0 || o.ndim > FERRO_MAX_NDIM) {
             throw Error(FERRO_INTERNAL, fmt::format("{}: infer produced an invalid signature for output {}", op, i));
         }
-        result.push_back({o.dtype, Dims(o.shape, o.shape + o.ndim)});
+        Dims shape(o.shape, o.shape + o.ndim);
+        const uint64_t bytes = checked_bytes(o.dtype, span_of(shape), op.c_str());
+        result.push_back({o.dtype, shape, contiguous_strides(shape), bytes});
     }
     return result;
 }
@@ -190,8 +233,27 @@ Dispatcher::Dispatcher(Runtime& runtime)
     : runtime_(runtime),
       cache_(runtime.options().plan_cache_max_entries, runtime.options().plan_cache_max_bytes) {}
 
+std::shared_ptr<const LastCall> Dispatcher::repeat_of(ferro_op_impl& op, const ferro_named_attr* named,
+                                                      uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs) {
+    const Engine* engine = common_engine(inputs);
+    if (engine == nullptr) return nullptr;
+    std::shared_ptr<const LastCall> last;
+    {
+        std::lock_guard lock(op.mutex);
+        last = op.last;
+    }
+    if (!last) return nullptr;
+    KeyMatcher match(last->key);
+    encode_call(match, *engine, runtime_.current_epoch(), named, n_attrs, inputs);
+    return match.matched() ? last : nullptr;
+}
+
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                          std::span<ferro_tensor_impl* const> inputs) {
+    if (const auto last = repeat_of(op, named, n_attrs, inputs)) {
+        cache_.count_hit();
+        return execute(*last->plan, op.name, inputs[0]->storage->engine_ptr(), last->attrs.values(), inputs);
+    }
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
     const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);
@@ -202,33 +264,21 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (HostOpFn host_op = core_host_op(&schema)) {
         return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
     }
-    StackKey quick;
-    encode_key(quick, schema, *engine, snap->epoch, attrs, inputs);
-    PlanPtr plan;
-    {
-        std::lock_guard lock(op.mutex);
-        if (op.last_plan && quick.equals(op.last_key)) plan = op.last_plan;
+    PlanKey key;
+    KeyWriter write{key};
+    encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+    PlanPtr plan = cache_.find(key);
+    if (!plan) {
+        plan = prepare(*entry, *family, engine, attrs, inputs);
+        cache_.insert(std::move(key), plan);
     }
-    if (plan) {
-        cache_.count_hit();
-    } else {
-        PlanKey key;
-        if (quick.fits()) {
-            key.assign(quick.words, quick.words + quick.n);
-        } else {
-            KeyWriter write{key};
-            encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
-        }
-        plan = cache_.find(key);
-        if (!plan) {
-            plan = prepare(*entry, *family, engine, attrs, inputs);
-            cache_.insert(key, plan);
-        }
+    PlanKey call_key;
+    KeyWriter write_call{call_key};
+    encode_call(write_call, *engine, snap->epoch, named, n_attrs, inputs);
+    if (!write_call.rejected) {
+        auto last = std::make_shared<LastCall>(LastCall{std::move(call_key), plan, OwnedAttrs(attrs)});
         std::lock_guard lock(op.mutex);
-        if (op.epoch == snap->epoch) {
-            op.last_key = std::move(key);
-            op.last_plan = plan;
-        }
+        if (op.epoch == snap->epoch) op.last = std::move(last);
     }
     return execute(*plan, op.name, engine, attrs, inputs);
 }
@@ -247,8 +297,7 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
         out[i].dtype = outputs[i].dtype;
         out[i].ndim = static_cast<int32_t>(outputs[i].shape.size());
         std::copy(outputs[i].shape.begin(), outputs[i].shape.end(), out[i].shape);
-        const Dims strides = contiguous_strides(outputs[i].shape);
-        std::copy(strides.begin(), strides.end(), out[i].strides);
+        std::copy(outputs[i].strides.begin(), outputs[i].strides.end(), out[i].strides);
     }
     std::string reasons;
     auto slots = family.modules.find(engine->name());
@@ -293,27 +342,27 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
 Outputs Dispatcher::execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
                             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
     Outputs outputs;
-    for (const OutputSig& sig : plan.outputs()) outputs.push_back(make_tensor(engine, sig.dtype, sig.shape, op.c_str()));
+    for (const OutputSig& sig : plan.outputs()) {
+        outputs.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
+    }
     Session session(engine);
-    boost::container::small_vector<ferro_tensor_view, 4> in_views, out_views;
-    for (ferro_tensor_impl* t : inputs) {
-        session.allow(*t->storage);
-        in_views.push_back(view_of(*t));
+    const size_t n_in = inputs.size(), n_out = outputs.size();
+    boost::container::small_vector<ferro_tensor_view, 4> views(n_in + n_out, boost::container::default_init);
+    for (size_t i = 0; i < n_in; ++i) views[i] = view_of(*inputs[i]);
+    for (size_t i = 0; i < n_out; ++i) views[n_in + i] = view_of(*outputs[i]);
+    if (!plan.built_in()) {
+        for (ferro_tensor_impl* t : inputs) session.allow(*t->storage);
+        for (const TensorPtr& t : outputs) session.allow(*t->storage);
     }
-    for (const TensorPtr& t : outputs) {
-        session.allow(*t->storage);
-        out_views.push_back(view_of(*t));
-    }
-    std::shared_ptr<Storage> workspace;
+    StoragePtr workspace;
     ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
     if (plan.workspace_bytes() > 0) {
-        workspace = std::make_shared<Storage>(engine, plan.workspace_bytes());
+        workspace = Storage::allocate(engine, plan.workspace_bytes());
         session.allow(*workspace);
         ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
     }
-    ferro_exec_args args{sizeof args, static_cast<uint32_t>(in_views.size()),
-                         static_cast<uint32_t>(out_views.size()), 0, attrs.data(),
-                         in_views.data(), out_views.data(), ws, session.get()};
+    ferro_exec_args args{sizeof args, static_cast<uint32_t>(n_in), static_cast<uint32_t>(n_out), 0,
+                         attrs.data(), views.data(), views.data() + n_in, ws, session.get()};
     const ferro_host_api* host = runtime_.host_api();
     ferro_status st;
     if (plan.iface().execute_in_session != nullptr) {

@@ -20,11 +20,20 @@
 namespace ferro {
 class Runtime;
 using Outputs = boost::container::small_vector<TensorPtr, 2>;
+
+// The most recent plan call through an op handle. A call site usually repeats one call, so a
+// call whose key matches runs this plan with these attributes directly: no resolution, no
+// attribute normalisation, no shared cache. The key is the call as given (engine, epoch,
+// attribute names and values before normalisation, input signatures); immutable once made.
+struct LastCall {
+    PlanKey key;
+    PlanPtr plan;
+    OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
+};
 }  // namespace ferro
 
 // A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch (holding
-// that snapshot, so the cached pointers stay valid) and the plan of its most recent call
-// signature: a call site usually repeats one signature, and this skips the shared cache.
+// that snapshot, so the cached pointers stay valid) and its most recent plan call.
 struct ferro_op_impl {
     std::string name;
     ferro::Runtime* runtime = nullptr;
@@ -33,8 +42,7 @@ struct ferro_op_impl {
     ferro::SnapshotPtr snapshot;
     const ferro::OpEntry* entry = nullptr;
     const ferro::FamilySlot* family = nullptr;
-    ferro::PlanKey last_key;
-    ferro::PlanPtr last_plan;
+    std::shared_ptr<const ferro::LastCall> last;
 };
 
 namespace ferro {
@@ -66,6 +74,9 @@ private:
                     std::span<ferro_tensor_impl* const> inputs);
     Outputs execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
                     const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
+    // The handle's last call when this call repeats it, else null.
+    std::shared_ptr<const LastCall> repeat_of(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
+                                              std::span<ferro_tensor_impl* const> inputs);
 
     Runtime& runtime_;
     PlanCache cache_;

@@ -27,9 +27,11 @@ struct PlanKeyHash {
     size_t operator()(const PlanKey& key) const noexcept;
 };
 
+// An output as the plan allocates it: row-major, checked once when the plan was made.
 struct OutputSig {
     ferro_dtype dtype;
-    Dims shape;
+    Dims shape, strides;
+    uint64_t bytes;
 };
 
 // A prepared plan owned by the host. Counts as a user object of its module's plugin.
@@ -46,6 +48,9 @@ public:
     uint64_t retained_bytes() const noexcept { return instance_.retained_bytes; }
     const std::vector<OutputSig>& outputs() const noexcept { return outputs_; }
     const ModulePtr& module() const noexcept { return module_; }
+    // A plan of a built-in module (host code): its executor enqueues primitives unchecked
+    // (session.hpp, trusted::run), so its session need not list the call's buffers.
+    bool built_in() const noexcept { return module_->library() == nullptr; }
 
 private:
     ferro_plan_instance instance_;

@@ -175,7 +175,7 @@ ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* a) {
 ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view* out) {
     return guard([&] {
         if (s == nullptr || out == nullptr) bad("scratch", "NULL session or out");
-        auto storage = std::make_shared<Storage>(*s->engine_ptr, bytes);
+        StoragePtr storage = Storage::allocate(*s->engine_ptr, bytes);
         s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
         *out = {sizeof *out, 0, storage->buffer(), 0, bytes, storage->address()};
         s->scratch.push_back(std::move(storage));

@@ -22,7 +22,7 @@ struct ferro_session_impl {
     const ferro::EnginePtr* engine_ptr = nullptr;  // the caller's, alive for the session (scratch)
     ferro_engine_session engine_session = nullptr;
     boost::container::small_vector<KnownBuffer, 8> buffers;
-    boost::container::small_vector<std::shared_ptr<ferro::Storage>, 2> scratch;
+    boost::container::small_vector<ferro::StoragePtr, 2> scratch;
 };
 
 namespace ferro {

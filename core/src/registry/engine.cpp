@@ -74,6 +74,8 @@ Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal
         throw LoadError(LoadStage::create, FERRO_INTERNAL,
                         fmt::format("engine '{}': properties failed: {}", name_, message));
     }
+    builtin_cpu_ = library_ == nullptr && kind_ == "cpu" && FERRO_HAS_FIELD(iface_, ferro_engine_iface, release_import) &&
+                   iface_->import_memory != nullptr && iface_->release_import != nullptr;
     props_.name[sizeof props_.name - 1] = '\0';
     props_.details[sizeof props_.details - 1] = '\0';
     target_ = {sizeof target_, ordinal_, name_.c_str(), kind_.c_str(), context_abi_.c_str(),

@@ -31,6 +31,9 @@ public:
     const ferro_engine_iface& iface() const noexcept { return *iface_; }
     void* self() const noexcept { return self_; }
     const LibraryPtr& library() const noexcept { return library_; }  // null for built-ins
+    // The built-in cpu engine, whose buffers are plain host memory and whose import_memory is
+    // the identity: the host may place small buffers itself (inside a tensor's allocation).
+    bool builtin_cpu() const noexcept { return builtin_cpu_; }
 
     // The target description handed to module factories; valid while the engine lives.
     const ferro_engine_target& target() const noexcept { return target_; }
@@ -41,6 +44,7 @@ private:
     void* self_;
     const ferro_engine_iface* iface_;
     LibraryPtr library_;
+    bool builtin_cpu_ = false;
     ferro_device_props props_{};
     ferro_engine_target target_{};
 };

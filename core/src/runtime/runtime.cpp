@@ -72,8 +72,8 @@ void Runtime::clear_plans() {
         std::lock_guard lock(ops_mutex_);
         for (auto& [name, handle] : ops_) {
             std::lock_guard op_lock(handle->mutex);
-            if (handle->last_plan) dropped.push_back(std::move(handle->last_plan));
-            handle->last_key.clear();
+            if (handle->last) dropped.push_back(handle->last->plan);
+            handle->last.reset();
         }
     }
     plan_cache().clear();

@@ -1,7 +1,7 @@
 // Per-thread free lists for the small fixed-size objects every op call creates and destroys
-// (tensor handles, storage control blocks). Reusing a block costs a few instructions where
-// malloc + free cost ~200, a visible share of a tiny op's dispatch. Blocks freed on another
-// thread join that thread's list; each list keeps at most kCached blocks and frees the rest.
+// (tensor handles, tensor blocks). Reusing a block costs a few instructions where malloc +
+// free cost ~200, a visible share of a tiny op's dispatch. Blocks freed on another thread
+// join that thread's list; each list keeps at most kCached blocks and frees the rest.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 namespace ferro {
 
-template <std::size_t Size>
+template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)>
 class ThreadCache {
 public:
     static void* allocate() {
@@ -21,7 +21,7 @@ public:
             --l.count;
             return n;
         }
-        return ::operator new(Size);
+        return ::operator new(Size, std::align_val_t{Align});
     }
     static void deallocate(void* p) noexcept {
         List& l = list();
@@ -32,7 +32,7 @@ public:
             ++l.count;
             return;
         }
-        ::operator delete(p);
+        ::operator delete(p, std::align_val_t{Align});
     }
 
 private:
@@ -45,32 +45,13 @@ private:
         Node* head = nullptr;
         std::size_t count = 0;
         ~List() {
-            while (head != nullptr) ::operator delete(std::exchange(head, head->next));
+            while (head != nullptr) ::operator delete(std::exchange(head, head->next), std::align_val_t{Align});
         }
     };
     static List& list() {
         thread_local List l;
         return l;
     }
-};
-
-// An allocator for std::allocate_shared that takes single objects from ThreadCache.
-template <class T>
-struct CachedAllocator {
-    using value_type = T;
-    CachedAllocator() = default;
-    template <class U>
-    CachedAllocator(const CachedAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        return n == 1 ? static_cast<T*>(ThreadCache<sizeof(T)>::allocate())
-                      : static_cast<T*>(::operator new(n * sizeof(T)));
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        if (n == 1) ThreadCache<sizeof(T)>::deallocate(p);
-        else ::operator delete(p);
-    }
-    template <class U>
-    bool operator==(const CachedAllocator<U>&) const noexcept { return true; }
 };
 
 }  // namespace ferro

@@ -7,24 +7,65 @@
 
 #include <limits>
 
-void* ferro_tensor_impl::operator new(std::size_t size) {
-    return size == sizeof(ferro_tensor_impl) ? ferro::ThreadCache<sizeof(ferro_tensor_impl)>::allocate()
-                                             : ::operator new(size);
-}
-void ferro_tensor_impl::operator delete(void* p) noexcept {
-    ferro::ThreadCache<sizeof(ferro_tensor_impl)>::deallocate(p);
-}
-
 namespace ferro {
 
-Storage::Storage(EnginePtr engine, uint64_t bytes) : engine_(std::move(engine)), bytes_(bytes) {
+// A fresh tensor and its storage in one allocation, with room for a small tensor's data when
+// the engine is the built-in cpu engine (then the storage imports that room instead of asking
+// the engine for memory). An op's output costs one cached block instead of three allocations.
+// The tensor part dies first (its storage reference keeps the block); the storage frees it.
+constexpr size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+struct TensorBlock {
+    static constexpr size_t kStorageAt = round_up(sizeof(ferro_tensor_impl), alignof(Storage));
+    static constexpr size_t kDataAt = round_up(kStorageAt + sizeof(Storage), 64);
+    static constexpr uint64_t kInlineBytes = 256;
+    using Cache = ThreadCache<kDataAt + kInlineBytes, 64>;
+
+    // The storage is built before the tensor, so a throwing engine alloc only frees the block.
+    static ferro_tensor_impl* create(const EnginePtr& engine, uint64_t bytes) {
+        auto* block = static_cast<char*>(Cache::allocate());
+        Storage* storage;
+        try {
+            if (engine->builtin_cpu() && bytes <= kInlineBytes) {
+                storage = new (block + kStorageAt) Storage(engine, block + kDataAt, bytes);
+            } else {
+                storage = new (block + kStorageAt) Storage(engine, bytes);
+            }
+        } catch (...) {
+            Cache::deallocate(block);
+            throw;
+        }
+        storage->in_block_ = true;
+        auto* t = new (block) ferro_tensor_impl;
+        t->in_block = true;
+        t->storage = StoragePtr::adopt(storage);
+        return t;
+    }
+    static void free(Storage* storage) noexcept {
+        Cache::deallocate(reinterpret_cast<char*>(storage) - kStorageAt);
+    }
+};
+
+using HandleCache = ThreadCache<sizeof(ferro_tensor_impl)>;
+
+void TensorPtr::destroy(ferro_tensor_impl* t) noexcept {
+    if (t->in_block) {
+        StoragePtr keep = std::move(t->storage);  // may be the block's last user: freed after
+        t->~ferro_tensor_impl();
+        return;
+    }
+    t->~ferro_tensor_impl();
+    HandleCache::deallocate(t);
+}
+
+Storage::Storage(const EnginePtr& engine, uint64_t bytes) : engine_(engine), bytes_(bytes) {
     throw_if_error(engine_->iface().alloc(engine_->self(), std::max<uint64_t>(bytes, 1), 64,
                                           &buffer_, &address_));
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
-Storage::Storage(EnginePtr engine, void* address, uint64_t bytes, Deleter deleter, void* context)
-    : engine_(std::move(engine)), address_(address), bytes_(bytes), imported_(true),
+Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context)
+    : kind_(Kind::borrowed), engine_(engine), address_(address), bytes_(bytes),
       deleter_(deleter), deleter_context_(context) {
     const auto& f = engine_->iface();
     if (!FERRO_HAS_FIELD(&f, ferro_engine_iface, release_import) || f.import_memory == nullptr ||
@@ -37,14 +78,40 @@ Storage::Storage(EnginePtr engine, void* address, uint64_t bytes, Deleter delete
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
+// The built-in cpu engine's buffer handle is the address itself (its import_memory is the
+// identity), and it has no library to count users of.
+Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes)
+    : kind_(Kind::placed), engine_(engine), buffer_(static_cast<ferro_buffer>(address)), address_(address),
+      bytes_(bytes) {}
+
 Storage::~Storage() {
-    if (imported_) {
-        engine_->iface().release_import(engine_->self(), buffer_);
-        if (deleter_ != nullptr) deleter_(deleter_context_);
-    } else {
-        engine_->iface().free(engine_->self(), buffer_);
+    switch (kind_) {
+        case Kind::allocated: engine_->iface().free(engine_->self(), buffer_); break;
+        case Kind::borrowed:
+            engine_->iface().release_import(engine_->self(), buffer_);
+            if (deleter_ != nullptr) deleter_(deleter_context_);
+            break;
+        case Kind::placed: break;
     }
     if (engine_->library()) engine_->library()->remove_user_object();
+}
+
+void Storage::destroy() noexcept {
+    if (in_block_) {
+        this->~Storage();
+        TensorBlock::free(this);
+        return;
+    }
+    delete this;
+}
+
+StoragePtr Storage::allocate(const EnginePtr& engine, uint64_t bytes) {
+    return StoragePtr::adopt(new Storage(engine, bytes));
+}
+
+StoragePtr Storage::borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter,
+                           void* context) {
+    return StoragePtr::adopt(new Storage(engine, address, bytes, deleter, context));
 }
 
 int64_t numel(std::span<const int64_t> shape) {
@@ -72,8 +139,7 @@ bool is_contiguous(const ferro_tensor_impl& t) {
     return true;
 }
 
-TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
-                      const char* op) {
+uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op) {
     if (shape.size() > FERRO_MAX_NDIM) {
         throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: {} dimensions, at most {} are supported",
                                                         op, shape.size(), FERRO_MAX_NDIM));
@@ -90,14 +156,27 @@ TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<cons
         }
         elements *= static_cast<uint64_t>(s);
     }
-    auto storage = std::allocate_shared<Storage>(CachedAllocator<Storage>{}, engine,
-                                                 elements * static_cast<uint64_t>(itemsize(dtype)));
-    return wrap_storage(std::move(storage), dtype, shape, span_of(contiguous_strides(shape)), 0);
+    return elements * static_cast<uint64_t>(itemsize(dtype));
 }
 
-TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, std::span<const int64_t> shape,
+TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                      const char* op) {
+    const uint64_t bytes = checked_bytes(dtype, shape, op);
+    return make_checked_tensor(engine, dtype, shape, span_of(contiguous_strides(shape)), bytes);
+}
+
+TensorPtr make_checked_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                              std::span<const int64_t> strides, uint64_t bytes) {
+    ferro_tensor_impl* t = TensorBlock::create(engine, bytes);
+    t->dtype = dtype;
+    t->shape.assign(shape.begin(), shape.end());
+    t->strides.assign(strides.begin(), strides.end());
+    return TensorPtr::adopt(t);
+}
+
+TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
                        std::span<const int64_t> strides, uint64_t byte_offset) {
-    auto* t = new ferro_tensor_impl;
+    auto* t = new (HandleCache::allocate()) ferro_tensor_impl;
     TensorPtr owned = TensorPtr::adopt(t);
     t->storage = std::move(storage);
     t->dtype = dtype;
@@ -115,20 +194,6 @@ StridedExtent strided_extent(std::span<const int64_t> shape, const int64_t* stri
         (span < 0 ? e.lo : e.hi) += span;
     }
     return e;
-}
-
-ferro_tensor_view view_of(const ferro_tensor_impl& t) {
-    ferro_tensor_view v{};
-    v.struct_size = sizeof v;
-    v.dtype = t.dtype;
-    v.ndim = static_cast<int32_t>(t.shape.size());
-    v.shape = t.shape.data();
-    v.strides = t.strides.data();
-    v.buffer = t.storage->buffer();
-    v.byte_offset = t.byte_offset;
-    v.data = t.storage->address() ? static_cast<char*>(t.storage->address()) + t.byte_offset : nullptr;
-    v.tensor = const_cast<ferro_tensor_impl*>(&t);
-    return v;
 }
 
 void fill_signature(const ferro_tensor_impl& t, ferro_signature& out) {

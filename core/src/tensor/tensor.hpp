@@ -19,6 +19,29 @@ namespace ferro {
 
 using Dims = boost::container::small_vector<int64_t, 6>;
 
+class Storage;
+
+// An owning reference to a Storage (intrusive count: a storage is shared by the tensors that
+// view it and by nothing else, so it needs no weak count or separate control block).
+class StoragePtr {
+public:
+    StoragePtr() = default;
+    static StoragePtr adopt(Storage* s) noexcept { return StoragePtr(s); }
+    StoragePtr(const StoragePtr& o) noexcept;
+    StoragePtr(StoragePtr&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+    StoragePtr& operator=(StoragePtr o) noexcept { std::swap(s_, o.s_); return *this; }
+    ~StoragePtr();
+
+    Storage* get() const noexcept { return s_; }
+    Storage* operator->() const noexcept { return s_; }
+    Storage& operator*() const noexcept { return *s_; }
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+
+private:
+    explicit StoragePtr(Storage* s) noexcept : s_(s) {}
+    Storage* s_ = nullptr;
+};
+
 // One engine allocation. Counts as a user object of the engine's plugin while alive, so the
 // plugin cannot be unloaded under it.
 class Storage {
@@ -26,11 +49,13 @@ public:
     // Called when borrowed memory is no longer used by any tensor.
     using Deleter = void (*)(void* context);
 
-    Storage(EnginePtr engine, uint64_t bytes);
+    // `bytes` of fresh engine memory.
+    static StoragePtr allocate(const EnginePtr& engine, uint64_t bytes);
     // Borrows memory the application owns (engine import_memory); `deleter(context)` runs
     // when the last tensor using it goes away.
-    Storage(EnginePtr engine, void* address, uint64_t bytes, Deleter deleter, void* context);
-    ~Storage();
+    static StoragePtr borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter,
+                             void* context);
+
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
 
@@ -40,25 +65,48 @@ public:
     void* address() const noexcept { return address_; }  // NULL when not host addressable
     uint64_t bytes() const noexcept { return bytes_; }
 
+    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    void release() noexcept {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
+    }
+
 private:
+    friend struct TensorBlock;
+    enum class Kind : uint8_t {
+        allocated,  // by the engine's alloc
+        borrowed,   // the application's memory, through the engine's import_memory
+        placed,     // host memory inside a TensorBlock, on the built-in cpu engine (tensor.cpp)
+    };
+    Storage(const EnginePtr& engine, uint64_t bytes);  // allocated
+    Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context);  // borrowed
+    Storage(const EnginePtr& engine, void* address, uint64_t bytes);  // placed
+    ~Storage();
+    void destroy() noexcept;  // runs the destructor and frees this object's memory
+
+    std::atomic<uint32_t> refs_{1};
+    Kind kind_ = Kind::allocated;
+    bool in_block_ = false;  // lives in a TensorBlock (tensor.cpp), which it frees
     EnginePtr engine_;
     ferro_buffer buffer_ = nullptr;
     void* address_ = nullptr;
     uint64_t bytes_;
-    bool imported_ = false;
     Deleter deleter_ = nullptr;
     void* deleter_context_ = nullptr;
 };
 
+inline StoragePtr::StoragePtr(const StoragePtr& o) noexcept : s_(o.s_) {
+    if (s_ != nullptr) s_->retain();
+}
+inline StoragePtr::~StoragePtr() {
+    if (s_ != nullptr) s_->release();
+}
+
 }  // namespace ferro
 
 struct ferro_tensor_impl {
-    // Handles come and go with every op call: reuse their blocks per thread.
-    static void* operator new(std::size_t size);
-    static void operator delete(void* p) noexcept;
-
     std::atomic<uint32_t> refs{1};
-    std::shared_ptr<ferro::Storage> storage;
+    bool in_block = false;  // allocated with its storage in one TensorBlock (tensor.cpp)
+    ferro::StoragePtr storage;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
     ferro::Dims shape, strides;  // strides in elements
     uint64_t byte_offset = 0;
@@ -92,11 +140,12 @@ public:
         if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
     }
     static void release(ferro_tensor_impl* t) noexcept {
-        if (t != nullptr && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+        if (t != nullptr && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(t);
     }
 
 private:
     explicit TensorPtr(ferro_tensor_impl* t) noexcept : t_(t) {}
+    static void destroy(ferro_tensor_impl* t) noexcept;
     ferro_tensor_impl* t_ = nullptr;
 };
 
@@ -113,12 +162,19 @@ bool is_contiguous(const ferro_tensor_impl& t);
 // count overflow (INVALID_ARGUMENT naming `op`).
 TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
                       const char* op = "tensor");
+// The bytes of a row-major `dtype` tensor of `shape`, after make_tensor's checks.
+uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op);
+// make_tensor for a layout already checked (a plan's outputs): `strides` contiguous for
+// `shape`, `bytes` its size. The tensor and its storage are one allocation, and on the
+// built-in cpu engine a small tensor's data shares it too.
+TensorPtr make_checked_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                              std::span<const int64_t> strides, uint64_t bytes);
 inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const Dims& shape,
                              const char* op = "tensor") {
     return make_tensor(engine, dtype, span_of(shape), op);
 }
 // A tensor handle over `storage` with the given metadata (no checks).
-TensorPtr wrap_storage(std::shared_ptr<Storage> storage, ferro_dtype dtype, std::span<const int64_t> shape,
+TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
                        std::span<const int64_t> strides, uint64_t byte_offset);
 // A view of `base`'s storage with other metadata (no copy, no checks beyond ndim).
 inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
@@ -139,7 +195,20 @@ struct StridedExtent {
 StridedExtent strided_extent(std::span<const int64_t> shape, const int64_t* strides);
 
 // The ABI descriptions of a tensor: pointers borrowed from `t`.
-ferro_tensor_view view_of(const ferro_tensor_impl& t);
+inline ferro_tensor_view view_of(const ferro_tensor_impl& t) {
+    ferro_tensor_view v;
+    v.struct_size = sizeof v;
+    v.dtype = t.dtype;
+    v.ndim = static_cast<int32_t>(t.shape.size());
+    v.reserved = 0;
+    v.shape = t.shape.data();
+    v.strides = t.strides.data();
+    v.buffer = t.storage->buffer();
+    v.byte_offset = t.byte_offset;
+    v.data = t.storage->address() ? static_cast<char*>(t.storage->address()) + t.byte_offset : nullptr;
+    v.tensor = const_cast<ferro_tensor_impl*>(&t);
+    return v;
+}
 void fill_signature(const ferro_tensor_impl& t, ferro_signature& out);
 
 // Copies between host memory (row-major packed) and a tensor, whatever its strides.

@@ -29,7 +29,7 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
     const auto lo_bytes = static_cast<int64_t>(e.lo * item);
     void* base = static_cast<char*>(data) + lo_bytes;
     const auto bytes = static_cast<uint64_t>(e.empty ? 0 : span_bytes);
-    auto storage = std::make_shared<Storage>(runtime.engine(engine), base, bytes, deleter, context);
+    StoragePtr storage = Storage::borrow(runtime.engine(engine), base, bytes, deleter, context);
     return wrap_storage(std::move(storage), dtype, shape, span_of(st), static_cast<uint64_t>(-lo_bytes));
 }
 

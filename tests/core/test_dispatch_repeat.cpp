@@ -1,0 +1,86 @@
+// The repeated-call path of the dispatcher (an op handle reuses its last plan and attributes
+// when a call repeats the previous one exactly) and the single-block output tensors: both are
+// shortcuts, so these tests check that they never change an answer or hide an error.
+#include "ferro_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+// core.sum of `x` over `axes` given as a caller-owned array, through the C API (so the test
+// controls the array's address and contents).
+Tensor sum_over(const Runtime& rt, const Tensor& x, const int64_t* axes, uint32_t n_axes) {
+    ferro_named_attr attr{};
+    attr.name = "axes";
+    attr.value.type = FERRO_ATTR_I64_ARRAY;
+    attr.value.count = n_axes;
+    attr.value.v.i64_array = axes;
+    ferro_tensor in = x.get(), out = nullptr;
+    check(ferro_call(rt.get(), "core.sum", &attr, 1, &in, 1, &out, 1, nullptr));
+    return {x.runtime_ref(), out};
+}
+
+}  // namespace
+
+TEST_CASE("dispatch: a repeated call reuses its plan, a changed attribute does not", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.tensor<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+    int64_t axes[1] = {0};
+    CHECK(sum_over(rt, x, axes, 1).to_vector<double>() == std::vector<double>{5, 7, 9});
+    const auto before = rt.plan_cache_stats();
+    CHECK(sum_over(rt, x, axes, 1).to_vector<double>() == std::vector<double>{5, 7, 9});
+    CHECK(rt.plan_cache_stats().hits == before.hits + 1);
+    // Same array, new contents: a different call, whatever the address says.
+    axes[0] = 1;
+    CHECK(sum_over(rt, x, axes, 1).to_vector<double>() == std::vector<double>{6, 15});
+    CHECK(rt.plan_cache_stats().misses == before.misses + 1);
+    axes[0] = -1;
+    CHECK(sum_over(rt, x, axes, 1).to_vector<double>() == std::vector<double>{6, 15});
+}
+
+TEST_CASE("dispatch: a repeated call with a NULL array or name is still an error", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.tensor<double>({1, 2, 3, 4}, {2, 2});
+    const int64_t last[1] = {-1};
+    CHECK(sum_over(rt, x, last, 1).to_vector<double>() == std::vector<double>{3, 7});
+    check_error([&] { sum_over(rt, x, nullptr, 1); }, FERRO_INVALID_ARGUMENT,
+                "core.sum: attribute 'axes' is a NULL array");
+    ferro_named_attr unnamed{};
+    unnamed.value.type = FERRO_ATTR_BOOL;
+    ferro_tensor in = x.get(), out = nullptr;
+    const ferro_status st = ferro_call(rt.get(), "core.sum", &unnamed, 1, &in, 1, &out, 1, nullptr);
+    REQUIRE(st != nullptr);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK(std::string(ferro_status_message(st)) == "core.sum: attribute name is NULL");
+    ferro_status_free(st);
+}
+
+TEST_CASE("dispatch: a repeated call on inputs of another layout is planned again", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.tensor<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+    const Tensor b = rt.tensor<double>({10, 20, 30}, {3});
+    CHECK((a + a).to_vector<double>() == std::vector<double>{2, 4, 6, 8, 10, 12});
+    CHECK((a + b).to_vector<double>() == std::vector<double>{11, 22, 33, 14, 25, 36});
+    const Tensor at = a.transpose(0, 1);  // same shape as a 3x2, other strides
+    CHECK((at + at).to_vector<double>() == std::vector<double>{2, 8, 4, 10, 6, 12});
+    CHECK((a.to(DType::f32) + a).dtype() == DType::f64);
+}
+
+TEST_CASE("tensors: views outlive the op output they view, small and large", "[core]") {
+    Runtime rt = make_runtime();
+    for (int64_t n : {3, 100}) {  // 100 doubles do not fit in the tensor's own block
+        const Tensor x = rt.arange(0, static_cast<double>(2 * n)).reshape({2, n});
+        Tensor view;
+        {
+            const Tensor doubled = x + x;
+            view = doubled.transpose(0, 1);
+        }
+        CHECK(view.shape() == Shape{n, 2});
+        const std::vector<double> got = view.contiguous().to_vector<double>();
+        for (int64_t i = 0; i < n; ++i) {
+            CHECK(got[static_cast<size_t>(2 * i)] == 2.0 * static_cast<double>(i));
+            CHECK(got[static_cast<size_t>(2 * i + 1)] == 2.0 * static_cast<double>(n + i));
+        }
+    }
+}
