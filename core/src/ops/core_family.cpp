@@ -73,17 +73,30 @@ ferro_status execute(void* self, const ferro_host_api* host, const ferro_exec_ar
 void destroy_plan(void*) {}
 constexpr ferro_plan_iface kPlanIface{sizeof(ferro_plan_iface), 0, execute, nullptr, destroy_plan};
 
-// Plans are stateless (executors read everything from the call), so a plan is its op.
+ferro_status execute_state(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    return guard([&] { static_cast<const OpPlan*>(self)->run(host, *args); });
+}
+void destroy_state(void* self) { delete static_cast<OpPlan*>(self); }
+constexpr ferro_plan_iface kStateIface{sizeof(ferro_plan_iface), 0, execute_state, nullptr, destroy_state};
+
+// An op with a PlanFn gets its per-signature state; for the others the executor reads
+// everything from the call, and the plan is the op itself.
 ferro_status prepare(void*, const ferro_host_api*, const ferro_prepare_args* args, ferro_plan_instance* out) {
-    const CoreOp& op = family().ops.at(args->op_index);
-    if (op.exec == nullptr) {
-        const std::string reason = op.qualified + " is implemented by the host, not by a plan";
-        std::snprintf(args->decline_reason, args->decline_capacity, "%s", reason.c_str());
-        return nullptr;
-    }
-    out->self = const_cast<CoreOp*>(&op);
-    out->iface = &kPlanIface;
-    return nullptr;
+    return guard([&] {
+        const CoreOp& op = family().ops.at(args->op_index);
+        if (op.exec == nullptr) {
+            const std::string reason = op.qualified + " is implemented by the host, not by a plan";
+            std::snprintf(args->decline_reason, args->decline_capacity, "%s", reason.c_str());
+            return;
+        }
+        if (op.plan != nullptr) {
+            out->self = op.plan(op, *args).release();
+            out->iface = &kStateIface;
+            return;
+        }
+        out->self = const_cast<CoreOp*>(&op);
+        out->iface = &kPlanIface;
+    });
 }
 void destroy_module(void*) {}
 constexpr ferro_module_iface kModuleIface{sizeof(ferro_module_iface), 0, prepare, destroy_module};

@@ -8,6 +8,7 @@
 
 #include <ferro/plugin.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ struct CoreOp;
 using InferFn = void (*)(const CoreOp& op, ferro_infer_args& args);
 using ExecFn = void (*)(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& args);
 
+// What an op works out once per call signature (plans are cached per signature): the hot ops
+// precompute their operand layouts so that a call only fills in addresses.
+class OpPlan {
+public:
+    virtual ~OpPlan() = default;
+    virtual void run(const ferro_host_api* host, const ferro_exec_args& args) const = 0;
+};
+using PlanFn = std::unique_ptr<OpPlan> (*)(const CoreOp& op, const ferro_prepare_args& args);
+
 struct CoreOp {
     std::string name;       // "add"
     std::string qualified;  // "core.add", for messages
@@ -37,6 +47,7 @@ struct CoreOp {
     ExecFn exec = nullptr;   // plan ops
     HostOpFn host = nullptr; // host ops
     uint32_t code = 0;       // engine op code (unary/binary/reduce)
+    PlanFn plan = nullptr;   // plan ops with per-signature state (exec stays the general path)
 };
 
 // Attribute spec builders.

@@ -187,6 +187,46 @@ void binary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
     check(trusted::run(a.session, b, &ferro_engine_iface::binary));
 }
 
+// A binary op for one call signature. Inputs already in the compute dtype reach the kernel as
+// they are, or with broadcast strides worked out here once; anything else (a dtype
+// conversion) takes binary_exec.
+class BinaryPlan final : public OpPlan {
+public:
+    BinaryPlan(const CoreOp& op, const ferro_prepare_args& p) : op_(op) {
+        const ferro_signature& out = p.outputs[0];
+        const ferro_dtype compute = binary_types(op, p.inputs[0].dtype, p.inputs[1].dtype).first;
+        for (int i = 0; i < 2; ++i) {
+            const ferro_signature& in = p.inputs[i];
+            convert_ = convert_ || in.dtype != compute;
+            broadcast_[i] = in.ndim != out.ndim || !std::equal(in.shape, in.shape + in.ndim, out.shape);
+            if (broadcast_[i]) strides_[i] = broadcast_strides(dims_of(in), in.strides, dims_of(out));
+        }
+    }
+
+    void run(const ferro_host_api* host, const ferro_exec_args& a) const override {
+        if (convert_) return binary_exec(op_, host, a);
+        ferro_binary_args b{sizeof b, op_.code, a.inputs[0], a.inputs[1], a.outputs[0]};
+        ferro_tensor_view* operands[2] = {&b.a, &b.b};
+        for (int i = 0; i < 2; ++i) {
+            if (!broadcast_[i]) continue;
+            operands[i]->ndim = b.out.ndim;
+            operands[i]->shape = b.out.shape;
+            operands[i]->strides = strides_[i].data();
+        }
+        check(trusted::run(a.session, b, &ferro_engine_iface::binary));
+    }
+
+private:
+    const CoreOp& op_;
+    bool convert_ = false;
+    bool broadcast_[2] = {false, false};
+    Dims strides_[2];
+};
+
+std::unique_ptr<OpPlan> binary_plan(const CoreOp& op, const ferro_prepare_args& p) {
+    return std::make_unique<BinaryPlan>(op, p);
+}
+
 void where_infer(const CoreOp& op, ferro_infer_args& a) {
     if (a.inputs[0].dtype != FERRO_DTYPE_BOOL) {
         invalid(op.qualified, "input 0 (cond) must be bool, got " + dtype_name(a.inputs[0].dtype));
@@ -248,6 +288,7 @@ void add_elementwise_ops(std::vector<CoreOp>& ops) {
         op.code = s.code;
         op.infer = binary_infer;
         op.exec = binary_exec;
+        op.plan = binary_plan;
         ops.push_back(std::move(op));
     }
     ops.push_back({"where", "", "cond ? a : b elementwise, broadcast", 3, 0, 1, {}, where_infer, where_exec});

@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace ferro::cpu {
@@ -73,29 +74,47 @@ constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
 
 // Row-major B and C (A any strides) without conjugation, at most kRowMax columns: each output
 // row accumulates in a local array, axpy order (i, q, j), so the inner loop runs over a
-// contiguous row of B and vectorises without aliasing C.
+// contiguous row of B and vectorises without aliasing C. N > 0 fixes the row length at compile
+// time, which unrolls the inner loops of the smallest products completely; N = 0 reads g.n.
 constexpr int64_t kRowMax = 64;
+constexpr int64_t kFixedMax = 8;
 
-template <class T>
-bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
-    if (g.b.col_stride != 1 || g.c.col_stride != 1 || g.n > kRowMax || g.conj_a || g.conj_b) return false;
-    T acc[kRowMax];
+template <class T, int64_t N>
+void gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
+    const int64_t n = N > 0 ? N : g.n;
+    T acc[N > 0 ? N : kRowMax];
     for (int64_t p = 0; p < g.batch; ++p) {
         const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
         const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
         T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
         for (int64_t i = 0; i < g.m; ++i) {
-            for (int64_t j = 0; j < g.n; ++j) acc[j] = T(0);
+            for (int64_t j = 0; j < n; ++j) acc[j] = T(0);
             for (int64_t q = 0; q < g.k; ++q) {
                 const T x = a[i * g.a.row_stride + q * g.a.col_stride];
                 const T* brow = b + q * g.b.row_stride;
-                for (int64_t j = 0; j < g.n; ++j) acc[j] += x * brow[j];
+                for (int64_t j = 0; j < n; ++j) acc[j] += x * brow[j];
             }
             T* crow = c + i * g.c.row_stride;
-            for (int64_t j = 0; j < g.n; ++j) {
+            for (int64_t j = 0; j < n; ++j) {
                 crow[j] = beta == T(0) ? alpha * acc[j] : alpha * acc[j] + beta * crow[j];  // beta 0: C unread
             }
         }
+    }
+}
+
+template <class T, int64_t... N>
+void gemm_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, std::integer_sequence<int64_t, N...>) {
+    // Runs the instance whose N + 1 equals g.n (1 <= g.n <= kFixedMax).
+    (void)((g.n == N + 1 ? (gemm_rows<T, N + 1>(g, alpha, beta), true) : false) || ...);
+}
+
+template <class T>
+bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
+    if (g.b.col_stride != 1 || g.c.col_stride != 1 || g.n > kRowMax || g.conj_a || g.conj_b) return false;
+    if (g.n <= kFixedMax) {
+        gemm_rows_fixed<T>(g, alpha, beta, std::make_integer_sequence<int64_t, kFixedMax>{});
+    } else {
+        gemm_rows<T, 0>(g, alpha, beta);
     }
     return true;
 }
