@@ -85,7 +85,7 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
     return ferro::guard([&] {
         require(runtime, "ferro_runtime_plan_cache_stats", "runtime");
         require(out, "ferro_runtime_plan_cache_stats", "out");
-        const auto s = const_cast<ferro_runtime*>(runtime)->runtime.plan_cache().stats();
+        const auto s = const_cast<ferro_runtime*>(runtime)->runtime.plan_cache_stats();
         *out = {sizeof *out, 0, s.hits, s.misses, s.evictions, s.entries, s.bytes, s.max_entries, s.max_bytes};
     });
 }

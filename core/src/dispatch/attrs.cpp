@@ -83,6 +83,15 @@ AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op,
 }
 
 OwnedAttrs::OwnedAttrs(const AttrValues& values) : values_(values) {
+    size_t n_str = 0, n_i64 = 0, n_f64 = 0;
+    for (const auto& v : values_) {
+        n_str += v.type == FERRO_ATTR_STR;
+        n_i64 += v.type == FERRO_ATTR_I64_ARRAY;
+        n_f64 += v.type == FERRO_ATTR_F64_ARRAY;
+    }
+    strings_.reserve(n_str);
+    i64_arrays_.reserve(n_i64);
+    f64_arrays_.reserve(n_f64);
     for (auto& v : values_) {
         if (v.type == FERRO_ATTR_STR) {
             v.v.str = strings_.emplace_back(v.v.str).c_str();

@@ -7,7 +7,6 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -31,9 +30,11 @@ public:
 
 private:
     AttrValues values_;
-    std::deque<std::string> strings_;
-    std::deque<std::vector<int64_t>> i64_arrays_;
-    std::deque<std::vector<double>> f64_arrays_;
+    // Reserved to their final sizes before filling, so the pointers into them stay put (and
+    // attributes without strings or arrays allocate nothing here).
+    std::vector<std::string> strings_;
+    std::vector<std::vector<int64_t>> i64_arrays_;
+    std::vector<std::vector<double>> f64_arrays_;
 };
 
 // Accessors with clear errors, for ops reading their attributes.

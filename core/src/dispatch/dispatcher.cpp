@@ -237,21 +237,19 @@ std::shared_ptr<const LastCall> Dispatcher::repeat_of(ferro_op_impl& op, const f
                                                       uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs) {
     const Engine* engine = common_engine(inputs);
     if (engine == nullptr) return nullptr;
-    std::shared_ptr<const LastCall> last;
-    {
-        std::lock_guard lock(op.mutex);
-        last = op.last;
-    }
-    if (!last) return nullptr;
-    KeyMatcher match(last->key);
-    encode_call(match, *engine, runtime_.current_epoch(), named, n_attrs, inputs);
-    return match.matched() ? last : nullptr;
+    const uint64_t epoch = runtime_.current_epoch();
+    std::lock_guard lock(op.mutex);
+    if (!op.last) return nullptr;
+    KeyMatcher match(op.last->key);
+    encode_call(match, *engine, epoch, named, n_attrs, inputs);
+    if (!match.matched()) return nullptr;
+    ++op.repeat_hits;
+    return op.last;
 }
 
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                          std::span<ferro_tensor_impl* const> inputs) {
     if (const auto last = repeat_of(op, named, n_attrs, inputs)) {
-        cache_.count_hit();
         return execute(*last->plan, op.name, inputs[0]->storage->engine_ptr(), last->attrs.values(), inputs);
     }
     const OpEntry* entry = nullptr;

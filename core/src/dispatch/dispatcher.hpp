@@ -7,13 +7,13 @@
 #include "dispatch/attrs.hpp"
 #include "dispatch/plan_cache.hpp"
 #include "runtime/snapshot.hpp"
+#include "support/spin_lock.hpp"
 #include "tensor/tensor.hpp"
 
 #include <ferro/host.h>
 
 #include <boost/container/small_vector.hpp>
 
-#include <mutex>
 #include <span>
 #include <string>
 
@@ -37,12 +37,13 @@ struct LastCall {
 struct ferro_op_impl {
     std::string name;
     ferro::Runtime* runtime = nullptr;
-    std::mutex mutex;  // guards everything below
+    ferro::SpinLock mutex;  // guards everything below
     uint64_t epoch = ~uint64_t{0};
     ferro::SnapshotPtr snapshot;
     const ferro::OpEntry* entry = nullptr;
     const ferro::FamilySlot* family = nullptr;
     std::shared_ptr<const ferro::LastCall> last;
+    uint64_t repeat_hits = 0;  // calls served by `last`, counted as plan cache hits
 };
 
 namespace ferro {

@@ -104,9 +104,7 @@ void PlanCache::remove_if(const std::function<bool(const PlanKey&, const CachedP
 
 PlanCacheStats PlanCache::stats() const {
     std::lock_guard lock(mutex_);
-    PlanCacheStats s = stats_;
-    s.hits += inline_hits_.load(std::memory_order_relaxed);
-    return s;
+    return stats_;
 }
 
 }  // namespace ferro

@@ -10,7 +10,6 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -70,8 +69,6 @@ public:
     PlanCache(uint64_t max_entries, uint64_t max_bytes);
 
     PlanPtr find(const PlanKey& key);  // counts a hit or a miss
-    // Counts a hit served by an op handle's own one-entry cache (dispatcher.hpp).
-    void count_hit() noexcept { inline_hits_.fetch_add(1, std::memory_order_relaxed); }
     void insert(PlanKey key, PlanPtr plan);
     void clear();
     // Drops every entry for which `drop` is true (e.g. plans of an unloading plugin).
@@ -84,7 +81,6 @@ private:
 
     using Entry = std::pair<PlanKey, PlanPtr>;
     mutable std::mutex mutex_;
-    std::atomic<uint64_t> inline_hits_{0};
     std::list<Entry> lru_;  // most recently used first
     std::unordered_map<PlanKey, std::list<Entry>::iterator, PlanKeyHash> index_;
     PlanCacheStats stats_;

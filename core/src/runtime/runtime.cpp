@@ -79,6 +79,16 @@ void Runtime::clear_plans() {
     plan_cache().clear();
 }
 
+PlanCacheStats Runtime::plan_cache_stats() {
+    PlanCacheStats s = plan_cache().stats();
+    std::lock_guard lock(ops_mutex_);
+    for (auto& [name, handle] : ops_) {
+        std::lock_guard op_lock(handle->mutex);
+        s.hits += handle->repeat_hits;
+    }
+    return s;
+}
+
 ferro_op_impl& Runtime::op(const std::string& qualified_name) {
     std::lock_guard lock(ops_mutex_);
     auto& slot = ops_[qualified_name];
