@@ -274,23 +274,37 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
                                                       ferro_plan_cache_stats* out);
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime);
 
-/* ---- autodiff (DESIGN §8) -------------------------------------------------------------------
- * Declared in ABI 1.0; they return FERRO_UNIMPLEMENTED until the autodiff work lands. */
+/* ---- autodiff (DESIGN §8, docs/autodiff.md) -----------------------------------------------
+ * Op calls record grad nodes while grad mode is on (the default) and an input requires grad.
+ * A graph is back-propagated by one thread at a time; independent graphs run concurrently. */
 
+/* Marks a leaf (a tensor no recorded op produced) as requiring grad: f32, f64, c64 or c128
+ * only. INVALID_ARGUMENT for other dtypes and for recorded outputs (detach gives a leaf). */
 FERRO_API ferro_status ferro_tensor_set_requires_grad(ferro_tensor tensor, ferro_bool requires_grad);
 FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor tensor);
 /* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
 FERRO_API ferro_status ferro_tensor_grad(ferro_tensor tensor, ferro_tensor* out_grad);
-/* Reverse mode from `root`; `seed` NULL means 1 for a scalar root. */
+/* Forgets a leaf's accumulated gradient (the next backward starts from zero). */
+FERRO_API ferro_status ferro_tensor_clear_grad(ferro_tensor tensor);
+/* A new handle on the same memory, without autograd state (a leaf). */
+FERRO_API ferro_status ferro_tensor_detach(ferro_tensor tensor, ferro_tensor* out);
+/* Reverse mode from `root`, accumulating into the .grad of the leaves it depends on. `seed`
+ * NULL means 1 for a one-element root (INVALID_ARGUMENT otherwise). Without retain_graph the
+ * saved tensors are freed as the pass goes (a second backward through them is
+ * FAILED_PRECONDITION); create_graph records the pass, so gradients can be differentiated,
+ * and implies retain_graph (the recorded pass refers to the saved tensors). */
 FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed,
                                       ferro_bool retain_graph, ferro_bool create_graph);
-/* Functional reverse mode: cotangents of `inputs` for `outputs` weighted by `cotangents`;
- * leaves' .grad untouched. */
+/* Functional reverse mode: the cotangents of `inputs` (any tensors that require grad, leaves
+ * or not) for `outputs` weighted by `cotangents` (NULL array or entries: ones, for one-element
+ * outputs). Writes a new reference per input, or NULL when no gradient reaches it. Leaves'
+ * .grad are untouched and the graph is kept. */
 FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs,
                                  const ferro_tensor* cotangents, uint32_t n_outputs,
                                  const ferro_tensor* inputs, uint32_t n_inputs,
                                  ferro_bool create_graph, ferro_tensor* out_input_cotangents);
-/* Disables gradient recording on the calling thread until the matching pop. */
+/* Grad mode of the calling thread. push disables recording until the matching pop. */
+FERRO_API ferro_bool ferro_grad_enabled(void);
 FERRO_API void ferro_no_grad_push(void);
 FERRO_API void ferro_no_grad_pop(void);
 

@@ -195,6 +195,33 @@ public:
         return to_vector<T>()[0];
     }
 
+    // ---- autodiff (docs/autodiff.md) ----
+    bool requires_grad() const { return ferro_tensor_requires_grad(t_) != 0; }
+    // Marks a leaf as requiring grad (floating and complex tensors only).
+    Tensor& set_requires_grad(bool on = true) {
+        check(ferro_tensor_set_requires_grad(t_, on ? 1 : 0));
+        return *this;
+    }
+    // The accumulated gradient of a leaf; an empty Tensor when it has none.
+    Tensor grad() const {
+        ferro_tensor g = nullptr;
+        check(ferro_tensor_grad(t_, &g));
+        return g != nullptr ? Tensor(rt_, g) : Tensor();
+    }
+    void clear_grad() const { check(ferro_tensor_clear_grad(t_)); }
+    // The same values without autograd state (a leaf).
+    Tensor detach() const {
+        ferro_tensor out = nullptr;
+        check(ferro_tensor_detach(t_, &out));
+        return {rt_, out};
+    }
+    // Reverse mode into the leaves' .grad; the seed may be omitted (or empty) for a
+    // one-element tensor.
+    void backward() const { check(ferro_backward(rt_.get(), t_, nullptr, 0, 0)); }
+    void backward(const Tensor& seed, bool retain_graph = false, bool create_graph = false) const {
+        check(ferro_backward(rt_.get(), t_, seed.get(), retain_graph ? 1 : 0, create_graph ? 1 : 0));
+    }
+
     Tensor to(const std::string& engine_name) const {
         ferro_tensor out = nullptr;
         check(ferro_tensor_to(rt_.get(), t_, engine_name.c_str(), &out));
@@ -338,6 +365,41 @@ Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
 }  // namespace detail
 
 inline Tensor Tensor::matmul(const Tensor& b) const { return detail::binary<"core.matmul">(*this, b); }
+
+// Functional reverse mode (torch.autograd.grad): the cotangents of `inputs` for `outputs`
+// weighted by `cotangents` (omitted: ones, for one-element outputs). An input no gradient
+// reaches gets an empty Tensor. With create_graph the results can be differentiated again.
+inline std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                               const std::vector<Tensor>& cotangents = {}, bool create_graph = false) {
+    if (outputs.empty()) throw Error(FERRO_INVALID_ARGUMENT, "vjp: no outputs");
+    std::vector<ferro_tensor> out, cot, in, result(inputs.size(), nullptr);
+    for (const Tensor& t : outputs) out.push_back(t.get());
+    for (const Tensor& t : cotangents) cot.push_back(t.get());
+    for (const Tensor& t : inputs) in.push_back(t.get());
+    if (!cot.empty() && cot.size() != out.size()) {
+        throw Error(FERRO_INVALID_ARGUMENT, "vjp: " + std::to_string(cot.size()) + " cotangents for " +
+                                                std::to_string(out.size()) + " outputs");
+    }
+    check(ferro_vjp(outputs[0].runtime(), out.data(), cot.empty() ? nullptr : cot.data(),
+                    static_cast<uint32_t>(out.size()), in.data(), static_cast<uint32_t>(in.size()),
+                    create_graph ? 1 : 0, result.data()));
+    std::vector<Tensor> grads;
+    for (ferro_tensor g : result) grads.push_back(g != nullptr ? Tensor(outputs[0].runtime_ref(), g) : Tensor());
+    return grads;
+}
+inline std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                const std::vector<Tensor>& cotangents = {}, bool create_graph = false) {
+    return vjp(outputs, inputs, cotangents, create_graph);
+}
+
+// Disables gradient recording on this thread for its scope.
+class NoGrad {
+public:
+    NoGrad() { ferro_no_grad_push(); }
+    ~NoGrad() { ferro_no_grad_pop(); }
+    NoGrad(const NoGrad&) = delete;
+    NoGrad& operator=(const NoGrad&) = delete;
+};
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return detail::binary<"core.add">(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return detail::binary<"core.sub">(a, b); }

@@ -1,27 +1,102 @@
-// extern "C" shims: autodiff. The entry points are part of ABI 1.0; the tape, backward and the
-// functional forms arrive with the autodiff issue, and answer UNIMPLEMENTED until then.
+// extern "C" shims: autodiff (DESIGN §8) — requires_grad, .grad, detach, backward, the
+// functional vjp and the grad-mode scope.
+#include "autodiff/backward.hpp"
+#include "autodiff/grad_mode.hpp"
+#include "autodiff/node.hpp"
 #include "c_api/handles.hpp"
 
 #include <ferro/ferro.h>
 
-namespace {
-ferro_status not_yet(const char* function) {
-    return ferro::make_status(FERRO_UNIMPLEMENTED,
-                              std::string(function) + ": autodiff is not available in this build yet");
-}
-}  // namespace
+#include <vector>
 
-FERRO_API ferro_status ferro_tensor_set_requires_grad(ferro_tensor, ferro_bool) {
-    return not_yet("ferro_tensor_set_requires_grad");
+using ferro::c_api::require;
+
+FERRO_API ferro_status ferro_tensor_set_requires_grad(ferro_tensor tensor, ferro_bool requires_grad) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_set_requires_grad", "tensor");
+        ferro::set_requires_grad(*tensor, requires_grad != 0);
+    });
 }
-FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor) { return 0; }
-FERRO_API ferro_status ferro_tensor_grad(ferro_tensor, ferro_tensor*) { return not_yet("ferro_tensor_grad"); }
-FERRO_API ferro_status ferro_backward(ferro_runtime*, ferro_tensor, ferro_tensor, ferro_bool, ferro_bool) {
-    return not_yet("ferro_backward");
+
+FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor tensor) {
+    return tensor != nullptr && ferro::requires_grad(*tensor) ? 1 : 0;
 }
-FERRO_API ferro_status ferro_vjp(ferro_runtime*, const ferro_tensor*, const ferro_tensor*, uint32_t,
-                                 const ferro_tensor*, uint32_t, ferro_bool, ferro_tensor*) {
-    return not_yet("ferro_vjp");
+
+FERRO_API ferro_status ferro_tensor_grad(ferro_tensor tensor, ferro_tensor* out_grad) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_grad", "tensor");
+        require(out_grad, "ferro_tensor_grad", "out_grad");
+        *out_grad = ferro::grad_of(*tensor).release_ownership();
+    });
 }
-FERRO_API void ferro_no_grad_push(void) {}
-FERRO_API void ferro_no_grad_pop(void) {}
+
+FERRO_API ferro_status ferro_tensor_clear_grad(ferro_tensor tensor) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_clear_grad", "tensor");
+        if (!tensor->autograd || !tensor->autograd->leaf) return;
+        std::lock_guard lock(tensor->autograd->leaf->mutex);
+        tensor->autograd->leaf->grad = ferro::TensorPtr();
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_detach(ferro_tensor tensor, ferro_tensor* out) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_detach", "tensor");
+        require(out, "ferro_tensor_detach", "out");
+        *out = ferro::detach(*tensor).release_ownership();
+    });
+}
+
+FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed,
+                                      ferro_bool retain_graph, ferro_bool create_graph) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_backward", "runtime");
+        require(root, "ferro_backward", "root");
+        ferro_tensor_impl* roots[1] = {root};
+        ferro_tensor_impl* seeds[1] = {seed};
+        ferro::BackwardArgs args;
+        args.roots = roots;
+        args.seeds = seeds;
+        // The recorded pass refers to this graph's saved tensors, so create_graph keeps them
+        // (PyTorch's default too).
+        args.retain_graph = retain_graph != 0 || create_graph != 0;
+        args.create_graph = create_graph != 0;
+        args.what = "backward";
+        ferro::run_backward(runtime->runtime, args);
+    });
+}
+
+FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs,
+                                 const ferro_tensor* cotangents, uint32_t n_outputs,
+                                 const ferro_tensor* inputs, uint32_t n_inputs,
+                                 ferro_bool create_graph, ferro_tensor* out_input_cotangents) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_vjp", "runtime");
+        if (n_outputs == 0) throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: no outputs");
+        if (n_inputs == 0) throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: no inputs");
+        require(outputs, "ferro_vjp", "outputs");
+        require(inputs, "ferro_vjp", "inputs");
+        require(out_input_cotangents, "ferro_vjp", "out_input_cotangents");
+        for (uint32_t i = 0; i < n_outputs; ++i) {
+            if (outputs[i] == nullptr) throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: output " + std::to_string(i) + " is NULL");
+        }
+        for (uint32_t i = 0; i < n_inputs; ++i) {
+            if (inputs[i] == nullptr) throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: input " + std::to_string(i) + " is NULL");
+        }
+        std::vector<ferro_tensor_impl*> seeds(n_outputs, nullptr);
+        if (cotangents != nullptr) seeds.assign(cotangents, cotangents + n_outputs);
+        ferro::BackwardArgs args;
+        args.roots = {outputs, n_outputs};
+        args.seeds = seeds;
+        args.inputs = {inputs, n_inputs};
+        args.retain_graph = true;  // the functional form never frees what the caller may reuse
+        args.create_graph = create_graph != 0;
+        args.what = "vjp";
+        std::vector<ferro::TensorPtr> result = ferro::run_backward(runtime->runtime, args);
+        for (uint32_t i = 0; i < n_inputs; ++i) out_input_cotangents[i] = result[i].release_ownership();
+    });
+}
+
+FERRO_API ferro_bool ferro_grad_enabled(void) { return ferro::grad_enabled() ? 1 : 0; }
+FERRO_API void ferro_no_grad_push(void) { ferro::push_no_grad(); }
+FERRO_API void ferro_no_grad_pop(void) { ferro::pop_no_grad(); }

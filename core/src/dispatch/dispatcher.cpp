@@ -1,5 +1,6 @@
 #include "dispatch/dispatcher.hpp"
 
+#include "autodiff/node.hpp"
 #include "dispatch/session.hpp"
 #include "ops/core_family.hpp"
 #include "runtime/runtime.hpp"
@@ -250,7 +251,8 @@ std::shared_ptr<const LastCall> Dispatcher::repeat_of(ferro_op_impl& op, const f
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                          std::span<ferro_tensor_impl* const> inputs) {
     if (const auto last = repeat_of(op, named, n_attrs, inputs)) {
-        return execute(*last->plan, op.name, inputs[0]->storage->engine_ptr(), last->attrs.values(), inputs);
+        return execute(*last->plan, Recordable{op.name, *last->schema, last->family_library},
+                       inputs[0]->storage->engine_ptr(), last->attrs.values(), inputs);
     }
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
@@ -260,7 +262,8 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
     const EnginePtr& engine = pick_engine(*snap, schema, op.name, attrs, inputs);
     if (HostOpFn host_op = core_host_op(&schema)) {
-        return host_op(HostOpCall{runtime_, op.name, engine, attrs, inputs});
+        return run_host_op(host_op, HostOpCall{runtime_, op.name, engine, attrs, inputs},
+                           Recordable{op.name, schema, family->library});
     }
     PlanKey key;
     KeyWriter write{key};
@@ -274,11 +277,12 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     KeyWriter write_call{call_key};
     encode_call(write_call, *engine, snap->epoch, named, n_attrs, inputs);
     if (!write_call.rejected) {
-        auto last = std::make_shared<LastCall>(LastCall{std::move(call_key), plan, OwnedAttrs(attrs)});
+        auto last = std::make_shared<LastCall>(
+            LastCall{std::move(call_key), plan, OwnedAttrs(attrs), &schema, family->library});
         std::lock_guard lock(op.mutex);
         if (op.epoch == snap->epoch) op.last = std::move(last);
     }
-    return execute(*plan, op.name, engine, attrs, inputs);
+    return execute(*plan, Recordable{op.name, schema, family->library}, engine, attrs, inputs);
 }
 
 PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
@@ -337,8 +341,17 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                                             : " —" + reasons.substr(1)));
 }
 
-Outputs Dispatcher::execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
+Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what) {
+    Outputs outputs = host_op(call);
+    if (any_requires_grad(call.inputs)) {
+        record(what.op, what.schema, what.library, call.attrs, call.inputs, {outputs.data(), outputs.size()});
+    }
+    return outputs;
+}
+
+Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
                             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
+    const std::string& op = what.op;
     Outputs outputs;
     for (const OutputSig& sig : plan.outputs()) {
         outputs.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
@@ -376,6 +389,7 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const std::string& op, const
     }
     if (st != nullptr) rethrow(st, op, "execute");
     session.end();
+    if (any_requires_grad(inputs)) record(op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()});
     return outputs;
 }
 

@@ -29,6 +29,8 @@ struct LastCall {
     PlanKey key;
     PlanPtr plan;
     OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
+    const ferro_op_schema* schema;  // for recording grad nodes (the plan keeps its library loaded)
+    LibraryPtr family_library;
 };
 }  // namespace ferro
 
@@ -58,6 +60,15 @@ struct HostOpCall {
 };
 using HostOpFn = Outputs (*)(const HostOpCall& call);
 
+// What the tape needs to record a call: its op, schema and the library of its rules.
+struct Recordable {
+    const std::string& op;
+    const ferro_op_schema& schema;
+    const LibraryPtr& library;
+};
+// Runs a host op and records it when an input requires grad.
+Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what);
+
 class Dispatcher {
 public:
     explicit Dispatcher(Runtime& runtime);
@@ -73,7 +84,8 @@ private:
     PlanPtr prepare(const OpEntry& entry, const FamilySlot& family,
                     const EnginePtr& engine, const AttrValues& attrs,
                     std::span<ferro_tensor_impl* const> inputs);
-    Outputs execute(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
+    // Runs a plan, recording the call when an input requires grad.
+    Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
                     const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
     // The handle's last call when this call repeats it, else null.
     std::shared_ptr<const LastCall> repeat_of(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,

@@ -1,5 +1,6 @@
 #include "host_api/host_api.hpp"
 
+#include "autodiff/grad_mode.hpp"
 #include "dispatch/session.hpp"
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
@@ -128,8 +129,7 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.tensor_to_host = tensor_to_host;
     api.op_find = op_find;
     api.op_call = op_call;
-    // Recording gradients arrives with the autodiff issue; until then nothing records.
-    api.grad_enabled = [](const ferro_host_api*) -> ferro_bool { return 0; };
+    api.grad_enabled = [](const ferro_host_api*) -> ferro_bool { return grad_enabled() ? 1 : 0; };
     api.session_fill = session_fill;
     api.session_cast = session_cast;
     api.session_unary = session_unary;

@@ -1,5 +1,6 @@
 #include "ops/core_family.hpp"
 
+#include "ops/grad_rules.hpp"
 #include "ops/op_util.hpp"
 
 #include <array>
@@ -60,11 +61,23 @@ ferro_status infer_at(const ferro_host_api*, ferro_infer_args* args) {
         op.infer(op, *args);
     });
 }
+template <size_t I>
+ferro_status vjp_at(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return plugin::guard(host, [&] {
+        const CoreOp& op = family().ops[I];
+        op.vjp(Vjp(plugin::Rules(host), *args));
+    });
+}
 template <size_t... I>
 constexpr std::array<decltype(&infer_at<0>), sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
     return {&infer_at<I>...};
 }
+template <size_t... I>
+constexpr std::array<decltype(&vjp_at<0>), sizeof...(I)> make_vjp_trampolines(std::index_sequence<I...>) {
+    return {&vjp_at<I>...};
+}
 constexpr auto kInferTrampolines = make_trampolines(std::make_index_sequence<kMaxCoreOps>{});
+constexpr auto kVjpTrampolines = make_vjp_trampolines(std::make_index_sequence<kMaxCoreOps>{});
 
 ferro_status execute(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
     const auto& op = *static_cast<const CoreOp*>(self);
@@ -117,6 +130,8 @@ const Family& family() {
         add_join_ops(f.ops);
         add_matmul_op(f.ops);
         add_creation_ops(f.ops);
+        add_elementwise_rules(f.ops);
+        add_structural_rules(f.ops);
         if (f.ops.size() > kMaxCoreOps) std::abort();  // a build-time invariant, not input
         for (size_t i = 0; i < f.ops.size(); ++i) {
             CoreOp& op = f.ops[i];
@@ -131,6 +146,13 @@ const Family& family() {
             s.n_attrs = static_cast<uint32_t>(op.attrs.size());
             s.attrs = op.attrs.data();
             s.infer = kInferTrampolines[i];
+            if (op.vjp != nullptr) {
+                s.vjp = kVjpTrampolines[i];
+                s.diff_inputs = op.diff_inputs;
+                s.diff_outputs = FERRO_MASK_ALL;
+                s.save_inputs = op.save_inputs;
+                s.save_outputs = op.save_outputs;
+            }
             f.schemas.push_back(s);
         }
         f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",

@@ -35,6 +35,9 @@ public:
 };
 using PlanFn = std::unique_ptr<OpPlan> (*)(const CoreOp& op, const ferro_prepare_args& args);
 
+class Vjp;  // grad_rules.hpp
+using VjpFn = void (*)(const Vjp& v);
+
 struct CoreOp {
     std::string name;       // "add"
     std::string qualified;  // "core.add", for messages
@@ -48,6 +51,10 @@ struct CoreOp {
     HostOpFn host = nullptr; // host ops
     uint32_t code = 0;       // engine op code (unary/binary/reduce)
     PlanFn plan = nullptr;   // plan ops with per-signature state (exec stays the general path)
+    // Differentiation (grad_rules.hpp): the VJP rule and the schema's masks. Outputs are
+    // differentiable when the rule exists.
+    VjpFn vjp = nullptr;
+    uint64_t diff_inputs = 0, save_inputs = 0, save_outputs = 0;
 };
 
 // Attribute spec builders.

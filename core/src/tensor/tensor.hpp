@@ -20,6 +20,10 @@ namespace ferro {
 using Dims = boost::container::small_vector<int64_t, 6>;
 
 class Storage;
+struct AutogradMeta;  // autodiff/node.hpp
+struct AutogradMetaDeleter {
+    void operator()(AutogradMeta* meta) const noexcept;
+};
 
 // An owning reference to a Storage (intrusive count: a storage is shared by the tensors that
 // view it and by nothing else, so it needs no weak count or separate control block).
@@ -110,6 +114,7 @@ struct ferro_tensor_impl {
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
     ferro::Dims shape, strides;  // strides in elements
     uint64_t byte_offset = 0;
+    std::unique_ptr<ferro::AutogradMeta, ferro::AutogradMetaDeleter> autograd;  // null: plain tensor
 };
 
 namespace ferro {

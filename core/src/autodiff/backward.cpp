@@ -1,0 +1,367 @@
+#include "autodiff/backward.hpp"
+
+#include "autodiff/grad_mode.hpp"
+#include "autodiff/node.hpp"
+#include "runtime/runtime.hpp"
+#include "support/status.hpp"
+#include "tensor/dtype.hpp"
+
+#include <ferro/rules.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ferro {
+namespace {
+
+// ---- host-side tensor arithmetic (through the dispatcher, so create_graph records it) ----
+
+using plugin::attr_bool;
+using plugin::attr_i64s;
+using plugin::attr_str;
+
+TensorPtr call1(Runtime& rt, const char* op, std::initializer_list<ferro_tensor_impl*> inputs,
+                std::initializer_list<ferro_named_attr> attrs = {}) {
+    Outputs out = rt.call(op, {attrs.begin(), attrs.size()}, {inputs.begin(), inputs.size()});
+    return std::move(out.at(0));
+}
+
+TensorPtr add(Runtime& rt, const TensorPtr& a, const TensorPtr& b) {
+    if (!a) return b;
+    return call1(rt, "core.add", {a.get(), b.get()});
+}
+
+// A cotangent made to fit its input: a rule may return it in the broadcast shape of the op's
+// output (summed here back to the input's shape), and in the computation's dtype (cast here
+// to the input's, keeping the real part for a real input).
+TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const ferro_signature& sig, const std::string& op, size_t i) {
+    const std::span<const int64_t> want(sig.shape, static_cast<size_t>(sig.ndim));
+    const std::span<const int64_t> got = span_of(c->shape);
+    if (!std::equal(want.begin(), want.end(), got.begin(), got.end())) {
+        const auto bad = [&] {
+            return Error(FERRO_INTERNAL,
+                         fmt::format("{}: the VJP rule returned a cotangent of shape [{}] for input {} of shape [{}]",
+                                     op, fmt::join(got, ","), i, fmt::join(want, ",")));
+        };
+        if (want.size() > got.size()) throw bad();
+        const size_t lead = got.size() - want.size();
+        std::vector<int64_t> axes;
+        for (size_t d = 0; d < got.size(); ++d) {
+            if (d < lead) {
+                axes.push_back(static_cast<int64_t>(d));
+            } else if (want[d - lead] != got[d]) {
+                if (want[d - lead] != 1) throw bad();
+                axes.push_back(static_cast<int64_t>(d));
+            }
+        }
+        c = call1(rt, "core.sum", {c.get()}, {attr_i64s("axes", axes), attr_bool("keepdim", true)});
+        c = call1(rt, "core.reshape", {c.get()}, {attr_i64s("shape", want)});
+    }
+    if (!is_complex(sig.dtype) && is_complex(c->dtype)) c = call1(rt, "core.real", {c.get()});
+    if (c->dtype != sig.dtype) {
+        const std::string name = dtype_name(sig.dtype);
+        c = call1(rt, "core.cast", {c.get()}, {attr_str("dtype", name.c_str())});
+    }
+    return c;
+}
+
+// ---- the pass ----
+
+struct NodeState {
+    NodePtr node;  // keeps the node alive for the pass
+    int pending = 0;  // consumers not yet processed
+    bool leads = false;  // a gradient that is asked for flows through it
+    std::vector<TensorPtr> grads;  // per output: the summed cotangent so far
+
+    TensorPtr& grads_at(uint32_t slot, uint32_t n_outputs) {
+        if (grads.size() < n_outputs) grads.resize(n_outputs);
+        return grads[slot];
+    }
+};
+
+struct SlotKey {
+    const Node* node;
+    uint32_t slot;
+    bool operator==(const SlotKey&) const = default;
+};
+struct SlotKeyHash {
+    size_t operator()(const SlotKey& k) const noexcept {
+        return std::hash<const void*>()(k.node) ^ (std::hash<uint32_t>()(k.slot) * 0x9e3779b97f4a7c15ull);
+    }
+};
+
+class Pass {
+public:
+    Pass(Runtime& rt, const BackwardArgs& args) : rt_(rt), args_(args), functional_(!args.inputs.empty()) {}
+
+    std::vector<TensorPtr> run() {
+        const GradMode mode(args_.create_graph);
+        find_targets();
+        std::vector<std::pair<TensorPtr, size_t>> seeds = make_seeds();
+        discover();
+        for (auto& [seed, root] : seeds) deliver_root(*args_.roots[root], std::move(seed));
+        process();
+        return std::move(results_);
+    }
+
+private:
+    [[noreturn]] void fail(uint32_t code, const std::string& message) const {
+        throw Error(code, fmt::format("{}: {}", args_.what, message));
+    }
+
+    // The gradient of tensor `t`, named `what`, must be something backward can reach.
+    void check_differentiable(const ferro_tensor_impl& t, const std::string& what) const {
+        if (t.autograd && !t.autograd->non_differentiable.empty()) {
+            fail(FERRO_NOT_DIFFERENTIABLE, fmt::format("{} is {}, which is not differentiable", what,
+                                                       t.autograd->non_differentiable));
+        }
+        if (!requires_grad(t)) {
+            fail(FERRO_INVALID_ARGUMENT, fmt::format("{} does not require grad (no input it was computed "
+                                                     "from requires grad, or grad mode was off)", what));
+        }
+    }
+
+    void find_targets() {
+        results_.resize(args_.inputs.size());
+        for (size_t i = 0; i < args_.inputs.size(); ++i) {
+            const ferro_tensor_impl& t = *args_.inputs[i];
+            check_differentiable(t, fmt::format("input {}", i));
+            if (t.autograd->grad_fn) {
+                slot_targets_[{t.autograd->grad_fn.get(), t.autograd->slot}].push_back(i);
+            } else {
+                leaf_targets_[t.autograd->leaf.get()].push_back(i);
+            }
+        }
+    }
+
+    std::vector<std::pair<TensorPtr, size_t>> make_seeds() {
+        std::vector<std::pair<TensorPtr, size_t>> seeds;
+        for (size_t r = 0; r < args_.roots.size(); ++r) {
+            const ferro_tensor_impl& root = *args_.roots[r];
+            const std::string name = args_.roots.size() == 1 ? "the root" : fmt::format("root {}", r);
+            check_differentiable(root, name);
+            ferro_tensor_impl* given = r < args_.seeds.size() ? args_.seeds[r] : nullptr;
+            TensorPtr seed;
+            if (given == nullptr) {
+                if (numel(root.shape) != 1) {
+                    fail(FERRO_INVALID_ARGUMENT,
+                         fmt::format("{} has shape [{}]; a seed (its cotangent) is required unless it has one element",
+                                     name, fmt::join(root.shape, ",")));
+                }
+                const std::string dt = dtype_name(root.dtype);
+                const std::string engine = root.storage->engine().name();
+                const std::vector<int64_t> shape(root.shape.begin(), root.shape.end());
+                seed = call1(rt_, "core.ones", {},
+                             {attr_i64s("shape", shape), attr_str("dtype", dt.c_str()), attr_str("engine", engine.c_str())});
+            } else {
+                if (!std::equal(given->shape.begin(), given->shape.end(), root.shape.begin(), root.shape.end())) {
+                    fail(FERRO_INVALID_ARGUMENT, fmt::format("the seed of {} has shape [{}], expected [{}]", name,
+                                                             fmt::join(given->shape, ","), fmt::join(root.shape, ",")));
+                }
+                if (!is_inexact(given->dtype) || (is_complex(given->dtype) && !is_complex(root.dtype))) {
+                    fail(FERRO_INVALID_ARGUMENT, fmt::format("the seed of {} is {}; expected a {} seed", name,
+                                                             dtype_name(given->dtype), dtype_name(root.dtype)));
+                }
+                seed = TensorPtr::share(given);
+                if (given->dtype != root.dtype) {
+                    const std::string dt = dtype_name(root.dtype);
+                    seed = call1(rt_, "core.cast", {given}, {attr_str("dtype", dt.c_str())});
+                }
+            }
+            seeds.emplace_back(std::move(seed), r);
+        }
+        return seeds;
+    }
+
+    // Every node reachable from the roots, with how many consumers each has, then which of
+    // them lead to a gradient that is asked for. Both iterative.
+    void discover() {
+        std::vector<Node*> stack;
+        for (ferro_tensor_impl* root : args_.roots) {
+            const NodePtr& fn = root->autograd->grad_fn;
+            if (fn && states_.emplace(fn.get(), NodeState{fn, 0, false, {}}).second) stack.push_back(fn.get());
+        }
+        std::vector<Node*> order;  // discovery order: consumers before producers
+        while (!stack.empty()) {
+            Node* n = stack.back();
+            stack.pop_back();
+            order.push_back(n);
+            for (const Edge& e : n->edges()) {
+                if (!e.node) continue;
+                auto [it, fresh] = states_.emplace(e.node.get(), NodeState{e.node, 0, false, {}});
+                ++it->second.pending;
+                if (fresh) stack.push_back(e.node.get());
+            }
+        }
+        // A node leads when an edge of it reaches a wanted leaf, a wanted (node, slot), or a
+        // node that leads. Producers are settled before consumers by walking a topological
+        // order backwards: compute one (Kahn) over the discovered subgraph first.
+        std::unordered_map<const Node*, int> pending;
+        for (const auto& [n, s] : states_) pending[n] = s.pending;
+        std::vector<Node*> topo, ready;
+        for (Node* n : order) {
+            if (pending[n] == 0) ready.push_back(n);
+        }
+        while (!ready.empty()) {
+            Node* n = ready.back();
+            ready.pop_back();
+            topo.push_back(n);
+            for (const Edge& e : n->edges()) {
+                if (e.node && --pending[e.node.get()] == 0) ready.push_back(e.node.get());
+            }
+        }
+        for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+            NodeState& s = states_.at(*it);
+            for (const Edge& e : (*it)->edges()) s.leads = s.leads || edge_wanted(e);
+        }
+        topo_ = std::move(topo);
+    }
+
+    bool edge_wanted(const Edge& e) const {
+        if (e.node) return states_.at(e.node.get()).leads || slot_targets_.count({e.node.get(), e.slot}) > 0;
+        const std::shared_ptr<LeafGrad> leaf = e.leaf.lock();
+        if (!leaf) return false;
+        return functional_ ? leaf_targets_.count(leaf.get()) > 0 : true;
+    }
+
+    void deliver_root(const ferro_tensor_impl& root, TensorPtr seed) {
+        const AutogradMeta& meta = *root.autograd;
+        if (meta.grad_fn) {
+            TensorPtr& g = states_.at(meta.grad_fn.get()).grads_at(meta.slot, meta.grad_fn->n_outputs());
+            g = add(rt_, g, seed);
+        } else {
+            deliver_leaf(meta.leaf, std::move(seed));
+        }
+    }
+
+    void deliver_leaf(const std::shared_ptr<LeafGrad>& leaf, TensorPtr g) {
+        if (functional_) {
+            auto it = leaf_targets_.find(leaf.get());
+            if (it == leaf_targets_.end()) return;
+            for (size_t i : it->second) results_[i] = add(rt_, results_[i], g);
+            return;
+        }
+        std::lock_guard lock(leaf->mutex);
+        leaf->grad = add(rt_, leaf->grad, g);
+    }
+
+    void process() {
+        for (Node* n : topo_) {
+            NodeState& s = states_.at(n);
+            if (functional_) capture_slots(*n, s);
+            const bool any = std::any_of(s.grads.begin(), s.grads.end(), [](const TensorPtr& g) { return bool(g); });
+            if (s.leads && any) run_rule(s);
+            s.grads.clear();
+        }
+    }
+
+    void capture_slots(const Node& n, NodeState& s) {
+        for (uint32_t k = 0; k < s.grads.size(); ++k) {
+            auto it = slot_targets_.find({&n, k});
+            if (it == slot_targets_.end()) continue;
+            for (size_t i : it->second) results_[i] = s.grads[k];
+        }
+    }
+
+    void run_rule(NodeState& s) {
+        Node& n = *s.node;
+        if (n.released()) {
+            fail(FERRO_FAILED_PRECONDITION,
+                 fmt::format("{}: its saved tensors were freed by an earlier backward; pass retain_graph to "
+                             "back-propagate through a graph more than once", n.op()));
+        }
+        const size_t n_in = n.edges().size();
+        s.grads.resize(n.n_outputs());
+        // With create_graph, saved outputs are seen as outputs of this node again, so what the
+        // rule computes from them is differentiable too.
+        std::vector<TensorPtr> outputs(n.n_outputs());
+        for (uint32_t k = 0; k < n.n_outputs(); ++k) {
+            const TensorPtr& saved = n.saved_outputs()[k];
+            if (!saved) continue;
+            outputs[k] = args_.create_graph ? reattach(*saved, s.node, k) : saved;
+        }
+        // Saved leaves likewise become leaves again (they are kept detached, see Node).
+        std::vector<TensorPtr> inputs(n_in);
+        for (size_t i = 0; i < n_in; ++i) {
+            inputs[i] = n.saved_inputs()[i];
+            const std::shared_ptr<LeafGrad> leaf = n.saved_leaves()[i].lock();
+            if (args_.create_graph && inputs[i] && leaf) inputs[i] = reattach_leaf(*inputs[i], leaf);
+        }
+        std::vector<ferro_tensor> in(n_in), out(n.n_outputs()), cot(n.n_outputs()), result(n_in, nullptr);
+        std::vector<ferro_bool> needs(n_in);
+        for (size_t i = 0; i < n_in; ++i) {
+            in[i] = inputs[i].get();
+            needs[i] = edge_wanted(n.edges()[i]) ? 1 : 0;
+        }
+        for (uint32_t k = 0; k < n.n_outputs(); ++k) {
+            out[k] = outputs[k].get();
+            cot[k] = s.grads[k].get();
+        }
+        ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n.n_outputs(), 0, n.attrs().data(),
+                         n.input_sigs().data(), in.data(), out.data(), cot.data(), needs.data(), result.data()};
+        const ferro_host_api* host = rt_.host_api();
+        ferro_status st = nullptr;
+        try {
+            st = n.schema().vjp(host, &a);
+        } catch (...) {
+            st = make_status(FERRO_INTERNAL, escaped_exception_message("VJP rule"));
+        }
+        std::vector<TensorPtr> owned(n_in);
+        for (size_t i = 0; i < n_in; ++i) owned[i] = TensorPtr::adopt(result[i]);
+        if (st != nullptr) {
+            const uint32_t code = st->code;
+            const std::string message = st->message;
+            free_status(st);
+            fail(code, fmt::format("the VJP rule of {} failed: {}", n.op(), message));
+        }
+        for (size_t i = 0; i < n_in; ++i) {
+            const Edge& e = n.edges()[i];
+            if (!owned[i] || !needs[i]) continue;
+            TensorPtr c = fit_to_input(rt_, std::move(owned[i]), n.input_sigs()[i], n.op(), i);
+            if (e.node) {
+                TensorPtr& g = states_.at(e.node.get()).grads_at(e.slot, e.node->n_outputs());
+                g = add(rt_, g, c);
+            } else if (const std::shared_ptr<LeafGrad> leaf = e.leaf.lock()) {
+                deliver_leaf(leaf, std::move(c));
+            }
+        }
+        if (!args_.retain_graph) n.release_saved();
+    }
+
+    static TensorPtr reattach_leaf(const ferro_tensor_impl& saved, const std::shared_ptr<LeafGrad>& leaf) {
+        TensorPtr t = detach(saved);
+        AutogradMeta& meta = autograd_of(*t);
+        meta.requires_grad = true;
+        meta.leaf = leaf;
+        return t;
+    }
+
+    static TensorPtr reattach(const ferro_tensor_impl& saved, const NodePtr& node, uint32_t slot) {
+        TensorPtr t = detach(saved);
+        AutogradMeta& meta = autograd_of(*t);
+        meta.requires_grad = true;
+        meta.grad_fn = node;
+        meta.slot = slot;
+        return t;
+    }
+
+    Runtime& rt_;
+    const BackwardArgs& args_;
+    const bool functional_;
+    std::unordered_map<const Node*, NodeState> states_;
+    std::vector<Node*> topo_;
+    std::unordered_map<SlotKey, std::vector<size_t>, SlotKeyHash> slot_targets_;
+    std::unordered_map<const LeafGrad*, std::vector<size_t>> leaf_targets_;
+    std::vector<TensorPtr> results_;
+};
+
+}  // namespace
+
+std::vector<TensorPtr> run_backward(Runtime& runtime, const BackwardArgs& args) {
+    return Pass(runtime, args).run();
+}
+
+}  // namespace ferro

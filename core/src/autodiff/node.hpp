@@ -1,0 +1,128 @@
+// The tape (DESIGN §8): grad nodes that the dispatch path records when grad mode is on and an
+// input requires grad. A node holds what its op's VJP rule needs (schema, attributes, input
+// signatures, the tensors the schema asks to save) and one edge per input to where that
+// input's cotangent goes: the node that produced it, or a leaf's .grad. Outputs point back at
+// their node through their AutogradMeta; saved outputs are kept as detached aliases, so no
+// reference cycle forms.
+#pragma once
+
+#include "dispatch/attrs.hpp"
+#include "loader/library.hpp"
+#include "tensor/tensor.hpp"
+
+#include <ferro/family.h>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ferro {
+
+class Runtime;
+class Node;
+struct NodeDeleter {
+    void operator()(Node* node) const noexcept;  // iterative: a 10^6-node chain cannot overflow
+};
+using NodePtr = std::shared_ptr<Node>;
+
+// The accumulated gradient of a leaf that requires grad, owned by the leaf's AutogradMeta.
+struct LeafGrad {
+    std::mutex mutex;  // graphs on several threads may share a leaf
+    TensorPtr grad;
+};
+
+// Where one input's cotangent goes: its producer's output `slot`, a leaf, or nowhere (the
+// input does not require grad, or the op does not differentiate it).
+struct Edge {
+    NodePtr node;
+    uint32_t slot = 0;
+    // Held weakly: with create_graph a leaf's .grad is itself recorded, so grad -> node ->
+    // edge -> leaf would be a reference cycle. A leaf that is gone has no reader anyway.
+    std::weak_ptr<LeafGrad> leaf;
+    bool active() const noexcept { return node || !leaf.expired(); }
+};
+
+// Autograd state of a tensor; absent for the plain tensors most calls see.
+struct AutogradMeta {
+    bool requires_grad = false;
+    NodePtr grad_fn;  // the node that produced this tensor; null for a leaf
+    uint32_t slot = 0;
+    std::shared_ptr<LeafGrad> leaf;  // leaves that require grad
+    // Set on outputs a differentiable op marks non-differentiable (schema diff_outputs):
+    // "linalg.lu output 0". Asking for a gradient through one is NOT_DIFFERENTIABLE.
+    std::string non_differentiable;
+};
+
+class Node {
+public:
+    Node(std::string op, const ferro_op_schema& schema, LibraryPtr library, const AttrValues& attrs,
+         std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs);
+    ~Node();
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    const std::string& op() const noexcept { return op_; }
+    const ferro_op_schema& schema() const noexcept { return *schema_; }
+    const AttrValues& attrs() const noexcept { return attrs_.values(); }
+    const std::vector<ferro_signature>& input_sigs() const noexcept { return input_sigs_; }
+    std::vector<Edge>& edges() noexcept { return edges_; }
+    const std::vector<Edge>& edges() const noexcept { return edges_; }
+    uint32_t n_outputs() const noexcept { return n_outputs_; }
+
+    std::vector<TensorPtr>& saved_inputs() noexcept { return saved_inputs_; }
+    // For a saved input that is a leaf requiring grad: its .grad, held weakly. The leaf is
+    // saved as a detached alias (a leaf's .grad can hold this node through create_graph, so a
+    // strong reference to the leaf would be a cycle) and reattached when a pass records.
+    std::vector<std::weak_ptr<LeafGrad>>& saved_leaves() noexcept { return saved_leaves_; }
+    std::vector<TensorPtr>& saved_outputs() noexcept { return saved_outputs_; }
+    // Drops the saved tensors (after a backward without retain_graph); a node that had some
+    // can no longer run its rule.
+    void release_saved() noexcept;
+    bool released() const noexcept { return released_; }
+
+private:
+    std::string op_;
+    const ferro_op_schema* schema_;
+    LibraryPtr library_;  // keeps the rules' plugin loaded; null for built-ins
+    OwnedAttrs attrs_;
+    std::vector<ferro_signature> input_sigs_;
+    std::vector<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
+    std::vector<std::weak_ptr<LeafGrad>> saved_leaves_;
+    std::vector<TensorPtr> saved_outputs_;  // per output, detached aliases
+    std::vector<Edge> edges_;
+    uint32_t n_outputs_;
+    bool released_ = false;
+};
+
+// Whether an input requires grad: the one branch every op call pays.
+inline bool any_requires_grad(std::span<ferro_tensor_impl* const> inputs) noexcept {
+    for (const ferro_tensor_impl* t : inputs) {
+        if (t->autograd && t->autograd->requires_grad) [[unlikely]] return true;
+    }
+    return false;
+}
+
+// Records a node for an op call whose inputs include one that requires grad, when grad mode
+// is on. Outputs get their AutogradMeta; an op without a VJP rule records nothing (its outputs
+// do not require grad). An output that is one of the inputs is replaced by a new handle.
+void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
+            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+            std::span<TensorPtr> outputs);
+
+// A tensor's AutogradMeta, created when absent.
+AutogradMeta& autograd_of(ferro_tensor_impl& t);
+
+// requires_grad on a leaf: only floating and complex tensors, only leaves (a recorded output
+// already requires grad through its node). INVALID_ARGUMENT otherwise.
+void set_requires_grad(ferro_tensor_impl& t, bool requires_grad);
+inline bool requires_grad(const ferro_tensor_impl& t) noexcept {
+    return t.autograd && t.autograd->requires_grad;
+}
+// A leaf's accumulated gradient (a new reference), or null.
+TensorPtr grad_of(const ferro_tensor_impl& t);
+// A new handle sharing `t`'s storage and layout, without autograd state.
+TensorPtr detach(const ferro_tensor_impl& t);
+
+}  // namespace ferro

@@ -1,0 +1,205 @@
+// ferro plugin ABI — header-only C++ toolkit for writing VJP and JVP rules.
+//
+// Rules compute with tensors only through host->op_call, so they run on whatever engine the
+// tensors live on and, when backward records (create_graph), are differentiated themselves:
+// second derivatives need nothing more. The built-in core family writes its rules with this
+// header too. Every function throws ferro::plugin::StatusError when the host reports an
+// error; run rules inside ferro::plugin::guard.
+//
+// What the host does for every rule (so rules need not): a returned input cotangent may have
+// the broadcast shape of the op's output (the host sums it to the input's shape) and the
+// computation's dtype (the host casts it to the input's, keeping the real part for a real
+// input). Cotangents follow PyTorch's convention for complex numbers (docs/autodiff.md): for
+// a holomorphic f, the rule returns g * conj(f'(x)).
+//
+// Since: 1.0 (header-only; no ABI change).
+#pragma once
+
+#include "ferro/plugin.hpp"
+
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ferro::plugin {
+
+// Named attribute values for op calls (the pointed-to data must outlive the call).
+inline ferro_named_attr attr_i64(const char* name, int64_t v) {
+    ferro_named_attr a{};
+    a.name = name;
+    a.value.type = FERRO_ATTR_I64;
+    a.value.v.i64 = v;
+    return a;
+}
+inline ferro_named_attr attr_f64(const char* name, double v) {
+    ferro_named_attr a{};
+    a.name = name;
+    a.value.type = FERRO_ATTR_F64;
+    a.value.v.f64 = v;
+    return a;
+}
+inline ferro_named_attr attr_bool(const char* name, bool v) {
+    ferro_named_attr a{};
+    a.name = name;
+    a.value.type = FERRO_ATTR_BOOL;
+    a.value.v.boolean = v ? 1 : 0;
+    return a;
+}
+inline ferro_named_attr attr_str(const char* name, const char* v) {
+    ferro_named_attr a{};
+    a.name = name;
+    a.value.type = FERRO_ATTR_STR;
+    a.value.v.str = v;
+    return a;
+}
+inline ferro_named_attr attr_i64s(const char* name, std::span<const int64_t> v) {
+    ferro_named_attr a{};
+    a.name = name;
+    a.value.type = FERRO_ATTR_I64_ARRAY;
+    a.value.count = static_cast<uint32_t>(v.size());
+    a.value.v.i64_array = v.data();
+    return a;
+}
+
+// The short name of a dtype as core ops take it in a "dtype" attribute.
+inline const char* dtype_attr_name(ferro_dtype dtype) {
+    switch (dtype) {
+        case FERRO_DTYPE_F32: return "f32";
+        case FERRO_DTYPE_F64: return "f64";
+        case FERRO_DTYPE_C64: return "c64";
+        case FERRO_DTYPE_C128: return "c128";
+        case FERRO_DTYPE_I64: return "i64";
+        case FERRO_DTYPE_BOOL: return "bool";
+        default: return "invalid";
+    }
+}
+
+// A tensor argument: a borrowed handle or a TensorRef (temporaries live to the end of the
+// full expression, so calls nest: r.mul(g, r.conj(b))).
+class Arg {
+public:
+    Arg(ferro_tensor t) : t_(t) {}  // NOLINT(google-explicit-constructor): intended
+    Arg(const TensorRef& t) : t_(t.get()) {}  // NOLINT(google-explicit-constructor)
+    ferro_tensor get() const noexcept { return t_; }
+
+private:
+    ferro_tensor t_;
+};
+
+class Rules {
+public:
+    explicit Rules(const ferro_host_api* host) : host_(host) {}
+    const ferro_host_api* host() const noexcept { return host_; }
+
+    TensorRef borrow(ferro_tensor t) const { return TensorRef::borrow(host_, t); }
+
+    // Calls op `name` (qualified: "core.mul") and returns its outputs.
+    std::vector<TensorRef> call_all(const char* name, std::initializer_list<Arg> inputs,
+                                    std::initializer_list<ferro_named_attr> attrs = {},
+                                    uint32_t max_outputs = 8) const {
+        ferro_op op = nullptr;
+        check(host_, host_->op_find(host_, name, &op));
+        std::vector<ferro_tensor> in;
+        in.reserve(inputs.size());
+        for (const Arg& a : inputs) in.push_back(a.get());
+        std::vector<ferro_tensor> out(max_outputs, nullptr);
+        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(),
+                                static_cast<uint32_t>(in.size()), max_outputs, in.data(), out.data(), 0, 0};
+        check(host_, host_->op_call(host_, op, &args));
+        std::vector<TensorRef> result;
+        result.reserve(args.n_outputs);
+        for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(host_, out[i]);
+        return result;
+    }
+    TensorRef call(const char* name, std::initializer_list<Arg> inputs,
+                   std::initializer_list<ferro_named_attr> attrs = {}) const {
+        ferro_op op = nullptr;
+        check(host_, host_->op_find(host_, name, &op));
+        ferro_tensor in[8] = {};
+        if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, std::string(name) + ": use call_all for > 8 inputs");
+        uint32_t n = 0;
+        for (const Arg& a : inputs) in[n++] = a.get();
+        ferro_tensor out = nullptr;
+        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(), n, 1, in, &out, 0, 0};
+        check(host_, host_->op_call(host_, op, &args));
+        return TensorRef(host_, out);
+    }
+
+    ferro_signature signature(Arg t) const {
+        ferro_signature s{};
+        s.struct_size = sizeof s;
+        check(host_, host_->tensor_signature(t.get(), &s));
+        return s;
+    }
+
+    // ---- arithmetic (numpy broadcasting and promotion) ----
+    TensorRef add(Arg a, Arg b) const { return call("core.add", {a, b}); }
+    TensorRef sub(Arg a, Arg b) const { return call("core.sub", {a, b}); }
+    TensorRef mul(Arg a, Arg b) const { return call("core.mul", {a, b}); }
+    TensorRef div(Arg a, Arg b) const { return call("core.div", {a, b}); }
+    TensorRef neg(Arg a) const { return call("core.neg", {a}); }
+    // conj of a real tensor is the tensor itself (no copy: rules conjugate everything).
+    TensorRef conj(Arg a) const {
+        const ferro_dtype d = signature(a).dtype;
+        if (d != FERRO_DTYPE_C64 && d != FERRO_DTYPE_C128) return borrow(a.get());
+        return call("core.conj", {a});
+    }
+    TensorRef real(Arg a) const { return call("core.real", {a}); }
+    TensorRef imag(Arg a) const { return call("core.imag", {a}); }
+    TensorRef matmul(Arg a, Arg b) const { return call("core.matmul", {a, b}); }
+    TensorRef where(Arg c, Arg a, Arg b) const { return call("core.where", {c, a, b}); }
+    TensorRef unary(const char* name, Arg a) const { return call(name, {a}); }
+    TensorRef cast(Arg a, ferro_dtype dtype) const {
+        return call("core.cast", {a}, {attr_str("dtype", dtype_attr_name(dtype))});
+    }
+
+    // A 0-d tensor holding re + i*im, with `like`'s dtype and engine (broadcasts anywhere).
+    TensorRef scalar(Arg like, double re, double im = 0) const {
+        const ferro_signature s = signature(like);
+        const char* engine = host_->tensor_engine(like.get());
+        return call("core.full", {},
+                    {attr_i64s("shape", {}), attr_f64("value", re), attr_f64("value_imag", im),
+                     attr_str("dtype", dtype_attr_name(s.dtype)), attr_str("engine", engine)});
+    }
+    TensorRef zeros(std::span<const int64_t> shape, ferro_dtype dtype, const char* engine) const {
+        return call("core.zeros", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
+                                       attr_str("engine", engine)});
+    }
+    TensorRef zeros_like(Arg like) const {
+        const ferro_signature s = signature(like);
+        return zeros({s.shape, static_cast<size_t>(s.ndim)}, s.dtype, host_->tensor_engine(like.get()));
+    }
+
+    // ---- shapes ----
+    TensorRef sum(Arg a, std::span<const int64_t> axes, bool keepdim) const {
+        return call("core.sum", {a}, {attr_i64s("axes", axes), attr_bool("keepdim", keepdim)});
+    }
+    TensorRef reshape(Arg a, std::span<const int64_t> shape) const {
+        return call("core.reshape", {a}, {attr_i64s("shape", shape)});
+    }
+    TensorRef expand(Arg a, std::span<const int64_t> shape) const {
+        return call("core.expand", {a}, {attr_i64s("shape", shape)});
+    }
+    TensorRef permute(Arg a, std::span<const int64_t> axes) const {
+        return call("core.permute", {a}, {attr_i64s("axes", axes)});
+    }
+    TensorRef transpose(Arg a, int64_t d0 = -2, int64_t d1 = -1) const {
+        return call("core.transpose", {a}, {attr_i64("dim0", d0), attr_i64("dim1", d1)});
+    }
+    TensorRef unsqueeze(Arg a, int64_t axis) const { return call("core.unsqueeze", {a}, {attr_i64("axis", axis)}); }
+    TensorRef squeeze(Arg a, int64_t axis) const {
+        const int64_t axes[1] = {axis};
+        return call("core.squeeze", {a}, {attr_i64s("axes", axes)});
+    }
+
+private:
+    const ferro_host_api* host_;
+};
+
+// The shape of a signature, as a span.
+inline std::span<const int64_t> shape_of(const ferro_signature& s) {
+    return {s.shape, static_cast<size_t>(s.ndim)};
+}
+
+}  // namespace ferro::plugin
