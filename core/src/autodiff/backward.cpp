@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <boost/container/small_vector.hpp>
+
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,8 +40,8 @@ TensorPtr add(Runtime& rt, const TensorPtr& a, const TensorPtr& b) {
 // A cotangent made to fit its input: a rule may return it in the broadcast shape of the op's
 // output (summed here back to the input's shape), and in the computation's dtype (cast here
 // to the input's, keeping the real part for a real input).
-TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const ferro_signature& sig, const std::string& op, size_t i) {
-    const std::span<const int64_t> want(sig.shape, static_cast<size_t>(sig.ndim));
+TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const InputShape& input, const std::string& op, size_t i) {
+    const std::span<const int64_t> want = span_of(input.shape);
     const std::span<const int64_t> got = span_of(c->shape);
     if (!std::equal(want.begin(), want.end(), got.begin(), got.end())) {
         const auto bad = [&] {
@@ -60,19 +63,37 @@ TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const ferro_signature& sig, con
         c = call1(rt, "core.sum", {c.get()}, {attr_i64s("axes", axes), attr_bool("keepdim", true)});
         c = call1(rt, "core.reshape", {c.get()}, {attr_i64s("shape", want)});
     }
-    if (!is_complex(sig.dtype) && is_complex(c->dtype)) c = call1(rt, "core.real", {c.get()});
-    if (c->dtype != sig.dtype) {
-        const std::string name = dtype_name(sig.dtype);
+    if (!is_complex(input.dtype) && is_complex(c->dtype)) c = call1(rt, "core.real", {c.get()});
+    if (c->dtype != input.dtype) {
+        const std::string name = dtype_name(input.dtype);
         c = call1(rt, "core.cast", {c.get()}, {attr_str("dtype", name.c_str())});
     }
     return c;
 }
 
+// An input's signature as its rule receives it (strides: row-major).
+void describe(const InputShape& input, ferro_signature& sig) {
+    sig.struct_size = sizeof sig;
+    sig.dtype = input.dtype;
+    sig.ndim = static_cast<int32_t>(input.shape.size());
+    sig.reserved = 0;
+    int64_t stride = 1;
+    for (size_t d = input.shape.size(); d-- > 0;) {
+        sig.shape[d] = input.shape[d];
+        sig.strides[d] = stride;
+        stride *= std::max<int64_t>(input.shape[d], 1);
+    }
+}
+
+template <class T>
+using Small = boost::container::small_vector<T, 4>;
+
 // ---- the pass ----
 
 struct NodeState {
     NodePtr node;  // keeps the node alive for the pass
-    int pending = 0;  // consumers not yet processed
+    int pending = 0;  // consumers in the graph
+    int unplaced = 0;  // consumers not yet in the topological order (while it is computed)
     bool leads = false;  // a gradient that is asked for flows through it
     std::vector<TensorPtr> grads;  // per output: the summed cotangent so far
 
@@ -182,7 +203,7 @@ private:
         std::vector<Node*> stack;
         for (ferro_tensor_impl* root : args_.roots) {
             const NodePtr& fn = root->autograd->grad_fn;
-            if (fn && states_.emplace(fn.get(), NodeState{fn, 0, false, {}}).second) stack.push_back(fn.get());
+            if (fn && states_.emplace(fn.get(), NodeState{fn, 0, 0, false, {}}).second) stack.push_back(fn.get());
         }
         std::vector<Node*> order;  // discovery order: consumers before producers
         while (!stack.empty()) {
@@ -191,7 +212,7 @@ private:
             order.push_back(n);
             for (const Edge& e : n->edges()) {
                 if (!e.node) continue;
-                auto [it, fresh] = states_.emplace(e.node.get(), NodeState{e.node, 0, false, {}});
+                auto [it, fresh] = states_.emplace(e.node.get(), NodeState{e.node, 0, 0, false, {}});
                 ++it->second.pending;
                 if (fresh) stack.push_back(e.node.get());
             }
@@ -199,18 +220,18 @@ private:
         // A node leads when an edge of it reaches a wanted leaf, a wanted (node, slot), or a
         // node that leads. Producers are settled before consumers by walking a topological
         // order backwards: compute one (Kahn) over the discovered subgraph first.
-        std::unordered_map<const Node*, int> pending;
-        for (const auto& [n, s] : states_) pending[n] = s.pending;
         std::vector<Node*> topo, ready;
         for (Node* n : order) {
-            if (pending[n] == 0) ready.push_back(n);
+            NodeState& s = states_.at(n);
+            s.unplaced = s.pending;
+            if (s.pending == 0) ready.push_back(n);
         }
         while (!ready.empty()) {
             Node* n = ready.back();
             ready.pop_back();
             topo.push_back(n);
             for (const Edge& e : n->edges()) {
-                if (e.node && --pending[e.node.get()] == 0) ready.push_back(e.node.get());
+                if (e.node && --states_.at(e.node.get()).unplaced == 0) ready.push_back(e.node.get());
             }
         }
         for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
@@ -274,34 +295,36 @@ private:
                              "back-propagate through a graph more than once", n.op()));
         }
         const size_t n_in = n.edges().size();
-        s.grads.resize(n.n_outputs());
-        // With create_graph, saved outputs are seen as outputs of this node again, so what the
-        // rule computes from them is differentiable too.
-        std::vector<TensorPtr> outputs(n.n_outputs());
-        for (uint32_t k = 0; k < n.n_outputs(); ++k) {
+        const uint32_t n_out = n.n_outputs();
+        s.grads.resize(n_out);
+        // With create_graph, saved outputs are seen as outputs of this node again, and saved
+        // leaves as leaves again (they are kept detached, see Node), so what the rule computes
+        // from them is differentiable too.
+        Small<TensorPtr> outputs(n_out), inputs(n_in);
+        for (uint32_t k = 0; k < n_out; ++k) {
             const TensorPtr& saved = n.saved_outputs()[k];
-            if (!saved) continue;
-            outputs[k] = args_.create_graph ? reattach(*saved, s.node, k) : saved;
+            if (saved) outputs[k] = args_.create_graph ? reattach(*saved, s.node, k) : saved;
         }
-        // Saved leaves likewise become leaves again (they are kept detached, see Node).
-        std::vector<TensorPtr> inputs(n_in);
         for (size_t i = 0; i < n_in; ++i) {
             inputs[i] = n.saved_inputs()[i];
-            const std::shared_ptr<LeafGrad> leaf = n.saved_leaves()[i].lock();
-            if (args_.create_graph && inputs[i] && leaf) inputs[i] = reattach_leaf(*inputs[i], leaf);
+            if (!args_.create_graph || !inputs[i]) continue;
+            if (const std::shared_ptr<LeafGrad> leaf = n.saved_leaves()[i].lock()) inputs[i] = reattach_leaf(*inputs[i], leaf);
         }
-        std::vector<ferro_tensor> in(n_in), out(n.n_outputs()), cot(n.n_outputs()), result(n_in, nullptr);
-        std::vector<ferro_bool> needs(n_in);
+        // The rule's view: every input's signature (shape and dtype), handles, flags.
+        boost::container::small_vector<ferro_signature, 2> sigs(n_in, boost::container::default_init);  // 1 KB each: not zeroed
+        Small<ferro_tensor> in(n_in), out(n_out), cot(n_out), result(n_in, nullptr);
+        Small<ferro_bool> needs(n_in);
         for (size_t i = 0; i < n_in; ++i) {
+            describe(n.inputs()[i], sigs[i]);
             in[i] = inputs[i].get();
             needs[i] = edge_wanted(n.edges()[i]) ? 1 : 0;
         }
-        for (uint32_t k = 0; k < n.n_outputs(); ++k) {
+        for (uint32_t k = 0; k < n_out; ++k) {
             out[k] = outputs[k].get();
             cot[k] = s.grads[k].get();
         }
-        ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n.n_outputs(), 0, n.attrs().data(),
-                         n.input_sigs().data(), in.data(), out.data(), cot.data(), needs.data(), result.data()};
+        ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n_out, 0, n.attrs().data(),
+                         sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data()};
         const ferro_host_api* host = rt_.host_api();
         ferro_status st = nullptr;
         try {
@@ -309,7 +332,7 @@ private:
         } catch (...) {
             st = make_status(FERRO_INTERNAL, escaped_exception_message("VJP rule"));
         }
-        std::vector<TensorPtr> owned(n_in);
+        Small<TensorPtr> owned(n_in);
         for (size_t i = 0; i < n_in; ++i) owned[i] = TensorPtr::adopt(result[i]);
         if (st != nullptr) {
             const uint32_t code = st->code;
@@ -320,7 +343,7 @@ private:
         for (size_t i = 0; i < n_in; ++i) {
             const Edge& e = n.edges()[i];
             if (!owned[i] || !needs[i]) continue;
-            TensorPtr c = fit_to_input(rt_, std::move(owned[i]), n.input_sigs()[i], n.op(), i);
+            TensorPtr c = fit_to_input(rt_, std::move(owned[i]), n.inputs()[i], n.op(), i);
             if (e.node) {
                 TensorPtr& g = states_.at(e.node.get()).grads_at(e.slot, e.node->n_outputs());
                 g = add(rt_, g, c);

@@ -27,12 +27,36 @@ void NodeDeleter::operator()(Node* node) const noexcept {
     draining = false;
 }
 
+void* Node::operator new(std::size_t size) {
+    return size == sizeof(Node) ? ThreadCache<sizeof(Node)>::allocate() : ::operator new(size);
+}
+void Node::operator delete(void* p) noexcept { ThreadCache<sizeof(Node)>::deallocate(p); }
+
+// The control block of a NodePtr, from a per-thread cache too (shared_ptr with a deleter
+// allocates it separately).
+template <class T>
+struct CachedAllocator {
+    using value_type = T;
+    CachedAllocator() = default;
+    template <class U>
+    CachedAllocator(const CachedAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        return n == 1 ? static_cast<T*>(ThreadCache<sizeof(T)>::allocate()) : std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        if (n == 1) ThreadCache<sizeof(T)>::deallocate(p);
+        else std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const CachedAllocator<U>&) const noexcept { return true; }
+};
+
 Node::Node(std::string op, const ferro_op_schema& schema, LibraryPtr library, const AttrValues& attrs,
            std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs)
     : op_(std::move(op)), schema_(&schema), library_(std::move(library)), attrs_(attrs),
-      input_sigs_(inputs.size()), saved_inputs_(inputs.size()), saved_leaves_(inputs.size()), saved_outputs_(n_outputs),
+      saved_inputs_(inputs.size()), saved_leaves_(inputs.size()), saved_outputs_(n_outputs),
       edges_(inputs.size()), n_outputs_(n_outputs) {
-    for (size_t i = 0; i < inputs.size(); ++i) fill_signature(*inputs[i], input_sigs_[i]);
+    for (const ferro_tensor_impl* t : inputs) inputs_.push_back({t->dtype, t->shape});
     if (library_) library_->add_user_object();
 }
 
@@ -90,7 +114,8 @@ TensorPtr grad_of(const ferro_tensor_impl& t) {
 void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs) {
     if (!grad_enabled() || schema.vjp == nullptr) return;
-    NodePtr node(new Node(op, schema, library, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{});
+    NodePtr node(new Node(op, schema, library, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{},
+                 CachedAllocator<Node>{});
     bool any_edge = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
         ferro_tensor_impl& in = *inputs[i];

@@ -7,10 +7,13 @@
 #pragma once
 
 #include "dispatch/attrs.hpp"
+#include "support/thread_cache.hpp"
 #include "loader/library.hpp"
 #include "tensor/tensor.hpp"
 
 #include <ferro/family.h>
+
+#include <boost/container/small_vector.hpp>
 
 #include <memory>
 #include <mutex>
@@ -46,6 +49,11 @@ struct Edge {
 
 // Autograd state of a tensor; absent for the plain tensors most calls see.
 struct AutogradMeta {
+    // Every recorded output gets one: reuse their blocks per thread.
+    static void* operator new(std::size_t) { return ThreadCache<kBlock>::allocate(); }
+    static void operator delete(void* p) noexcept { ThreadCache<kBlock>::deallocate(p); }
+    static constexpr std::size_t kBlock = 128;
+
     bool requires_grad = false;
     NodePtr grad_fn;  // the node that produced this tensor; null for a leaf
     uint32_t slot = 0;
@@ -54,9 +62,20 @@ struct AutogradMeta {
     // "linalg.lu output 0". Asking for a gradient through one is NOT_DIFFERENTIABLE.
     std::string non_differentiable;
 };
+static_assert(sizeof(AutogradMeta) <= AutogradMeta::kBlock);
+
+// An input as its rule sees it: dtype and shape (the rule's input_sigs).
+struct InputShape {
+    ferro_dtype dtype;
+    Dims shape;
+};
 
 class Node {
 public:
+    // Every recorded call makes one: reuse their blocks per thread.
+    static void* operator new(std::size_t size);
+    static void operator delete(void* p) noexcept;
+
     Node(std::string op, const ferro_op_schema& schema, LibraryPtr library, const AttrValues& attrs,
          std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs);
     ~Node();
@@ -66,17 +85,19 @@ public:
     const std::string& op() const noexcept { return op_; }
     const ferro_op_schema& schema() const noexcept { return *schema_; }
     const AttrValues& attrs() const noexcept { return attrs_.values(); }
-    const std::vector<ferro_signature>& input_sigs() const noexcept { return input_sigs_; }
-    std::vector<Edge>& edges() noexcept { return edges_; }
-    const std::vector<Edge>& edges() const noexcept { return edges_; }
+    template <class T>
+    using PerInput = boost::container::small_vector<T, 2>;  // most ops have one or two inputs
+    const PerInput<InputShape>& inputs() const noexcept { return inputs_; }
+    PerInput<Edge>& edges() noexcept { return edges_; }
+    const PerInput<Edge>& edges() const noexcept { return edges_; }
     uint32_t n_outputs() const noexcept { return n_outputs_; }
 
-    std::vector<TensorPtr>& saved_inputs() noexcept { return saved_inputs_; }
+    PerInput<TensorPtr>& saved_inputs() noexcept { return saved_inputs_; }
     // For a saved input that is a leaf requiring grad: its .grad, held weakly. The leaf is
     // saved as a detached alias (a leaf's .grad can hold this node through create_graph, so a
     // strong reference to the leaf would be a cycle) and reattached when a pass records.
-    std::vector<std::weak_ptr<LeafGrad>>& saved_leaves() noexcept { return saved_leaves_; }
-    std::vector<TensorPtr>& saved_outputs() noexcept { return saved_outputs_; }
+    PerInput<std::weak_ptr<LeafGrad>>& saved_leaves() noexcept { return saved_leaves_; }
+    PerInput<TensorPtr>& saved_outputs() noexcept { return saved_outputs_; }
     // Drops the saved tensors (after a backward without retain_graph); a node that had some
     // can no longer run its rule.
     void release_saved() noexcept;
@@ -87,11 +108,11 @@ private:
     const ferro_op_schema* schema_;
     LibraryPtr library_;  // keeps the rules' plugin loaded; null for built-ins
     OwnedAttrs attrs_;
-    std::vector<ferro_signature> input_sigs_;
-    std::vector<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
-    std::vector<std::weak_ptr<LeafGrad>> saved_leaves_;
-    std::vector<TensorPtr> saved_outputs_;  // per output, detached aliases
-    std::vector<Edge> edges_;
+    PerInput<InputShape> inputs_;
+    PerInput<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
+    PerInput<std::weak_ptr<LeafGrad>> saved_leaves_;
+    PerInput<TensorPtr> saved_outputs_;  // per output, detached aliases
+    PerInput<Edge> edges_;
     uint32_t n_outputs_;
     bool released_ = false;
 };

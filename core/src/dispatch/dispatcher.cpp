@@ -51,7 +51,7 @@ SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const O
         op.family = &snap->families.at(e->family_id);
         op.epoch = snap->epoch;
         op.snapshot = std::move(snap);
-        op.last.reset();
+        op.recent = {};
     }
     entry = op.entry;
     family = op.family;
@@ -240,12 +240,15 @@ std::shared_ptr<const LastCall> Dispatcher::repeat_of(ferro_op_impl& op, const f
     if (engine == nullptr) return nullptr;
     const uint64_t epoch = runtime_.current_epoch();
     std::lock_guard lock(op.mutex);
-    if (!op.last) return nullptr;
-    KeyMatcher match(op.last->key);
-    encode_call(match, *engine, epoch, named, n_attrs, inputs);
-    if (!match.matched()) return nullptr;
-    ++op.repeat_hits;
-    return op.last;
+    for (const auto& last : op.recent) {
+        if (!last) continue;
+        KeyMatcher match(last->key);
+        encode_call(match, *engine, epoch, named, n_attrs, inputs);
+        if (!match.matched()) continue;
+        ++op.repeat_hits;
+        return last;
+    }
+    return nullptr;
 }
 
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
@@ -280,7 +283,10 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
         auto last = std::make_shared<LastCall>(
             LastCall{std::move(call_key), plan, OwnedAttrs(attrs), &schema, family->library});
         std::lock_guard lock(op.mutex);
-        if (op.epoch == snap->epoch) op.last = std::move(last);
+        if (op.epoch == snap->epoch) {
+            op.recent[op.next_recent] = std::move(last);
+            op.next_recent = (op.next_recent + 1) % ferro_op_impl::kRecent;
+        }
     }
     return execute(*plan, Recordable{op.name, schema, family->library}, engine, attrs, inputs);
 }

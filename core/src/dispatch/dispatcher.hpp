@@ -14,6 +14,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include <array>
 #include <span>
 #include <string>
 
@@ -21,10 +22,10 @@ namespace ferro {
 class Runtime;
 using Outputs = boost::container::small_vector<TensorPtr, 2>;
 
-// The most recent plan call through an op handle. A call site usually repeats one call, so a
-// call whose key matches runs this plan with these attributes directly: no resolution, no
-// attribute normalisation, no shared cache. The key is the call as given (engine, epoch,
-// attribute names and values before normalisation, input signatures); immutable once made.
+// A recent plan call through an op handle. Call sites repeat their calls, so a call whose key
+// matches runs this plan with these attributes directly: no resolution, no attribute
+// normalisation, no shared cache. The key is the call as given (engine, epoch, attribute
+// names and values before normalisation, input signatures); immutable once made.
 struct LastCall {
     PlanKey key;
     PlanPtr plan;
@@ -35,8 +36,10 @@ struct LastCall {
 }  // namespace ferro
 
 // A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch (holding
-// that snapshot, so the cached pointers stay valid) and its most recent plan call.
+// that snapshot, so the cached pointers stay valid) and its most recent plan calls: a few,
+// because code that alternates signatures on one op (VJP rules do) would thrash just one.
 struct ferro_op_impl {
+    static constexpr size_t kRecent = 4;
     std::string name;
     ferro::Runtime* runtime = nullptr;
     ferro::SpinLock mutex;  // guards everything below
@@ -44,8 +47,9 @@ struct ferro_op_impl {
     ferro::SnapshotPtr snapshot;
     const ferro::OpEntry* entry = nullptr;
     const ferro::FamilySlot* family = nullptr;
-    std::shared_ptr<const ferro::LastCall> last;
-    uint64_t repeat_hits = 0;  // calls served by `last`, counted as plan cache hits
+    std::array<std::shared_ptr<const ferro::LastCall>, kRecent> recent;
+    size_t next_recent = 0;    // the entry a new call replaces (round robin)
+    uint64_t repeat_hits = 0;  // calls served by `recent`, counted as plan cache hits
 };
 
 namespace ferro {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace ferro {
 namespace {
 
@@ -78,14 +80,38 @@ ferro_status tensor_to_host(ferro_tensor t, void* dst, uint64_t bytes) {
     });
 }
 
+// AD rules find their ops by name on every call; a per-thread cache keeps that off the
+// runtime's locks. Entries key on the runtime's id (never reused) and the name (its address
+// first, then its text); handles live as long as their runtime, so a hit is always valid.
+struct OpFindCache {
+    struct Entry {
+        uint64_t runtime = 0;
+        const char* key = nullptr;
+        char name[48] = {};
+        ferro_op op = nullptr;
+    };
+    Entry entries[64];
+    Entry& slot(const char* name) { return entries[(reinterpret_cast<uintptr_t>(name) >> 3) % 64]; }
+};
+
 ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out) {
     return guard([&] {
         if (name == nullptr || out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_find: NULL argument");
         Runtime& rt = runtime_of(host);
+        thread_local OpFindCache cache;
+        OpFindCache::Entry& e = cache.slot(name);
+        if (e.runtime == rt.id() && e.key == name && std::strcmp(e.name, name) == 0) {
+            *out = e.op;
+            return;
+        }
         if (rt.snapshot()->find_op(name) == nullptr) {
             throw Error(FERRO_NOT_FOUND, std::string("op_find: no op named '") + name + "'");
         }
         *out = &rt.op(name);
+        if (std::strlen(name) < sizeof e.name) {
+            e = {rt.id(), name, {}, *out};
+            std::strcpy(e.name, name);
+        }
     });
 }
 

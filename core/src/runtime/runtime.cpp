@@ -37,6 +37,11 @@ void Runtime::register_builtins() {
 
 Runtime::~Runtime() = default;
 
+uint64_t Runtime::next_id() noexcept {
+    static std::atomic<uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 SnapshotPtr Runtime::snapshot() const {
     std::lock_guard lock(snapshot_mutex_);
     return current_;
@@ -72,8 +77,10 @@ void Runtime::clear_plans() {
         std::lock_guard lock(ops_mutex_);
         for (auto& [name, handle] : ops_) {
             std::lock_guard op_lock(handle->mutex);
-            if (handle->last) dropped.push_back(handle->last->plan);
-            handle->last.reset();
+            for (auto& last : handle->recent) {
+                if (last) dropped.push_back(last->plan);
+                last.reset();
+            }
         }
     }
     plan_cache().clear();

@@ -47,6 +47,9 @@ public:
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
+    // Unique in the process, never reused (per-thread caches key on it).
+    uint64_t id() const noexcept { return id_; }
+
     // The snapshot in force now; callers keep it for the duration of their work.
     SnapshotPtr snapshot() const;
     uint64_t epoch() const { return snapshot()->epoch; }
@@ -104,6 +107,8 @@ private:
     std::mutex writer_mutex_;            // serialises reconfigure transactions
     std::mutex ops_mutex_;
     std::unordered_map<std::string, std::unique_ptr<ferro_op_impl>> ops_;
+    const uint64_t id_ = next_id();
+    static uint64_t next_id() noexcept;
     // Declared last, destroyed first: cached plans go before the modules and libraries of the
     // snapshot they came from.
     std::unique_ptr<Dispatcher> dispatcher_;

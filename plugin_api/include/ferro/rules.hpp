@@ -157,10 +157,21 @@ public:
     // A 0-d tensor holding re + i*im, with `like`'s dtype and engine (broadcasts anywhere).
     TensorRef scalar(Arg like, double re, double im = 0) const {
         const ferro_signature s = signature(like);
-        const char* engine = host_->tensor_engine(like.get());
-        return call("core.full", {},
-                    {attr_i64s("shape", {}), attr_f64("value", re), attr_f64("value_imag", im),
-                     attr_str("dtype", dtype_attr_name(s.dtype)), attr_str("engine", engine)});
+        const float f[2] = {static_cast<float>(re), static_cast<float>(im)};
+        const double d[2] = {re, im};
+        const int64_t i = static_cast<int64_t>(re);
+        const unsigned char b = re != 0 ? 1 : 0;
+        const void* data = nullptr;
+        switch (s.dtype) {
+            case FERRO_DTYPE_F32: case FERRO_DTYPE_C64: data = f; break;
+            case FERRO_DTYPE_F64: case FERRO_DTYPE_C128: data = d; break;
+            case FERRO_DTYPE_I64: data = &i; break;
+            case FERRO_DTYPE_BOOL: data = &b; break;
+            default: throw Error(FERRO_INVALID_ARGUMENT, "Rules::scalar: unsupported dtype of the reference tensor");
+        }
+        ferro_tensor out = nullptr;
+        check(host_, host_->tensor_from_host(host_, host_->tensor_engine(like.get()), s.dtype, 0, nullptr, data, &out));
+        return TensorRef(host_, out);
     }
     TensorRef zeros(std::span<const int64_t> shape, ferro_dtype dtype, const char* engine) const {
         return call("core.zeros", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
