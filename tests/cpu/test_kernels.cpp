@@ -44,6 +44,42 @@ TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]
     CHECK(out[7] == 23);
 }
 
+TEST_CASE("cpu: reduce over leading axes onto a contiguous block matches a naive loop", "[cpu]") {
+    CpuEngine engine;
+    // in [3, 2, 5] reduced over axes 0 and 1 (rows of 5), and a strided input over axis 0.
+    std::vector<double> in(30);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = std::sin(static_cast<double>(i));
+    in[7] = std::nan("");  // column 2: NaN for sum, max and min alike
+    std::vector<double> out(5);
+    const std::vector<int64_t> in_shape = {3, 2, 5}, in_strides = {10, 5, 1}, out_shape = {1, 1, 5}, out_strides = {5, 5, 1};
+    for (uint32_t op : {uint32_t{FERRO_REDUCE_SUM}, uint32_t{FERRO_REDUCE_PROD}, uint32_t{FERRO_REDUCE_MAX}, uint32_t{FERRO_REDUCE_MIN}}) {
+        ferro_reduce_args r{sizeof r, op, view(in, FERRO_DTYPE_F64, in_shape, in_strides),
+                            view(out, FERRO_DTYPE_F64, out_shape, out_strides)};
+        REQUIRE(engine.f().reduce(engine.inst.self, nullptr, &r) == nullptr);
+        for (size_t j = 0; j < 5; ++j) {
+            double want = op == FERRO_REDUCE_PROD ? 1 : op == FERRO_REDUCE_MAX ? -INFINITY : op == FERRO_REDUCE_MIN ? INFINITY : 0;
+            for (size_t row = 0; row < 6; ++row) {
+                const double x = in[row * 5 + j];
+                if (op == FERRO_REDUCE_SUM) want += x;
+                else if (op == FERRO_REDUCE_PROD) want *= x;
+                else if (std::isnan(x) || std::isnan(want)) want = std::nan("");
+                else want = op == FERRO_REDUCE_MAX ? std::max(want, x) : std::min(want, x);
+            }
+            INFO("op " << op << " column " << j);
+            if (std::isnan(want)) CHECK(std::isnan(out[j]));
+            else CHECK(std::abs(out[j] - want) <= 1e-12 * (1 + std::abs(want)));
+        }
+    }
+    // Rows in reverse order (negative stride over the reduced axis) sum the same.
+    const std::vector<int64_t> rev_shape = {6, 5}, rev_strides = {-5, 1}, out2_shape = {1, 5}, out2_strides = {5, 1};
+    std::vector<double> dense(30);
+    std::iota(dense.begin(), dense.end(), 0.0);
+    ferro_reduce_args r{sizeof r, FERRO_REDUCE_SUM, view(dense, FERRO_DTYPE_F64, rev_shape, rev_strides, 25),
+                        view(out, FERRO_DTYPE_F64, out2_shape, out2_strides)};
+    REQUIRE(engine.f().reduce(engine.inst.self, nullptr, &r) == nullptr);
+    CHECK(out == std::vector<double>{75, 81, 87, 93, 99});
+}
+
 TEST_CASE("cpu: cast converts between every pair of dtypes with numpy's rules", "[cpu]") {
     CpuEngine engine;
     std::vector<std::complex<double>> z = {{2.5, -1}, {0, 3}};

@@ -96,10 +96,45 @@ typename R::Acc reduce_range(const StridedLoop<1>& loop, int64_t begin, int64_t 
     return acc;
 }
 
+// The kept dims of `in` as one contiguous block of `count` elements that the reduced dims step
+// over (a column sum of a row-major matrix, a bias gradient): true when the kept dims are
+// in's trailing dims with row-major strides and out is dense.
+bool kept_block(const ferro_reduce_args& a, const Split& s, int64_t& count) {
+    if (s.kept_ndim == 0 || !is_dense(a.out)) return false;
+    int64_t expected = 1;
+    for (int k = s.kept_ndim - 1, d = a.in.ndim - 1; k >= 0; --k, --d) {
+        if (a.in.shape[d] != s.kept_shape[k] || a.out.shape[d] != s.kept_shape[k]) return false;  // a reduced dim sits among the kept
+        if (s.kept_shape[k] != 1 && s.kept_in[k] != expected) return false;
+        expected *= s.kept_shape[k];
+    }
+    count = expected;
+    return true;
+}
+
+// Reduction over leading dims onto a contiguous block: accumulate whole rows, so the inner
+// loop runs along contiguous memory (and vectorises) instead of striding per output.
+template <class R, class T>
+void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
+    using Out = typename R::Out;
+    std::vector<typename R::Acc> acc(static_cast<size_t>(count), R::identity());
+    const StridedLoop<1> rows(s.red_ndim, s.red_shape, {s.red_in}, {static_cast<char*>(a.in.data)}, {sizeof(T)});
+    rows.run(0, rows.numel(), [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& st) {
+        for (int64_t r = 0; r < n; ++r) {
+            const T* x = reinterpret_cast<const T*>(p[0] + r * st[0]);
+            for (int64_t j = 0; j < count; ++j) acc[static_cast<size_t>(j)] = R::step(acc[static_cast<size_t>(j)], x[j]);
+        }
+    });
+    Out* out = static_cast<Out*>(a.out.data);
+    for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(acc[static_cast<size_t>(j)]);
+}
+
 template <class T, uint32_t Op>
 void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
     using R = Reducer<T, Op>;
     using Out = typename R::Out;
+    if (int64_t count = 0; s.red_ndim > 0 && kept_block(a, s, count) && count > 1) {
+        return reduce_rows<R, T>(a, s, count);
+    }
     if (s.kept_ndim == 0 && is_dense(a.in) && numel_of(a.in) < kParallelThreshold) {
         // A small dense tensor reduced to one value: one flat loop.
         const T* x = static_cast<const T*>(a.in.data);
