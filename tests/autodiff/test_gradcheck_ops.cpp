@@ -226,5 +226,16 @@ TEST_CASE("gradcheck: a wrong rule is caught", "[autodiff]") {
         return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
     }, {input(rt, {3}, DType::f64, -1, 1, 9)});
     CHECK_FALSE(r.ok);
-    CHECK_THAT(r.report, Catch::Contains("input 0 element"));
+    CHECK_THAT(r.report, Catch::Contains("vjp input 0 element"));
+}
+
+TEST_CASE("gradcheck: a wrong forward-mode rule is caught by the JVP check alone", "[autodiff]") {
+    Runtime rt = make_runtime();
+    GradcheckOptions only_jvp;
+    only_jvp.check_vjp = false;
+    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
+    }, {input(rt, {3}, DType::f64, -1, 1, 9)}, only_jvp);
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.report, Catch::Contains("jvp output 0 element"));
 }

@@ -303,6 +303,15 @@ FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* out
                                  const ferro_tensor* cotangents, uint32_t n_outputs,
                                  const ferro_tensor* inputs, uint32_t n_inputs,
                                  ferro_bool create_graph, ferro_tensor* out_input_cotangents);
+/* Forward mode: a tensor equal to `primal` carrying `tangent` (same shape; cast to the primal's
+ * dtype). Every op on it propagates the tangent through the op's JVP rule, so the outputs'
+ * tangents are their directional derivatives (ferro_tensor_tangent reads them; NULL when a
+ * tensor carries none). One level: tangents of tangents are not tracked. The dual is
+ * differentiable with respect to `primal` when that requires grad, and reverse mode through
+ * dual tensors propagates tangents too (forward-over-reverse Hessian-vector products). */
+FERRO_API ferro_status ferro_tensor_make_dual(ferro_runtime* runtime, ferro_tensor primal, ferro_tensor tangent,
+                                             ferro_tensor* out);
+FERRO_API ferro_status ferro_tensor_tangent(ferro_tensor tensor, ferro_tensor* out_tangent);
 /* Grad mode of the calling thread. push disables recording until the matching pop. */
 FERRO_API ferro_bool ferro_grad_enabled(void);
 FERRO_API void ferro_no_grad_push(void);

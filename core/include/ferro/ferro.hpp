@@ -23,6 +23,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <functional>
 #include <vector>
 
 namespace ferro {
@@ -209,6 +210,12 @@ public:
         return g != nullptr ? Tensor(rt_, g) : Tensor();
     }
     void clear_grad() const { check(ferro_tensor_clear_grad(t_)); }
+    // Forward mode: the tangent this tensor carries (see make_dual); empty when none.
+    Tensor tangent() const {
+        ferro_tensor t = nullptr;
+        check(ferro_tensor_tangent(t_, &t));
+        return t != nullptr ? Tensor(rt_, t) : Tensor();
+    }
     // The same values without autograd state (a leaf).
     Tensor detach() const {
         ferro_tensor out = nullptr;
@@ -390,6 +397,29 @@ inline std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::ve
 inline std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                 const std::vector<Tensor>& cotangents = {}, bool create_graph = false) {
     return vjp(outputs, inputs, cotangents, create_graph);
+}
+
+// Forward mode: `primal` carrying `tangent`; ops on it propagate the tangent.
+inline Tensor make_dual(const Tensor& primal, const Tensor& tangent) {
+    ferro_tensor out = nullptr;
+    check(ferro_tensor_make_dual(primal.runtime(), primal.get(), tangent.get(), &out));
+    return {primal.runtime_ref(), out};
+}
+
+// Jacobian-vector product: f's outputs at `primals` and their directional derivatives along
+// `tangents` (one per primal). Outputs without a tangent get an empty Tensor.
+inline std::pair<std::vector<Tensor>, std::vector<Tensor>> jvp(
+    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& primals,
+    const std::vector<Tensor>& tangents) {
+    if (primals.size() != tangents.size()) {
+        throw Error(FERRO_INVALID_ARGUMENT, "jvp: " + std::to_string(tangents.size()) + " tangents for " +
+                                                std::to_string(primals.size()) + " primals");
+    }
+    std::vector<Tensor> duals;
+    for (size_t i = 0; i < primals.size(); ++i) duals.push_back(make_dual(primals[i], tangents[i]));
+    std::vector<Tensor> outputs = f(duals), out_tangents;
+    for (const Tensor& y : outputs) out_tangents.push_back(y.tangent());
+    return {std::move(outputs), std::move(out_tangents)};
 }
 
 // Disables gradient recording on this thread for its scope.

@@ -1,10 +1,12 @@
-// ferro::gradcheck — checks an op's (or any function's) VJP against central finite
+// ferro::gradcheck — checks an op's (or any function's) VJP and JVP against central finite
 // differences, the way every family's conformance tests use it.
 //
-// For outputs y = f(x_1..x_n) and random cotangents u (fixed seed) it compares
+// VJP: for outputs y = f(x_1..x_n) and random cotangents u (fixed seed) it compares
 //   vjp(y, x, u)  with  dphi/dRe(x) + i dphi/dIm(x),   phi(x) = sum_k Re(<u_k, y_k(x)>),
 // element by element, which is PyTorch's convention for complex inputs and outputs (for a
 // holomorphic f the VJP is u * conj(f')). Real inputs skip the imaginary direction.
+// JVP: for random tangents v it compares every output's tangent (forward mode) with
+//   (f(x + eps v) - f(x - eps v)) / (2 eps).
 // Tolerances default per dtype (looser in single precision). Header-only.
 #pragma once
 
@@ -25,7 +27,9 @@ struct GradcheckOptions {
     double eps = 0;   // finite-difference step; 0: 1e-6 in double precision, 1e-3 in single
     double atol = 0;  // 0: 1e-5 (double) or 1e-2 (single)
     double rtol = 0;  // 0: 1e-3 (double) or 1e-2 (single)
-    uint64_t seed = 1234;  // for the random cotangents
+    uint64_t seed = 1234;  // for the random cotangents and tangents
+    bool check_vjp = true;
+    bool check_jvp = true;
 };
 
 struct GradcheckResult {
@@ -108,6 +112,51 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
     }
     GradcheckResult result;
     if (used_outputs.empty() || wrt.empty()) return result;
+    std::ostringstream report;
+    int reported = 0;
+    auto compare = [&](std::complex<double> got, std::complex<double> numeric, const std::string& where) {
+        const double error = std::abs(got - numeric) - rtol * std::abs(numeric);
+        result.max_error = std::max(result.max_error, error);
+        if (error <= atol) return;
+        result.ok = false;
+        if (reported++ < 8) report << where << ": analytic " << got << ", finite differences " << numeric << "\n";
+    };
+    if (options.check_jvp) {
+        // One random direction for all inputs at once; each output's tangent against differences.
+        std::vector<std::vector<std::complex<double>>> dirs(leaves.size());
+        std::vector<Tensor> duals = leaves, plus = leaves, minus = leaves;
+        for (size_t j : wrt) {
+            const DType d = leaves[j].dtype();
+            const auto base = detail::values_of(leaves[j]);
+            auto& v = dirs[j];
+            v.resize(base.size());
+            for (auto& e : v) e = {normal(gen), detail::is_complex_dtype(d) ? normal(gen) : 0.0};
+            auto p = base, m = base;
+            for (size_t e = 0; e < base.size(); ++e) {
+                p[e] += eps * v[e];
+                m[e] -= eps * v[e];
+            }
+            plus[j] = detail::tensor_like(leaves[j], p, d);
+            minus[j] = detail::tensor_like(leaves[j], m, d);
+            duals[j] = make_dual(leaves[j].detach(), detail::tensor_like(leaves[j], v, d));
+        }
+        NoGrad no_grad;
+        const std::vector<Tensor> ys = f(duals), yp = f(plus), ym = f(minus);
+        for (size_t k = 0; k < ys.size(); ++k) {
+            const DType d = ys[k].dtype();
+            if (!(d == DType::f32 || d == DType::f64 || detail::is_complex_dtype(d))) continue;
+            const auto p = detail::values_of(yp[k]), m = detail::values_of(ym[k]);
+            const Tensor t = ys[k].tangent();
+            const auto got = t ? detail::values_of(t) : std::vector<std::complex<double>>(p.size());
+            for (size_t e = 0; e < p.size(); ++e) {
+                compare(got[e], (p[e] - m[e]) / (2 * eps), "jvp output " + std::to_string(k) + " element " + std::to_string(e));
+            }
+        }
+    }
+    if (!options.check_vjp) {
+        result.report = report.str();
+        return result;
+    }
     const std::vector<Tensor> analytic = vjp(used_outputs, wrt_tensors, cotangents);
 
     // phi(x) with input j replaced.
@@ -128,8 +177,6 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
         }
         return total;
     };
-    std::ostringstream report;
-    int reported = 0;
     for (size_t w = 0; w < wrt.size(); ++w) {
         const size_t j = wrt[w];
         const Tensor& x = leaves[j];
@@ -146,15 +193,7 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
             };
             std::complex<double> numeric(derivative({1, 0}), 0);
             if (detail::is_complex_dtype(d)) numeric.imag(derivative({0, 1}));
-            const double error = std::abs(got[e] - numeric) - rtol * std::abs(numeric);
-            result.max_error = std::max(result.max_error, error);
-            if (error > atol) {
-                result.ok = false;
-                if (reported++ < 8) {
-                    report << "input " << j << " element " << e << ": vjp " << got[e] << ", finite differences "
-                           << numeric << "\n";
-                }
-            }
+            compare(got[e], numeric, "vjp input " + std::to_string(j) + " element " + std::to_string(e));
         }
     }
     result.report = report.str();

@@ -354,8 +354,15 @@ private:
         if (!args_.retain_graph) n.release_saved();
     }
 
-    static TensorPtr reattach_leaf(const ferro_tensor_impl& saved, const std::shared_ptr<LeafGrad>& leaf) {
+    // A new handle on a saved tensor, keeping its tangent (forward over reverse).
+    static TensorPtr unpack(const ferro_tensor_impl& saved) {
         TensorPtr t = detach(saved);
+        if (TensorPtr tangent = tangent_of(saved)) autograd_of(*t).tangent = std::move(tangent);
+        return t;
+    }
+
+    static TensorPtr reattach_leaf(const ferro_tensor_impl& saved, const std::shared_ptr<LeafGrad>& leaf) {
+        TensorPtr t = unpack(saved);
         AutogradMeta& meta = autograd_of(*t);
         meta.requires_grad = true;
         meta.leaf = leaf;
@@ -363,7 +370,7 @@ private:
     }
 
     static TensorPtr reattach(const ferro_tensor_impl& saved, const NodePtr& node, uint32_t slot) {
-        TensorPtr t = detach(saved);
+        TensorPtr t = unpack(saved);
         AutogradMeta& meta = autograd_of(*t);
         meta.requires_grad = true;
         meta.grad_fn = node;

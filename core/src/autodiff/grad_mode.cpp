@@ -5,11 +5,16 @@
 namespace ferro {
 namespace {
 thread_local bool enabled = true;
+thread_local bool tangents = true;
 thread_local std::vector<bool> pushed;  // modes saved by push_no_grad
 }  // namespace
 
 bool grad_enabled() noexcept { return enabled; }
 void set_grad_enabled(bool on) noexcept { enabled = on; }
+
+bool tangents_enabled() noexcept { return tangents; }
+NoTangents::NoTangents() noexcept : previous_(tangents) { tangents = false; }
+NoTangents::~NoTangents() { tangents = previous_; }
 
 void push_no_grad() {
     pushed.push_back(enabled);

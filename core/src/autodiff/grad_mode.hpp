@@ -26,6 +26,20 @@ public:
     NoGrad() noexcept : GradMode(false) {}
 };
 
+// Forward mode (tangents) is one level deep: while a JVP rule runs, the tangents of its
+// inputs are not propagated again (that would be a second-order tangent nobody asked for).
+bool tangents_enabled() noexcept;
+class NoTangents {
+public:
+    NoTangents() noexcept;
+    ~NoTangents();
+    NoTangents(const NoTangents&) = delete;
+    NoTangents& operator=(const NoTangents&) = delete;
+
+private:
+    bool previous_;
+};
+
 // The C API's ferro_no_grad_push/pop: a per-thread stack of saved modes.
 void push_no_grad();
 void pop_no_grad() noexcept;  // an unmatched pop does nothing

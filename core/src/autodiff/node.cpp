@@ -1,10 +1,14 @@
 #include "autodiff/node.hpp"
 
 #include "autodiff/grad_mode.hpp"
+#include "runtime/runtime.hpp"
 #include "support/status.hpp"
 #include "tensor/dtype.hpp"
 
+#include <ferro/rules.hpp>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ferro {
 
@@ -82,6 +86,14 @@ TensorPtr detach(const ferro_tensor_impl& t) {
     return wrap_storage(t.storage, t.dtype, span_of(t.shape), span_of(t.strides), t.byte_offset);
 }
 
+// A detached alias that keeps `t`'s tangent (what a node saves: the values and, for forward
+// mode through the backward pass, their tangent when the op ran).
+TensorPtr saved_alias(const ferro_tensor_impl& t) {
+    TensorPtr alias = detach(t);
+    if (t.autograd && t.autograd->tangent) autograd_of(*alias).tangent = t.autograd->tangent;
+    return alias;
+}
+
 void set_requires_grad(ferro_tensor_impl& t, bool on) {
     if (t.autograd && t.autograd->grad_fn) {
         throw Error(FERRO_INVALID_ARGUMENT,
@@ -111,6 +123,132 @@ TensorPtr grad_of(const ferro_tensor_impl& t) {
     return t.autograd->leaf->grad;
 }
 
+namespace {
+
+bool any_tangent(std::span<ferro_tensor_impl* const> inputs) {
+    for (const ferro_tensor_impl* t : inputs) {
+        if (t->autograd && t->autograd->tangent) return true;
+    }
+    return false;
+}
+
+TensorPtr call1(Runtime& rt, const char* op, std::initializer_list<ferro_tensor_impl*> inputs,
+                std::initializer_list<ferro_named_attr> attrs = {}) {
+    Outputs out = rt.call(op, {attrs.begin(), attrs.size()}, {inputs.begin(), inputs.size()});
+    return std::move(out.at(0));
+}
+
+// A tangent made to fit its output: broadcast to the output's shape (a rule may return the
+// tangent of a broadcast operand as is) and cast to its dtype (real part for a real output).
+TensorPtr fit_tangent(Runtime& rt, TensorPtr t, const ferro_tensor_impl& out, const std::string& op, size_t k) {
+    if (!std::equal(t->shape.begin(), t->shape.end(), out.shape.begin(), out.shape.end())) {
+        const std::vector<int64_t> shape(out.shape.begin(), out.shape.end());
+        try {
+            t = call1(rt, "core.expand", {t.get()}, {plugin::attr_i64s("shape", shape)});
+        } catch (const Error&) {
+            throw Error(FERRO_INTERNAL, fmt::format("{}: the JVP rule returned a tangent of shape [{}] for output {} "
+                                                    "of shape [{}]", op, fmt::join(t->shape, ","), k,
+                                                    fmt::join(out.shape, ",")));
+        }
+    }
+    if (!is_complex(out.dtype) && is_complex(t->dtype)) t = call1(rt, "core.real", {t.get()});
+    if (t->dtype != out.dtype) {
+        const std::string name = dtype_name(out.dtype);
+        t = call1(rt, "core.cast", {t.get()}, {plugin::attr_str("dtype", name.c_str())});
+    }
+    return t;
+}
+
+// Forward mode through one call: the JVP rule turns input tangents into output tangents.
+void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schema& schema,
+                        const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+                        std::span<TensorPtr> outputs) {
+    if (schema.jvp == nullptr) {
+        if (schema.vjp == nullptr) return;  // not differentiable: the outputs carry no tangent
+        throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: the op has no JVP rule, so tangents (forward mode) "
+                                                     "cannot pass through it", op));
+    }
+    boost::container::small_vector<ferro_tensor, 4> in(inputs.begin(), inputs.end()), out, in_t, out_t;
+    for (const TensorPtr& t : outputs) out.push_back(t.get());
+    for (ferro_tensor_impl* t : inputs) in_t.push_back(t->autograd ? t->autograd->tangent.get() : nullptr);
+    out_t.assign(outputs.size(), nullptr);
+    ferro_jvp_args a{sizeof a, static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()), 0,
+                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data()};
+    ferro_status st = nullptr;
+    {
+        const NoTangents one_level;
+        try {
+            st = schema.jvp(rt.host_api(), &a);
+        } catch (...) {
+            st = make_status(FERRO_INTERNAL, escaped_exception_message("JVP rule"));
+        }
+    }
+    boost::container::small_vector<TensorPtr, 2> owned;
+    for (ferro_tensor t : out_t) owned.push_back(TensorPtr::adopt(t));
+    if (st != nullptr) {
+        const uint32_t code = st->code;
+        const std::string message = st->message;
+        free_status(st);
+        throw Error(code, fmt::format("{}: the JVP rule failed: {}", op, message));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+        ferro_tensor_impl& o = *outputs[k];
+        if (!owned[k] || !is_inexact(o.dtype) || (schema.diff_outputs & FERRO_MASK_BIT(k)) == 0) continue;
+        autograd_of(o).tangent = fit_tangent(rt, std::move(owned[k]), o, op, k);
+    }
+}
+
+void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
+            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs);
+
+}  // namespace
+
+void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
+                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs) {
+    // An output that is one of the inputs (an op that returned its input unchanged) becomes
+    // its own handle first: the input's autograd state is not this call's to change.
+    for (TensorPtr& out : outputs) {
+        for (ferro_tensor_impl* in : inputs) {
+            if (out.get() == in) out = detach(*in);
+        }
+    }
+    if (tangents_enabled() && any_tangent(inputs)) propagate_tangents(rt, op, schema, attrs, inputs, outputs);
+    for (const ferro_tensor_impl* in : inputs) {
+        if (requires_grad(*in)) return record(op, schema, library, attrs, inputs, outputs);
+    }
+}
+
+TensorPtr make_dual(Runtime& rt, ferro_tensor_impl& primal, ferro_tensor_impl& tangent) {
+    if (!std::equal(primal.shape.begin(), primal.shape.end(), tangent.shape.begin(), tangent.shape.end())) {
+        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("make_dual: the tangent has shape [{}], the primal [{}]",
+                                                        fmt::join(tangent.shape, ","), fmt::join(primal.shape, ",")));
+    }
+    if (!is_inexact(primal.dtype) || !is_inexact(tangent.dtype) || (is_complex(tangent.dtype) && !is_complex(primal.dtype))) {
+        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("make_dual: a {} primal cannot carry a {} tangent (floating "
+                                                        "or complex, complex only for complex primals)",
+                                                        dtype_name(primal.dtype), dtype_name(tangent.dtype)));
+    }
+    TensorPtr t = TensorPtr::share(&tangent);
+    if (tangent.dtype != primal.dtype) {
+        const std::string name = dtype_name(primal.dtype);
+        t = call1(rt, "core.cast", {&tangent}, {plugin::attr_str("dtype", name.c_str())});
+    }
+    // A recorded identity (a reshape to the same shape) when the primal requires grad, so the
+    // dual stays differentiable with respect to it; a plain alias otherwise.
+    TensorPtr dual;
+    if (requires_grad(primal)) {
+        const NoTangents plain;  // the primal's own tangent, if any, is replaced below
+        const std::vector<int64_t> shape(primal.shape.begin(), primal.shape.end());
+        dual = call1(rt, "core.reshape", {&primal}, {plugin::attr_i64s("shape", shape)});
+    } else {
+        dual = detach(primal);
+    }
+    autograd_of(*dual).tangent = std::move(t);
+    return dual;
+}
+
+namespace {
+
 void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs) {
     if (!grad_enabled() || schema.vjp == nullptr) return;
@@ -121,7 +259,7 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
         ferro_tensor_impl& in = *inputs[i];
         if ((schema.save_inputs & FERRO_MASK_BIT(i)) != 0) {
             if (requires_grad(in) && !in.autograd->grad_fn) {
-                node->saved_inputs()[i] = detach(in);
+                node->saved_inputs()[i] = saved_alias(in);
                 node->saved_leaves()[i] = in.autograd->leaf;
             } else {
                 node->saved_inputs()[i] = TensorPtr::share(&in);
@@ -139,13 +277,8 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
     }
     if (!any_edge) return;  // no input the op differentiates requires grad
     for (size_t k = 0; k < outputs.size(); ++k) {
-        // An output that is one of the inputs (an op that returns its input unchanged) becomes
-        // its own handle first: the input's autograd state is not this node's to change.
-        for (ferro_tensor_impl* in : inputs) {
-            if (outputs[k].get() == in) outputs[k] = detach(*in);
-        }
         ferro_tensor_impl& out = *outputs[k];
-        if ((schema.save_outputs & FERRO_MASK_BIT(k)) != 0) node->saved_outputs()[k] = detach(out);
+        if ((schema.save_outputs & FERRO_MASK_BIT(k)) != 0) node->saved_outputs()[k] = saved_alias(out);
         AutogradMeta& meta = autograd_of(out);
         if ((schema.diff_outputs & FERRO_MASK_BIT(k)) == 0 || !is_inexact(out.dtype)) {
             meta.non_differentiable = fmt::format("{} output {}", op, k);
@@ -156,5 +289,7 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
         meta.slot = static_cast<uint32_t>(k);
     }
 }
+
+}  // namespace
 
 }  // namespace ferro

@@ -61,6 +61,7 @@ struct AutogradMeta {
     // Set on outputs a differentiable op marks non-differentiable (schema diff_outputs):
     // "linalg.lu output 0". Asking for a gradient through one is NOT_DIFFERENTIABLE.
     std::string non_differentiable;
+    TensorPtr tangent;  // forward mode: the directional derivative carried with this tensor
 };
 static_assert(sizeof(AutogradMeta) <= AutogradMeta::kBlock);
 
@@ -117,20 +118,30 @@ private:
     bool released_ = false;
 };
 
-// Whether an input requires grad: the one branch every op call pays.
-inline bool any_requires_grad(std::span<ferro_tensor_impl* const> inputs) noexcept {
+// Whether an input has autograd state (requires grad, carries a tangent): the one branch
+// per input every op call pays.
+inline bool any_autograd(std::span<ferro_tensor_impl* const> inputs) noexcept {
     for (const ferro_tensor_impl* t : inputs) {
-        if (t->autograd && t->autograd->requires_grad) [[unlikely]] return true;
+        if (t->autograd) [[unlikely]] return true;
     }
     return false;
 }
 
-// Records a node for an op call whose inputs include one that requires grad, when grad mode
-// is on. Outputs get their AutogradMeta; an op without a VJP rule records nothing (its outputs
-// do not require grad). An output that is one of the inputs is replaced by a new handle.
-void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
-            std::span<TensorPtr> outputs);
+// After an op call with an input that has autograd state: propagates tangents (forward mode,
+// through the schema's JVP rule), then records a grad node when grad mode is on and an input
+// requires grad (reverse mode; an op without a VJP rule records nothing and its outputs do not
+// require grad). An output that is one of the inputs is replaced by a new handle first.
+void after_call(Runtime& runtime, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
+                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+                std::span<TensorPtr> outputs);
+
+// Forward mode: a tensor equal to `primal` that carries `tangent` (same shape, cast to the
+// primal's dtype); differentiable with respect to `primal` when that requires grad.
+TensorPtr make_dual(Runtime& runtime, ferro_tensor_impl& primal, ferro_tensor_impl& tangent);
+inline TensorPtr tangent_of(const ferro_tensor_impl& t) {
+    return t.autograd ? t.autograd->tangent : TensorPtr();
+}
+
 
 // A tensor's AutogradMeta, created when absent.
 AutogradMeta& autograd_of(ferro_tensor_impl& t);

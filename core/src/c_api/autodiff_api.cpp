@@ -97,6 +97,25 @@ FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* out
     });
 }
 
+FERRO_API ferro_status ferro_tensor_make_dual(ferro_runtime* runtime, ferro_tensor primal, ferro_tensor tangent,
+                                             ferro_tensor* out) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_tensor_make_dual", "runtime");
+        require(primal, "ferro_tensor_make_dual", "primal");
+        require(tangent, "ferro_tensor_make_dual", "tangent");
+        require(out, "ferro_tensor_make_dual", "out");
+        *out = ferro::make_dual(runtime->runtime, *primal, *tangent).release_ownership();
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_tangent(ferro_tensor tensor, ferro_tensor* out_tangent) {
+    return ferro::guard([&] {
+        require(tensor, "ferro_tensor_tangent", "tensor");
+        require(out_tangent, "ferro_tensor_tangent", "out_tangent");
+        *out_tangent = ferro::tangent_of(*tensor).release_ownership();
+    });
+}
+
 FERRO_API ferro_bool ferro_grad_enabled(void) { return ferro::grad_enabled() ? 1 : 0; }
 FERRO_API void ferro_no_grad_push(void) { ferro::push_no_grad(); }
 FERRO_API void ferro_no_grad_pop(void) { ferro::pop_no_grad(); }

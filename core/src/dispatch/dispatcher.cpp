@@ -349,8 +349,9 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
 
 Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what) {
     Outputs outputs = host_op(call);
-    if (any_requires_grad(call.inputs)) {
-        record(what.op, what.schema, what.library, call.attrs, call.inputs, {outputs.data(), outputs.size()});
+    if (any_autograd(call.inputs)) {
+        after_call(call.runtime, what.op, what.schema, what.library, call.attrs, call.inputs,
+                   {outputs.data(), outputs.size()});
     }
     return outputs;
 }
@@ -395,7 +396,9 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
     }
     if (st != nullptr) rethrow(st, op, "execute");
     session.end();
-    if (any_requires_grad(inputs)) record(op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()});
+    if (any_autograd(inputs)) {
+        after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()});
+    }
     return outputs;
 }
 

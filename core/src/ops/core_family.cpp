@@ -68,6 +68,17 @@ ferro_status vjp_at(const ferro_host_api* host, const ferro_vjp_args* args) {
         op.vjp(Vjp(plugin::Rules(host), *args));
     });
 }
+template <size_t I>
+ferro_status jvp_at(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return plugin::guard(host, [&] {
+        const CoreOp& op = family().ops[I];
+        op.jvp(Jvp(plugin::Rules(host), op, *args));
+    });
+}
+template <size_t... I>
+constexpr std::array<decltype(&jvp_at<0>), sizeof...(I)> make_jvp_trampolines(std::index_sequence<I...>) {
+    return {&jvp_at<I>...};
+}
 template <size_t... I>
 constexpr std::array<decltype(&infer_at<0>), sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
     return {&infer_at<I>...};
@@ -78,6 +89,7 @@ constexpr std::array<decltype(&vjp_at<0>), sizeof...(I)> make_vjp_trampolines(st
 }
 constexpr auto kInferTrampolines = make_trampolines(std::make_index_sequence<kMaxCoreOps>{});
 constexpr auto kVjpTrampolines = make_vjp_trampolines(std::make_index_sequence<kMaxCoreOps>{});
+constexpr auto kJvpTrampolines = make_jvp_trampolines(std::make_index_sequence<kMaxCoreOps>{});
 
 ferro_status execute(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
     const auto& op = *static_cast<const CoreOp*>(self);
@@ -132,6 +144,7 @@ const Family& family() {
         add_creation_ops(f.ops);
         add_elementwise_rules(f.ops);
         add_structural_rules(f.ops);
+        add_jvp_rules(f.ops);
         if (f.ops.size() > kMaxCoreOps) std::abort();  // a build-time invariant, not input
         for (size_t i = 0; i < f.ops.size(); ++i) {
             CoreOp& op = f.ops[i];
@@ -153,6 +166,7 @@ const Family& family() {
                 s.save_inputs = op.save_inputs;
                 s.save_outputs = op.save_outputs;
             }
+            if (op.jvp != nullptr) s.jvp = kJvpTrampolines[i];
             f.schemas.push_back(s);
         }
         f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",

@@ -36,7 +36,9 @@ public:
 using PlanFn = std::unique_ptr<OpPlan> (*)(const CoreOp& op, const ferro_prepare_args& args);
 
 class Vjp;  // grad_rules.hpp
+class Jvp;
 using VjpFn = void (*)(const Vjp& v);
+using JvpFn = void (*)(const Jvp& j);
 
 struct CoreOp {
     std::string name;       // "add"
@@ -54,6 +56,7 @@ struct CoreOp {
     // Differentiation (grad_rules.hpp): the VJP rule and the schema's masks. Outputs are
     // differentiable when the rule exists.
     VjpFn vjp = nullptr;
+    JvpFn jvp = nullptr;
     uint64_t diff_inputs = 0, save_inputs = 0, save_outputs = 0;
 };
 

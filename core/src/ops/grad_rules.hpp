@@ -36,9 +36,39 @@ private:
     const ferro_vjp_args& a_;
 };
 
+// What a JVP rule sees: the call's primal inputs and outputs, the input tangents (NULL =
+// zero) and where the output tangents go.
+class Jvp {
+public:
+    Jvp(const plugin::Rules& rules, const CoreOp& core_op, const ferro_jvp_args& args) : r(rules), op(core_op), a_(args) {}
+
+    const plugin::Rules& r;
+    const CoreOp& op;
+    ferro_tensor x(uint32_t i) const { return a_.inputs[i]; }
+    ferro_tensor y(uint32_t k = 0) const { return a_.outputs[k]; }
+    ferro_tensor t(uint32_t i) const { return a_.input_tangents[i]; }  // NULL = zero
+    uint32_t n_inputs() const { return a_.n_inputs; }
+    const ferro_attr_value& attr(uint32_t k) const { return a_.attrs[k]; }
+    const ferro_attr_value* attrs() const { return a_.attrs; }
+    // Input i's tangent, or zeros shaped like the input.
+    plugin::TensorRef t_or_zero(uint32_t i) const { return t(i) ? r.borrow(t(i)) : r.zeros_like(x(i)); }
+    void set(plugin::TensorRef tangent, uint32_t k = 0) const { a_.output_tangents[k] = tangent.release(); }
+
+private:
+    const ferro_jvp_args& a_;
+};
+
 // Attaches the rules and differentiability masks to the op table (by op name).
 void add_elementwise_rules(std::vector<CoreOp>& ops);
 void add_structural_rules(std::vector<CoreOp>& ops);
+void add_jvp_rules(std::vector<CoreOp>& ops);
+
+// Reductions: `shape` with the reduced axes (attribute value `axes`, None = all) set to 1.
+std::vector<int64_t> kept_shape(std::span<const int64_t> shape, const ferro_attr_value& axes);
+// prod's derivative: per element of x (of `shape`), the product of the other elements of its
+// reduced group, without dividing by zero.
+plugin::TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::span<const int64_t> shape,
+                                 const ferro_attr_value& axes);
 
 // Sets `name`'s rule and masks; the op must exist.
 void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs,

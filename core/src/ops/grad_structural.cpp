@@ -17,57 +17,26 @@ int64_t wrap_axis(int64_t axis, size_t ndim) { return axis < 0 ? axis + static_c
 
 // ---- reductions ----
 
-// Input 0's shape with the reduced axes (attribute 0, None = all) set to 1.
-Shape kept_shape(const Vjp& v) {
-    Shape keep(v.shape(0).begin(), v.shape(0).end());
-    const ferro_attr_value& axes = v.attr(0);
-    if (axes.type == FERRO_ATTR_NONE) {
-        std::fill(keep.begin(), keep.end(), 1);
-    } else {
-        for (uint32_t i = 0; i < axes.count; ++i) keep[static_cast<size_t>(wrap_axis(axes.v.i64_array[i], keep.size()))] = 1;
-    }
-    return keep;
-}
+// Input 0's shape with the reduced axes (attribute 0) set to 1.
+Shape kept_of(const Vjp& v) { return ops::kept_shape(v.shape(0), v.attr(0)); }
 
 // A reduced tensor (with or without keepdim) broadcast back over the input's shape.
 TensorRef spread(const Vjp& v, plugin::Arg reduced) {
-    return v.r.expand(v.r.reshape(reduced, kept_shape(v)), v.shape(0));
+    return v.r.expand(v.r.reshape(reduced, kept_of(v)), v.shape(0));
 }
 
 void sum_rule(const Vjp& v) { v.set(0, spread(v, v.g())); }
 
 void mean_rule(const Vjp& v) {
-    const Shape keep = kept_shape(v);
+    const Shape keep = kept_of(v);
     const int64_t in = std::accumulate(v.shape(0).begin(), v.shape(0).end(), int64_t{1}, std::multiplies<>());
     const int64_t out = std::accumulate(keep.begin(), keep.end(), int64_t{1}, std::multiplies<>());
     const double count = out > 0 ? static_cast<double>(in) / static_cast<double>(out) : 1.0;
     v.set(0, v.r.mul(spread(v, v.g()), v.r.scalar(v.g(), 1.0 / count)));
 }
 
-// prod: the product of the other elements of each reduced group. Computed without dividing
-// by zero: with no zero in the group it is prod / x, with one zero only that element gets the
-// product of the non-zero ones, with two or more everything is 0.
 void prod_rule(const Vjp& v) {
-    const ferro_tensor x = v.x(0);
-    const TensorRef zero = v.r.scalar(x, 0), one = v.r.scalar(x, 1);
-    const TensorRef is_zero = v.r.call("core.eq", {x, zero});
-    const ferro_attr_value& axes_attr = v.attr(0);
-    Shape axes;
-    if (axes_attr.type == FERRO_ATTR_NONE) {
-        axes.resize(v.shape(0).size());
-        std::iota(axes.begin(), axes.end(), 0);
-    } else {
-        axes.assign(axes_attr.v.i64_array, axes_attr.v.i64_array + axes_attr.count);
-    }
-    const TensorRef zeros = v.r.sum(is_zero, axes, true);  // i64 count per group
-    const TensorRef nonzero_prod = v.r.call("core.prod", {v.r.where(is_zero, one, x)},
-                                            {plugin::attr_i64s("axes", axes), plugin::attr_bool("keepdim", true)});
-    const TensorRef p = v.r.expand(nonzero_prod, v.shape(0));
-    const TensorRef n = v.r.expand(zeros, v.shape(0));
-    const TensorRef none = v.r.call("core.eq", {n, v.r.scalar(n, 0)});
-    const TensorRef single = v.r.call("core.eq", {n, v.r.scalar(n, 1)});
-    const TensorRef others = v.r.where(none, v.r.div(p, x), v.r.where(single, v.r.where(is_zero, p, zero), zero));
-    v.set(0, v.r.mul(spread(v, v.g()), v.r.conj(others)));
+    v.set(0, v.r.mul(spread(v, v.g()), v.r.conj(prod_of_others(v.r, v.x(0), v.shape(0), v.attr(0)))));
 }
 
 // max/min over axes: the gradient is shared evenly by the elements equal to the result.
@@ -238,6 +207,39 @@ void stack_rule(const Vjp& v) {
 }
 
 }  // namespace
+
+Shape kept_shape(std::span<const int64_t> shape, const ferro_attr_value& axes) {
+    Shape keep(shape.begin(), shape.end());
+    if (axes.type == FERRO_ATTR_NONE) {
+        std::fill(keep.begin(), keep.end(), 1);
+    } else {
+        for (uint32_t i = 0; i < axes.count; ++i) keep[static_cast<size_t>(wrap_axis(axes.v.i64_array[i], keep.size()))] = 1;
+    }
+    return keep;
+}
+
+// With no zero in the group the product of the others is prod / x; with one zero only that
+// element gets the product of the non-zero ones; with two or more everything is 0.
+TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::span<const int64_t> shape,
+                         const ferro_attr_value& axes_attr) {
+    const TensorRef zero = r.scalar(x, 0), one = r.scalar(x, 1);
+    const TensorRef is_zero = r.call("core.eq", {x, zero});
+    Shape axes;
+    if (axes_attr.type == FERRO_ATTR_NONE) {
+        axes.resize(shape.size());
+        std::iota(axes.begin(), axes.end(), 0);
+    } else {
+        axes.assign(axes_attr.v.i64_array, axes_attr.v.i64_array + axes_attr.count);
+    }
+    const TensorRef zeros = r.sum(is_zero, axes, true);  // i64 count per group
+    const TensorRef nonzero_prod = r.call("core.prod", {r.where(is_zero, one, x)},
+                                          {plugin::attr_i64s("axes", axes), plugin::attr_bool("keepdim", true)});
+    const TensorRef p = r.expand(nonzero_prod, shape);
+    const TensorRef n = r.expand(zeros, shape);
+    const TensorRef none = r.call("core.eq", {n, r.scalar(n, 0)});
+    const TensorRef single = r.call("core.eq", {n, r.scalar(n, 1)});
+    return r.where(none, r.div(p, x), r.where(single, r.where(is_zero, p, zero), zero));
+}
 
 void add_structural_rules(std::vector<CoreOp>& ops) {
     set_rule(ops, "sum", sum_rule, kIn0, 0, 0);
