@@ -2,6 +2,8 @@
 // their closed forms, accumulation, the errors DESIGN §8 names, and what is freed when.
 #include "ferro_test.hpp"
 
+#include <dlpack/dlpack.h>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -212,4 +214,40 @@ TEST_CASE("backward: a chain of 10^6 tiny ops back-propagates and is destroyed",
     y.sum().backward();
     check_close(x.grad().to_vector<double>(), std::vector<double>{1.0});
     y = Tensor();  // dropping the last reference frees the whole chain without recursion
+}
+
+TEST_CASE("requires_grad: a tensor that requires grad is not exported for writing", "[autodiff]") {
+    Runtime rt = make_runtime();
+    Tensor x = rt.tensor<double>({1.0, 2.0}, {2});
+    x.set_requires_grad();
+    DLManagedTensor* managed = nullptr;
+    const ferro_status st = ferro_tensor_to_dlpack(x.get(), &managed);
+    REQUIRE(st != nullptr);
+    CHECK(ferro_status_code(st) == FERRO_FAILED_PRECONDITION);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("the tensor requires grad; export a detached tensor"));
+    ferro_status_free(st);
+    check(ferro_tensor_to_dlpack(x.detach().get(), &managed));
+    managed->deleter(managed);
+}
+
+TEST_CASE("c api: autodiff entry points check their arguments", "[autodiff]") {
+    Runtime rt = make_runtime();
+    auto code_of = [](ferro_status st) {
+        const uint32_t code = ferro_status_code(st);
+        ferro_status_free(st);
+        return code;
+    };
+    ferro_tensor out = nullptr;
+    CHECK(code_of(ferro_tensor_set_requires_grad(nullptr, 1)) == FERRO_INVALID_ARGUMENT);
+    CHECK(code_of(ferro_tensor_grad(nullptr, &out)) == FERRO_INVALID_ARGUMENT);
+    CHECK(code_of(ferro_backward(rt.get(), nullptr, nullptr, 0, 0)) == FERRO_INVALID_ARGUMENT);
+    CHECK(code_of(ferro_vjp(rt.get(), nullptr, nullptr, 0, nullptr, 0, 0, &out)) == FERRO_INVALID_ARGUMENT);
+    CHECK(code_of(ferro_tensor_make_dual(rt.get(), nullptr, nullptr, &out)) == FERRO_INVALID_ARGUMENT);
+    CHECK(ferro_tensor_requires_grad(nullptr) == 0);
+    const Tensor x = rt.tensor<double>({1.0}, {1});
+    ferro_tensor in[1] = {x.get()};
+    const ferro_status st = ferro_vjp(rt.get(), in, nullptr, 1, in, 1, 0, &out);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("vjp: input 0 does not require grad (mark leaves with requires_grad"));
+    ferro_status_free(st);
 }

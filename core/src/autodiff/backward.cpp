@@ -140,8 +140,9 @@ private:
                                                        t.autograd->non_differentiable));
         }
         if (!requires_grad(t)) {
-            fail(FERRO_INVALID_ARGUMENT, fmt::format("{} does not require grad (no input it was computed "
-                                                     "from requires grad, or grad mode was off)", what));
+            fail(FERRO_INVALID_ARGUMENT, fmt::format("{} does not require grad (mark leaves with requires_grad; "
+                                                     "an op's result needs an input that requires grad, with grad "
+                                                     "mode on)", what));
         }
     }
 

@@ -1,4 +1,5 @@
 // extern "C" shims: DLPack export and import (DLPack 0.6's DLManagedTensor).
+#include "autodiff/node.hpp"
 #include "c_api/handles.hpp"
 #include "tensor/transfer.hpp"
 
@@ -52,6 +53,11 @@ FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, DLManagedTens
     return ferro::guard([&] {
         require(tensor, "ferro_tensor_to_dlpack", "tensor");
         require(out_managed, "ferro_tensor_to_dlpack", "out_managed");
+        // The consumer may write through the export; the tape must not see its inputs change.
+        if (ferro::requires_grad(*tensor)) {
+            throw ferro::Error(FERRO_FAILED_PRECONDITION, "ferro_tensor_to_dlpack: the tensor requires grad; "
+                                                          "export a detached tensor (ferro_tensor_detach) instead");
+        }
         const ferro::Engine& engine = tensor->storage->engine();
         if (tensor->storage->address() == nullptr) {
             throw ferro::Error(FERRO_UNIMPLEMENTED, "ferro_tensor_to_dlpack: engine '" + engine.name() +

@@ -1,0 +1,63 @@
+// What the host does around a plugin's rules: non-differentiable outputs, a failing rule, a
+// cotangent of the wrong shape, an op without a JVP rule.
+#include "ferro_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+Runtime runtime_with_ad_fixture() {
+    Runtime rt = make_runtime();
+    rt.load_plugin(build_dir() + "/tests/fixtures/autodiff/libferro_fixture_ad.so");
+    return rt;
+}
+}  // namespace
+
+TEST_CASE("plugin rules: a plugin op differentiates through its own VJP and JVP", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    Tensor x = rt.tensor<double>({1.0, -2.0}, {2});
+    x.set_requires_grad();
+    const auto outs = rt.call("fixture_ad.split", {x});
+    check_close(outs[0].to_vector<double>(), std::vector<double>{2.0, -4.0});
+    (outs[0] * outs[0]).sum().backward();  // d/dx (2x)^2 = 8x
+    check_close(x.grad().to_vector<double>(), std::vector<double>{8.0, -16.0});
+    const auto [ys, ts] = jvp([&](const std::vector<Tensor>& in) { return rt.call("fixture_ad.split", {in[0]}); },
+                              {x.detach()}, {rt.tensor<double>({1.0, 1.0}, {2})});
+    check_close(ts[0].to_vector<double>(), std::vector<double>{2.0, 2.0});
+    CHECK_FALSE(ts[1]);  // the non-differentiable output carries no tangent
+}
+
+TEST_CASE("plugin rules: a gradient through a non-differentiable output is NOT_DIFFERENTIABLE", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    Tensor x = rt.tensor<double>({1.0}, {1});
+    x.set_requires_grad();
+    const auto outs = rt.call("fixture_ad.split", {x});
+    CHECK_FALSE(outs[1].requires_grad());
+    check_error([&] { outs[1].backward(); }, FERRO_NOT_DIFFERENTIABLE,
+                "backward: the root is fixture_ad.split output 1, which is not differentiable");
+    check_error([&] { vjp({outs[0].sum()}, {outs[1]}); }, FERRO_NOT_DIFFERENTIABLE,
+                "vjp: input 0 is fixture_ad.split output 1, which is not differentiable");
+}
+
+TEST_CASE("plugin rules: a failing rule stops backward with its status, naming the op", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    Tensor x = rt.tensor<double>({1.0}, {1});
+    x.set_requires_grad();
+    const Tensor y = rt.call("fixture_ad.failing", {x})[0].sum();
+    check_error([&] { y.backward(Tensor(), /*retain_graph=*/true); }, FERRO_FAILED_PRECONDITION,
+                "backward: the VJP rule of fixture_ad.failing failed: fixture rule refused");
+    CHECK_FALSE(x.grad());
+    // The tape is consistent: the same error again, not a crash or a freed-graph error.
+    check_error([&] { y.backward(); }, FERRO_FAILED_PRECONDITION, "fixture rule refused");
+    // Forward mode needs a JVP rule.
+    check_error([&] { rt.call("fixture_ad.failing", {make_dual(x.detach(), rt.tensor<double>({1.0}, {1}))}); },
+                FERRO_UNIMPLEMENTED, "fixture_ad.failing: the op has no JVP rule");
+}
+
+TEST_CASE("plugin rules: a cotangent of the wrong shape is INTERNAL, naming op and input", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    Tensor x = rt.tensor<double>({1.0, 2.0}, {2});
+    x.set_requires_grad();
+    check_error([&] { rt.call("fixture_ad.misshapen", {x})[0].sum().backward(); }, FERRO_INTERNAL,
+                "fixture_ad.misshapen: the VJP rule returned a cotangent of shape [7] for input 0 of shape [2]");
+}
