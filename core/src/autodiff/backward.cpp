@@ -1,6 +1,7 @@
 #include "autodiff/backward.hpp"
 
 #include "autodiff/grad_mode.hpp"
+#include "autodiff/host_ops.hpp"
 #include "autodiff/node.hpp"
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
@@ -15,7 +16,6 @@
 
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace ferro {
 namespace {
@@ -26,15 +26,9 @@ using plugin::attr_bool;
 using plugin::attr_i64s;
 using plugin::attr_str;
 
-TensorPtr call1(Runtime& rt, const char* op, std::initializer_list<ferro_tensor_impl*> inputs,
-                std::initializer_list<ferro_named_attr> attrs = {}) {
-    Outputs out = rt.call(op, {attrs.begin(), attrs.size()}, {inputs.begin(), inputs.size()});
-    return std::move(out.at(0));
-}
-
 TensorPtr add(Runtime& rt, const TensorPtr& a, const TensorPtr& b) {
     if (!a) return b;
-    return call1(rt, "core.add", {a.get(), b.get()});
+    return call_one(rt, "core.add", {a.get(), b.get()});
 }
 
 // A cotangent made to fit its input: a rule may return it in the broadcast shape of the op's
@@ -60,15 +54,10 @@ TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const InputShape& input, const 
                 axes.push_back(static_cast<int64_t>(d));
             }
         }
-        c = call1(rt, "core.sum", {c.get()}, {attr_i64s("axes", axes), attr_bool("keepdim", true)});
-        c = call1(rt, "core.reshape", {c.get()}, {attr_i64s("shape", want)});
+        c = call_one(rt, "core.sum", {c.get()}, {attr_i64s("axes", axes), attr_bool("keepdim", true)});
+        c = call_one(rt, "core.reshape", {c.get()}, {attr_i64s("shape", want)});
     }
-    if (!is_complex(input.dtype) && is_complex(c->dtype)) c = call1(rt, "core.real", {c.get()});
-    if (c->dtype != input.dtype) {
-        const std::string name = dtype_name(input.dtype);
-        c = call1(rt, "core.cast", {c.get()}, {attr_str("dtype", name.c_str())});
-    }
-    return c;
+    return to_dtype(rt, std::move(c), input.dtype);
 }
 
 // An input's signature as its rule receives it (strides: row-major).
@@ -176,7 +165,7 @@ private:
                 const std::string dt = dtype_name(root.dtype);
                 const std::string engine = root.storage->engine().name();
                 const std::vector<int64_t> shape(root.shape.begin(), root.shape.end());
-                seed = call1(rt_, "core.ones", {},
+                seed = call_one(rt_, "core.ones", {},
                              {attr_i64s("shape", shape), attr_str("dtype", dt.c_str()), attr_str("engine", engine.c_str())});
             } else {
                 if (!std::equal(given->shape.begin(), given->shape.end(), root.shape.begin(), root.shape.end())) {
@@ -187,11 +176,7 @@ private:
                     fail(FERRO_INVALID_ARGUMENT, fmt::format("the seed of {} is {}; expected a {} seed", name,
                                                              dtype_name(given->dtype), dtype_name(root.dtype)));
                 }
-                seed = TensorPtr::share(given);
-                if (given->dtype != root.dtype) {
-                    const std::string dt = dtype_name(root.dtype);
-                    seed = call1(rt_, "core.cast", {given}, {attr_str("dtype", dt.c_str())});
-                }
+                seed = to_dtype(rt_, TensorPtr::share(given), root.dtype);
             }
             seeds.emplace_back(std::move(seed), r);
         }
@@ -335,12 +320,7 @@ private:
         }
         Small<TensorPtr> owned(n_in);
         for (size_t i = 0; i < n_in; ++i) owned[i] = TensorPtr::adopt(result[i]);
-        if (st != nullptr) {
-            const uint32_t code = st->code;
-            const std::string message = st->message;
-            free_status(st);
-            fail(code, fmt::format("the VJP rule of {} failed: {}", n.op(), message));
-        }
+        if (st != nullptr) throw_rule_status(st, fmt::format("{}: the VJP rule of {} failed", args_.what, n.op()));
         for (size_t i = 0; i < n_in; ++i) {
             const Edge& e = n.edges()[i];
             if (!owned[i] || !needs[i]) continue;

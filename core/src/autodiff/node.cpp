@@ -1,6 +1,7 @@
 #include "autodiff/node.hpp"
 
 #include "autodiff/grad_mode.hpp"
+#include "autodiff/host_ops.hpp"
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
 #include "tensor/dtype.hpp"
@@ -31,9 +32,7 @@ void NodeDeleter::operator()(Node* node) const noexcept {
     draining = false;
 }
 
-void* Node::operator new(std::size_t size) {
-    return size == sizeof(Node) ? ThreadCache<sizeof(Node)>::allocate() : ::operator new(size);
-}
+void* Node::operator new(std::size_t) { return ThreadCache<sizeof(Node)>::allocate(); }  // Node is final
 void Node::operator delete(void* p) noexcept { ThreadCache<sizeof(Node)>::deallocate(p); }
 
 // The control block of a NodePtr, from a per-thread cache too (shared_ptr with a deleter
@@ -132,31 +131,20 @@ bool any_tangent(std::span<ferro_tensor_impl* const> inputs) {
     return false;
 }
 
-TensorPtr call1(Runtime& rt, const char* op, std::initializer_list<ferro_tensor_impl*> inputs,
-                std::initializer_list<ferro_named_attr> attrs = {}) {
-    Outputs out = rt.call(op, {attrs.begin(), attrs.size()}, {inputs.begin(), inputs.size()});
-    return std::move(out.at(0));
-}
-
 // A tangent made to fit its output: broadcast to the output's shape (a rule may return the
 // tangent of a broadcast operand as is) and cast to its dtype (real part for a real output).
 TensorPtr fit_tangent(Runtime& rt, TensorPtr t, const ferro_tensor_impl& out, const std::string& op, size_t k) {
     if (!std::equal(t->shape.begin(), t->shape.end(), out.shape.begin(), out.shape.end())) {
         const std::vector<int64_t> shape(out.shape.begin(), out.shape.end());
         try {
-            t = call1(rt, "core.expand", {t.get()}, {plugin::attr_i64s("shape", shape)});
+            t = call_one(rt, "core.expand", {t.get()}, {plugin::attr_i64s("shape", shape)});
         } catch (const Error&) {
             throw Error(FERRO_INTERNAL, fmt::format("{}: the JVP rule returned a tangent of shape [{}] for output {} "
                                                     "of shape [{}]", op, fmt::join(t->shape, ","), k,
                                                     fmt::join(out.shape, ",")));
         }
     }
-    if (!is_complex(out.dtype) && is_complex(t->dtype)) t = call1(rt, "core.real", {t.get()});
-    if (t->dtype != out.dtype) {
-        const std::string name = dtype_name(out.dtype);
-        t = call1(rt, "core.cast", {t.get()}, {plugin::attr_str("dtype", name.c_str())});
-    }
-    return t;
+    return to_dtype(rt, std::move(t), out.dtype);
 }
 
 // Forward mode through one call: the JVP rule turns input tangents into output tangents.
@@ -185,12 +173,7 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
     }
     boost::container::small_vector<TensorPtr, 2> owned;
     for (ferro_tensor t : out_t) owned.push_back(TensorPtr::adopt(t));
-    if (st != nullptr) {
-        const uint32_t code = st->code;
-        const std::string message = st->message;
-        free_status(st);
-        throw Error(code, fmt::format("{}: the JVP rule failed: {}", op, message));
-    }
+    if (st != nullptr) throw_rule_status(st, op + ": the JVP rule failed");
     for (size_t k = 0; k < outputs.size(); ++k) {
         ferro_tensor_impl& o = *outputs[k];
         if (!owned[k] || !is_inexact(o.dtype) || (schema.diff_outputs & FERRO_MASK_BIT(k)) == 0) continue;
@@ -228,18 +211,14 @@ TensorPtr make_dual(Runtime& rt, ferro_tensor_impl& primal, ferro_tensor_impl& t
                                                         "or complex, complex only for complex primals)",
                                                         dtype_name(primal.dtype), dtype_name(tangent.dtype)));
     }
-    TensorPtr t = TensorPtr::share(&tangent);
-    if (tangent.dtype != primal.dtype) {
-        const std::string name = dtype_name(primal.dtype);
-        t = call1(rt, "core.cast", {&tangent}, {plugin::attr_str("dtype", name.c_str())});
-    }
+    TensorPtr t = to_dtype(rt, TensorPtr::share(&tangent), primal.dtype);
     // A recorded identity (a reshape to the same shape) when the primal requires grad, so the
     // dual stays differentiable with respect to it; a plain alias otherwise.
     TensorPtr dual;
     if (requires_grad(primal)) {
         const NoTangents plain;  // the primal's own tangent, if any, is replaced below
         const std::vector<int64_t> shape(primal.shape.begin(), primal.shape.end());
-        dual = call1(rt, "core.reshape", {&primal}, {plugin::attr_i64s("shape", shape)});
+        dual = call_one(rt, "core.reshape", {&primal}, {plugin::attr_i64s("shape", shape)});
     } else {
         dual = detach(primal);
     }

@@ -71,7 +71,7 @@ struct InputShape {
     Dims shape;
 };
 
-class Node {
+class Node final {
 public:
     // Every recorded call makes one: reuse their blocks per thread.
     static void* operator new(std::size_t size);
