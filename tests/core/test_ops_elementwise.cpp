@@ -54,6 +54,9 @@ TEST_CASE("core: binary ops broadcast like numpy", "[core]") {
     CHECK(out.to_vector<double>() == std::vector<double>{11, 21, 31, 12, 22, 32});
     const Tensor s = rt.scalar<double>(0.5);
     CHECK((row * s).to_vector<double>() == std::vector<double>{5, 10, 15});
+    // A scalar on the left of a non-commutative op (its own fast path in the kernels).
+    CHECK((s - row).to_vector<double>() == std::vector<double>{-9.5, -19.5, -29.5});
+    check_close((s / row.to(DType::f32)).to_vector<double>(), std::vector<double>{0.5 / 10, 0.5 / 20, 0.5 / 30}, 1e-6);
     CHECK((s * s).shape().empty());
     CHECK((s * s).item<double>() == 0.25);
 }

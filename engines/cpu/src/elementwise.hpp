@@ -90,6 +90,9 @@ void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
         } else if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == 0) {
             const In c = *y;  // tensor op scalar: the most common broadcast
             for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], c);
+        } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(In)) {
+            const In c = *x;  // scalar op tensor (1 - y, 2 / x)
+            for (int64_t i = 0; i < n; ++i) o[i] = f(c, y[i]);
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 *reinterpret_cast<Out*>(p[0] + i * s[0]) =
