@@ -191,6 +191,27 @@ TEST_CASE("backward: saved tensors are freed after use unless the graph is retai
     check_close(x.grad().to_vector<double>(), std::vector<double>{2.0, 4.0});
 }
 
+TEST_CASE("backward: the engine's allocation stats drop by the saved buffers after backward", "[autodiff]") {
+    Runtime rt = make_runtime();
+    Tensor x = rt.randn({1000});  // 8000 bytes: engine-allocated, not kept inside the handle
+    x.set_requires_grad();
+    const uint64_t base = rt.engine_memory().live_bytes;
+    Tensor loss = (x.exp() * rt.randn({1000}, DType::f64, 3)).sum();  // saves exp(x) and the factor
+    const uint64_t with_graph = rt.engine_memory().live_bytes;
+    CHECK(with_graph >= base + 2 * 8000);
+    loss.backward(Tensor(), /*retain_graph=*/true);
+    const uint64_t retained = rt.engine_memory().live_bytes;
+    CHECK(retained >= with_graph);  // plus x.grad; nothing saved was freed
+    x.clear_grad();
+    loss.backward();
+    x.clear_grad();
+    CHECK(rt.engine_memory().live_bytes + 2 * 8000 <= with_graph);  // the saved buffers are gone
+    loss = Tensor();
+    CHECK(rt.engine_memory().live_bytes == base);
+    CHECK(rt.engine_memory().allocations > 0);
+    check_error([&] { rt.engine_memory("nope"); }, FERRO_NOT_FOUND, "nope");
+}
+
 TEST_CASE("backward: a .grad recorded with create_graph does not keep its leaf alive", "[autodiff]") {
     Runtime rt = make_runtime();
     std::vector<double> data{1.0, 2.0};

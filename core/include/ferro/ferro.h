@@ -274,6 +274,18 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
                                                       ferro_plan_cache_stats* out);
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime);
 
+/* Buffers an engine allocated for tensors, plans' workspaces and scratch, as the host counts
+ * them: live now, and allocations since the engine was created. Memory the application lends
+ * (borrow, DLPack import) is not counted, nor the data of tensors of up to 256 bytes on the
+ * built-in cpu engine, which the host keeps inside the tensor's own allocation. */
+typedef struct ferro_engine_memory_stats {
+    uint32_t struct_size;
+    uint32_t reserved;
+    uint64_t live_buffers, live_bytes, allocations;
+} ferro_engine_memory_stats;
+FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime, const char* engine,
+                                                   ferro_engine_memory_stats* out);
+
 /* ---- autodiff (DESIGN §8, docs/autodiff.md) -----------------------------------------------
  * Op calls record grad nodes while grad mode is on (the default) and an input requires grad.
  * A graph is back-propagated by one thread at a time; independent graphs run concurrently. */

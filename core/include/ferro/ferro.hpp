@@ -544,6 +544,13 @@ public:
         return call_all(rt_, op, inputs, attrs);
     }
 
+    ferro_engine_memory_stats engine_memory(const std::string& engine = "cpu") const {
+        ferro_engine_memory_stats s{};
+        s.struct_size = sizeof s;
+        check(ferro_runtime_engine_memory(rt_.get(), engine.c_str(), &s));
+        return s;
+    }
+
     ferro_plan_cache_stats plan_cache_stats() const {
         ferro_plan_cache_stats s{};
         s.struct_size = sizeof s;

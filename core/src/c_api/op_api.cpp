@@ -90,6 +90,17 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
     });
 }
 
+FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime, const char* engine,
+                                                   ferro_engine_memory_stats* out) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_runtime_engine_memory", "runtime");
+        require(engine, "ferro_runtime_engine_memory", "engine");
+        require(out, "ferro_runtime_engine_memory", "out");
+        const auto s = runtime->runtime.engine(engine)->memory_stats();
+        *out = {sizeof *out, 0, s.live_buffers, s.live_bytes, s.allocations};
+    });
+}
+
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime) {
     if (runtime != nullptr) runtime->runtime.clear_plans();
 }

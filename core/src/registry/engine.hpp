@@ -6,6 +6,7 @@
 
 #include <ferro/plugin.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,25 @@ public:
     // The target description handed to module factories; valid while the engine lives.
     const ferro_engine_target& target() const noexcept { return target_; }
 
+    // Buffers the engine allocated for the host (its alloc, not imports or memory the host
+    // places itself), counted by the host as they come and go.
+    struct MemoryStats {
+        uint64_t live_buffers = 0, live_bytes = 0, allocations = 0;
+    };
+    MemoryStats memory_stats() const noexcept {
+        return {live_buffers_.load(std::memory_order_relaxed), live_bytes_.load(std::memory_order_relaxed),
+                allocations_.load(std::memory_order_relaxed)};
+    }
+    void count_alloc(uint64_t bytes) const noexcept {
+        live_buffers_.fetch_add(1, std::memory_order_relaxed);
+        live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        allocations_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void count_free(uint64_t bytes) const noexcept {
+        live_buffers_.fetch_sub(1, std::memory_order_relaxed);
+        live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    }
+
 private:
     std::string name_, kind_, context_abi_;
     uint32_t ordinal_;
@@ -47,6 +67,7 @@ private:
     bool builtin_cpu_ = false;
     ferro_device_props props_{};
     ferro_engine_target target_{};
+    mutable std::atomic<uint64_t> live_buffers_{0}, live_bytes_{0}, allocations_{0};
 };
 
 using EnginePtr = std::shared_ptr<Engine>;

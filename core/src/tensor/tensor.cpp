@@ -61,6 +61,7 @@ void TensorPtr::destroy(ferro_tensor_impl* t) noexcept {
 Storage::Storage(const EnginePtr& engine, uint64_t bytes) : engine_(engine), bytes_(bytes) {
     throw_if_error(engine_->iface().alloc(engine_->self(), std::max<uint64_t>(bytes, 1), 64,
                                           &buffer_, &address_));
+    engine_->count_alloc(bytes_);
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
@@ -86,7 +87,10 @@ Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes)
 
 Storage::~Storage() {
     switch (kind_) {
-        case Kind::allocated: engine_->iface().free(engine_->self(), buffer_); break;
+        case Kind::allocated:
+            engine_->iface().free(engine_->self(), buffer_);
+            engine_->count_free(bytes_);
+            break;
         case Kind::borrowed:
             engine_->iface().release_import(engine_->self(), buffer_);
             if (deleter_ != nullptr) deleter_(deleter_context_);
