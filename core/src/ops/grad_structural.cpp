@@ -1,6 +1,7 @@
 // VJP rules of the core ops that move or combine elements: reductions, matmul, views and
 // joins. Each is a composition of core ops, so its own derivative comes for free.
 #include "ops/grad_rules.hpp"
+#include "ops/op_util.hpp"
 
 #include <numeric>
 
@@ -123,13 +124,8 @@ TensorRef embed_strided(const Vjp& v, plugin::Arg g, size_t axis, int64_t size, 
 void slice_rule(const Vjp& v) {
     const size_t axis = static_cast<size_t>(wrap_axis(v.attr(0).v.i64, v.shape(0).size()));
     const int64_t size = v.shape(0)[axis], step = v.attr(3).v.i64;
-    const ferro_signature gs = v.r.signature(v.g());
-    const int64_t len = gs.shape[axis];
+    const auto [start, len] = slice_span(size, v.attr(1), v.attr(2), step);
     if (len == 0) return;
-    const ferro_attr_value& start_attr = v.attr(1);
-    int64_t start = start_attr.type == FERRO_ATTR_NONE ? (step > 0 ? 0 : size - 1) : start_attr.v.i64;
-    if (start < 0) start += size;
-    start = step > 0 ? std::clamp<int64_t>(start, 0, size) : std::clamp<int64_t>(start, -1, size - 1);
     if (step > 0) {
         v.set(0, embed_strided(v, v.g(), axis, size, start, step));
         return;

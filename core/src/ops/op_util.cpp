@@ -107,6 +107,20 @@ const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session s
     return keep.v;
 }
 
+SliceSpan slice_span(int64_t size, const ferro_attr_value& start_attr, const ferro_attr_value& stop_attr,
+                     int64_t step) {
+    auto bound = [&](const ferro_attr_value& v, int64_t fallback) {
+        if (v.type == FERRO_ATTR_NONE) return fallback;
+        const int64_t i = v.v.i64 < 0 ? v.v.i64 + size : v.v.i64;
+        return step > 0 ? std::clamp<int64_t>(i, 0, size) : std::clamp<int64_t>(i, -1, size - 1);
+    };
+    const int64_t start = bound(start_attr, step > 0 ? 0 : size - 1);
+    const int64_t stop = bound(stop_attr, step > 0 ? size : -1);
+    const int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                                 : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+    return {start, len};
+}
+
 int64_t normalise_axis(const std::string& op, int64_t axis, int64_t ndim, const char* what) {
     const int64_t a = axis < 0 ? axis + ndim : axis;
     if (a < 0 || a >= ndim) {

@@ -82,6 +82,13 @@ inline void* address_at(const ferro_tensor_view& v, int64_t bytes) {
 // Throws the status as ferro::Error (for executors composing host services).
 void check(ferro_status status);
 
+// Python's slice.indices over `size` elements for start:stop:step (None bounds allowed,
+// negative ones count from the end, step != 0): the first index and the count.
+struct SliceSpan {
+    int64_t start, len;
+};
+SliceSpan slice_span(int64_t size, const ferro_attr_value& start, const ferro_attr_value& stop, int64_t step);
+
 // Normalises an axis (negative counts from the end); the error names op and argument.
 int64_t normalise_axis(const std::string& op, int64_t axis, int64_t ndim, const char* what = "axis");
 

@@ -126,16 +126,7 @@ Layout slice_layout(const CoreOp& op, const ferro_attr_value* attrs, const Layou
     const auto axis = static_cast<size_t>(normalise_axis(op.qualified, attrs[0].v.i64, n));
     const int64_t step = attrs[3].v.i64;
     if (step == 0) invalid(op.qualified, "step must not be 0");
-    const int64_t size = in.shape[axis];
-    auto bound = [&](const ferro_attr_value& v, int64_t fallback) {
-        if (v.type == FERRO_ATTR_NONE) return fallback;
-        int64_t i = v.v.i64 < 0 ? v.v.i64 + size : v.v.i64;
-        return step > 0 ? std::clamp<int64_t>(i, 0, size) : std::clamp<int64_t>(i, -1, size - 1);
-    };
-    const int64_t start = bound(attrs[1], step > 0 ? 0 : size - 1);
-    const int64_t stop = bound(attrs[2], step > 0 ? size : -1);
-    const int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                                 : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+    const auto [start, len] = slice_span(in.shape[axis], attrs[1], attrs[2], step);
     Layout out = in;
     out.shape[axis] = len;
     out.strides[axis] = in.strides[axis] * step;
