@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace ferro {
@@ -37,6 +38,10 @@ ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
 // has been reconfigured since the handle last resolved. Returns the snapshot to pin.
 SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const OpEntry*& entry,
                     const FamilySlot*& family) {
+    // Dropped calls (and the snapshot they replace) are destroyed after the lock is released:
+    // destroying a plan runs plugin code.
+    decltype(op.recent) dropped;
+    SnapshotPtr previous;
     std::lock_guard lock(op.mutex);
     if (op.epoch != epoch || !op.snapshot) {
         SnapshotPtr snap = runtime.snapshot();
@@ -50,8 +55,8 @@ SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const O
         op.entry = e;
         op.family = &snap->families.at(e->family_id);
         op.epoch = snap->epoch;
-        op.snapshot = std::move(snap);
-        op.recent = {};
+        previous = std::exchange(op.snapshot, std::move(snap));
+        dropped.swap(op.recent);
     }
     entry = op.entry;
     family = op.family;
@@ -282,9 +287,10 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (!write_call.rejected) {
         auto last = std::make_shared<LastCall>(
             LastCall{std::move(call_key), plan, OwnedAttrs(attrs), &schema, family->library});
+        std::shared_ptr<const LastCall> evicted;  // destroyed after the lock is released
         std::lock_guard lock(op.mutex);
         if (op.epoch == snap->epoch) {
-            op.recent[op.next_recent] = std::move(last);
+            evicted = std::exchange(op.recent[op.next_recent], std::move(last));
             op.next_recent = (op.next_recent + 1) % ferro_op_impl::kRecent;
         }
     }
