@@ -91,7 +91,7 @@ private:
     // Runs a plan, recording the call when an input requires grad.
     Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
                     const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
-    // The handle's last call when this call repeats it, else null.
+    // The handle's recent call that this call repeats, else null.
     std::shared_ptr<const LastCall> repeat_of(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                                               std::span<ferro_tensor_impl* const> inputs);
 

@@ -84,7 +84,7 @@ public:
     Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
     PlanCache& plan_cache() noexcept { return dispatcher_->plan_cache(); }
-    // The shared cache's statistics, with the calls op handles served from their last call
+    // The shared cache's statistics, with the calls op handles served from their recent calls
     // counted as hits.
     PlanCacheStats plan_cache_stats();
     // Drops every cached plan: the shared cache and the op handles' own entries (plans hold
