@@ -132,6 +132,28 @@ TEST_CASE("core: unary functions match the standard library in f64, f32 and c128
     }
 }
 
+TEST_CASE("core: tanh keeps signed zeros, infinities and NaN, and is accurate in both precisions", "[core]") {
+    // Long enough for the cpu engine's vector path (libmvec) and its scalar tail.
+    Runtime rt = make_runtime();
+    const double inf = INFINITY;
+    const std::vector<double> xs{0.0, -0.0, inf, -inf, NAN, 1e-30, 20.0, -20.0, 0.5, -0.5, 1e-7, 3.0, -0.75};
+    const auto f64 = rt.tensor<double>(xs, {13}).tanh().to_vector<double>();
+    const auto f32 = rt.tensor<double>(xs, {13}).to(DType::f32).tanh().to_vector<float>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+        INFO("x = " << xs[i]);
+        const double want = std::tanh(xs[i]);
+        if (std::isnan(want)) {
+            CHECK(std::isnan(f64[i]));
+            CHECK(std::isnan(f32[i]));
+            continue;
+        }
+        CHECK(std::signbit(f64[i]) == std::signbit(want));
+        CHECK(std::signbit(f32[i]) == std::signbit(want));
+        CHECK(std::abs(f64[i] - want) <= 4e-16 * std::abs(want));
+        CHECK(std::abs(f32[i] - std::tanh(static_cast<float>(xs[i]))) <= 4e-7 * std::abs(want));
+    }
+}
+
 TEST_CASE("core: abs, real, imag and angle of complex tensors are real", "[core]") {
     Runtime rt = make_runtime();
     const Tensor z = rt.tensor<cd>({{3, 4}, {-1, 0}, {0, -2}}, {3});

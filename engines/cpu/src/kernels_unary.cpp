@@ -4,8 +4,39 @@
 #include <cmath>
 #include <string>
 
+#if FERRO_HAVE_LIBMVEC
+#include <emmintrin.h>
+// glibc's vector math library (libmvec): tanh four floats or two doubles at a time, in the
+// baseline SSE calling convention; glibc picks the SSE4, AVX2 or AVX-512 body at load time.
+extern "C" __m128 _ZGVbN4v_tanhf(__m128);
+extern "C" __m128d _ZGVbN2v_tanh(__m128d);
+#endif
+
 namespace ferro::cpu {
 namespace {
+
+#if FERRO_HAVE_LIBMVEC
+// tanh of a dense f32 or f64 tensor through libmvec (scalar std::tanh for the tail).
+template <class T>
+bool vector_tanh(Engine& e, const ferro_unary_args& a) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (!is_dense(a.in) || !is_dense(a.out)) return false;
+        const T* x = static_cast<const T*>(a.in.data);
+        T* o = static_cast<T*>(a.out.data);
+        run_flat(e, numel_of(a.out), [&](int64_t begin, int64_t end) {
+            constexpr int64_t lanes = std::is_same_v<T, float> ? 4 : 2;
+            int64_t i = begin;
+            for (; i + lanes <= end; i += lanes) {
+                if constexpr (std::is_same_v<T, float>) _mm_storeu_ps(o + i, _ZGVbN4v_tanhf(_mm_loadu_ps(x + i)));
+                else _mm_storeu_pd(o + i, _ZGVbN2v_tanh(_mm_loadu_pd(x + i)));
+            }
+            for (; i < end; ++i) o[i] = std::tanh(x[i]);
+        });
+        return true;
+    }
+    return false;
+}
+#endif
 
 template <class T>
 T sign_of(T x) {
@@ -50,6 +81,9 @@ bool isinf_of(T x) {
 
 template <class T>
 ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
+#if FERRO_HAVE_LIBMVEC
+    if (a.op == FERRO_UNARY_TANH && vector_tanh<T>(e, a)) return nullptr;
+#endif
     using R = real_t<T>;
     constexpr bool fp = is_float_v<T> || is_complex_v<T>;  // float or complex
     constexpr bool real_fp = is_float_v<T>;
