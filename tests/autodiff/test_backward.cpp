@@ -76,7 +76,8 @@ TEST_CASE("backward: a second pass through freed saved tensors asks for retain_g
     y.backward();  // the retained graph is still whole
     check_close(x.grad().to_vector<double>(), std::vector<double>{8.0});
     check_error([&] { y.backward(); }, FERRO_FAILED_PRECONDITION,
-                "backward: core.mul: its saved tensors were freed by an earlier backward; pass retain_graph");
+                "backward: core.mul (node 2 of 2 from the root): its saved tensors were freed by an earlier "
+                "backward; pass retain_graph");
 }
 
 TEST_CASE("backward: roots that do not require grad or are not differentiable are refused", "[autodiff]") {

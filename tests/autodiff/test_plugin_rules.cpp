@@ -45,7 +45,7 @@ TEST_CASE("plugin rules: a failing rule stops backward with its status, naming t
     x.set_requires_grad();
     const Tensor y = rt.call("fixture_ad.failing", {x})[0].sum();
     check_error([&] { y.backward(Tensor(), /*retain_graph=*/true); }, FERRO_FAILED_PRECONDITION,
-                "backward: the VJP rule of fixture_ad.failing failed: fixture rule refused");
+                "backward: the VJP rule of fixture_ad.failing (node 2 of 2 from the root) failed: fixture rule refused");
     CHECK_FALSE(x.grad());
     // The tape is consistent: the same error again, not a crash or a freed-graph error.
     check_error([&] { y.backward(); }, FERRO_FAILED_PRECONDITION, "fixture rule refused");

@@ -256,11 +256,11 @@ private:
     }
 
     void process() {
-        for (Node* n : topo_) {
-            NodeState& s = states_.at(n);
-            if (functional_) capture_slots(*n, s);
+        for (size_t i = 0; i < topo_.size(); ++i) {
+            NodeState& s = states_.at(topo_[i]);
+            if (functional_) capture_slots(*topo_[i], s);
             const bool any = std::any_of(s.grads.begin(), s.grads.end(), [](const TensorPtr& g) { return bool(g); });
-            if (s.leads && any) run_rule(s);
+            if (s.leads && any) run_rule(s, i);
             s.grads.clear();
         }
     }
@@ -273,12 +273,14 @@ private:
         }
     }
 
-    void run_rule(NodeState& s) {
+    // `position`: the node's place in the pass (0: the root's node), for messages.
+    void run_rule(NodeState& s, size_t position) {
         Node& n = *s.node;
         if (n.released()) {
             fail(FERRO_FAILED_PRECONDITION,
-                 fmt::format("{}: its saved tensors were freed by an earlier backward; pass retain_graph to "
-                             "back-propagate through a graph more than once", n.op()));
+                 fmt::format("{} (node {} of {} from the root): its saved tensors were freed by an earlier "
+                             "backward; pass retain_graph to back-propagate through a graph more than once",
+                             n.op(), position + 1, topo_.size()));
         }
         const size_t n_in = n.edges().size();
         const uint32_t n_out = n.n_outputs();
@@ -320,7 +322,10 @@ private:
         }
         Small<TensorPtr> owned(n_in);
         for (size_t i = 0; i < n_in; ++i) owned[i] = TensorPtr::adopt(result[i]);
-        if (st != nullptr) throw_rule_status(st, fmt::format("{}: the VJP rule of {} failed", args_.what, n.op()));
+        if (st != nullptr) {
+            throw_rule_status(st, fmt::format("{}: the VJP rule of {} (node {} of {} from the root) failed",
+                                              args_.what, n.op(), position + 1, topo_.size()));
+        }
         for (size_t i = 0; i < n_in; ++i) {
             const Edge& e = n.edges()[i];
             if (!owned[i] || !needs[i]) continue;
