@@ -42,6 +42,7 @@ namespace detail {
 
 inline bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
 inline bool is_complex_dtype(DType d) { return d == DType::c64 || d == DType::c128; }
+inline bool is_inexact(DType d) { return d == DType::f32 || d == DType::f64 || is_complex_dtype(d); }
 
 // `values` (complex double, row-major) as a new tensor of `shape` and `dtype` on `engine`.
 inline Tensor tensor_like(const Tensor& like, const std::vector<std::complex<double>>& values, DType dtype) {
@@ -77,7 +78,7 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
     std::vector<Tensor> leaves;
     for (const Tensor& x : inputs) {
         const DType d = x.dtype();
-        const bool inexact = d == DType::f32 || d == DType::f64 || detail::is_complex_dtype(d);
+        const bool inexact = detail::is_inexact(d);
         Tensor leaf = x.detach();
         if (inexact) leaf.set_requires_grad();
         single = single || (inexact && detail::is_single(d));
@@ -95,7 +96,7 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
     std::vector<std::vector<std::complex<double>>> u;
     for (const Tensor& y : outputs) {
         const DType d = y.dtype();
-        if (!(d == DType::f32 || d == DType::f64 || detail::is_complex_dtype(d)) || !y.requires_grad()) continue;
+        if (!detail::is_inexact(d) || !y.requires_grad()) continue;
         std::vector<std::complex<double>> values(static_cast<size_t>(y.numel()));
         for (auto& v : values) v = {normal(gen), detail::is_complex_dtype(d) ? normal(gen) : 0.0};
         used_outputs.push_back(y);
@@ -143,8 +144,7 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
         NoGrad no_grad;
         const std::vector<Tensor> ys = f(duals), yp = f(plus), ym = f(minus);
         for (size_t k = 0; k < ys.size(); ++k) {
-            const DType d = ys[k].dtype();
-            if (!(d == DType::f32 || d == DType::f64 || detail::is_complex_dtype(d))) continue;
+            if (!detail::is_inexact(ys[k].dtype())) continue;
             const auto p = detail::values_of(yp[k]), m = detail::values_of(ym[k]);
             const Tensor t = ys[k].tangent();
             const auto got = t ? detail::values_of(t) : std::vector<std::complex<double>>(p.size());
@@ -168,8 +168,7 @@ inline GradcheckResult gradcheck(const std::function<std::vector<Tensor>(const s
         double total = 0;
         size_t k = 0;
         for (const Tensor& y : ys) {
-            const DType d = y.dtype();
-            if (!(d == DType::f32 || d == DType::f64 || detail::is_complex_dtype(d))) continue;
+            if (!detail::is_inexact(y.dtype())) continue;
             if (k >= u.size()) break;
             const auto vals = detail::values_of(y);
             for (size_t e = 0; e < vals.size(); ++e) total += (std::conj(u[k][e]) * vals[e]).real();

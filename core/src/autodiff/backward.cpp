@@ -66,12 +66,9 @@ void describe(const InputShape& input, ferro_signature& sig) {
     sig.dtype = input.dtype;
     sig.ndim = static_cast<int32_t>(input.shape.size());
     sig.reserved = 0;
-    int64_t stride = 1;
-    for (size_t d = input.shape.size(); d-- > 0;) {
-        sig.shape[d] = input.shape[d];
-        sig.strides[d] = stride;
-        stride *= std::max<int64_t>(input.shape[d], 1);
-    }
+    std::copy(input.shape.begin(), input.shape.end(), sig.shape);
+    const Dims strides = contiguous_strides(input.shape);
+    std::copy(strides.begin(), strides.end(), sig.strides);
 }
 
 template <class T>
@@ -340,15 +337,8 @@ private:
         if (!args_.retain_graph) n.release_saved();
     }
 
-    // A new handle on a saved tensor, keeping its tangent (forward over reverse).
-    static TensorPtr unpack(const ferro_tensor_impl& saved) {
-        TensorPtr t = detach(saved);
-        if (TensorPtr tangent = tangent_of(saved)) autograd_of(*t).tangent = std::move(tangent);
-        return t;
-    }
-
     static TensorPtr reattach_leaf(const ferro_tensor_impl& saved, const std::shared_ptr<LeafGrad>& leaf) {
-        TensorPtr t = unpack(saved);
+        TensorPtr t = saved_alias(saved);
         AutogradMeta& meta = autograd_of(*t);
         meta.requires_grad = true;
         meta.leaf = leaf;
@@ -356,7 +346,7 @@ private:
     }
 
     static TensorPtr reattach(const ferro_tensor_impl& saved, const NodePtr& node, uint32_t slot) {
-        TensorPtr t = unpack(saved);
+        TensorPtr t = saved_alias(saved);
         AutogradMeta& meta = autograd_of(*t);
         meta.requires_grad = true;
         meta.grad_fn = node;

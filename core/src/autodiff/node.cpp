@@ -85,8 +85,6 @@ TensorPtr detach(const ferro_tensor_impl& t) {
     return wrap_storage(t.storage, t.dtype, span_of(t.shape), span_of(t.strides), t.byte_offset);
 }
 
-// A detached alias that keeps `t`'s tangent (what a node saves: the values and, for forward
-// mode through the backward pass, their tangent when the op ran).
 TensorPtr saved_alias(const ferro_tensor_impl& t) {
     TensorPtr alias = detach(t);
     if (t.autograd && t.autograd->tangent) autograd_of(*alias).tangent = t.autograd->tangent;

@@ -156,5 +156,8 @@ inline bool requires_grad(const ferro_tensor_impl& t) noexcept {
 TensorPtr grad_of(const ferro_tensor_impl& t);
 // A new handle sharing `t`'s storage and layout, without autograd state.
 TensorPtr detach(const ferro_tensor_impl& t);
+// detach, keeping `t`'s tangent: what a node saves (the values and, for forward mode through
+// the backward pass, their tangent when the op ran) and what a pass unpacks again.
+TensorPtr saved_alias(const ferro_tensor_impl& t);
 
 }  // namespace ferro

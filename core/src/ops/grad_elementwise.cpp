@@ -79,7 +79,7 @@ void add_unary(std::vector<CoreOp>& ops) {
     // angle(z) = atan2(Im z, Re z): i z / |z|^2 for complex z, 0 for real inputs.
     set_rule(ops, "angle", [](const Vjp& v) {
         const ferro_tensor z = v.x(0);
-        if (!(v.sig(0).dtype == FERRO_DTYPE_C64 || v.sig(0).dtype == FERRO_DTYPE_C128)) return;
+        if (!plugin::is_complex(v.sig(0).dtype)) return;
         const TensorRef norm2 = v.r.real(v.r.mul(z, v.r.conj(z)));
         const TensorRef iz = v.r.mul(z, v.r.scalar(z, 0, 1));
         const TensorRef d = v.r.where(v.r.call("core.eq", {norm2, v.r.scalar(norm2, 0)}), v.r.scalar(z, 0), v.r.div(iz, norm2));
@@ -88,7 +88,7 @@ void add_unary(std::vector<CoreOp>& ops) {
     set_rule(ops, "real", [](const Vjp& v) { v.set(0, v.r.borrow(v.g())); }, kIn0, 0, 0);
     // imag(z): i g for complex z; a real input's imaginary part is constant.
     set_rule(ops, "imag", [](const Vjp& v) {
-        if (!(v.sig(0).dtype == FERRO_DTYPE_C64 || v.sig(0).dtype == FERRO_DTYPE_C128)) return;
+        if (!plugin::is_complex(v.sig(0).dtype)) return;
         v.set(0, v.r.call("core.complex", {v.r.zeros_like(v.g()), v.g()}));
     }, kIn0, 0, 0);
     // Piecewise constant: the gradient is zero (NULL) almost everywhere, as in PyTorch.

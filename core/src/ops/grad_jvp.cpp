@@ -12,8 +12,6 @@ namespace {
 
 using plugin::TensorRef;
 
-bool is_complex_dtype(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
-
 void set_jvp(std::vector<CoreOp>& ops, const char* name, JvpFn jvp) {
     for (CoreOp& op : ops) {
         if (op.name != name) continue;
@@ -29,14 +27,7 @@ void set_jvp(std::vector<CoreOp>& ops, const char* name, JvpFn jvp) {
 TensorRef with_attrs(const Jvp& j, const char* name, const std::vector<ferro_tensor>& inputs) {
     std::vector<ferro_named_attr> attrs(j.op.attrs.size());
     for (size_t k = 0; k < attrs.size(); ++k) attrs[k] = {j.op.attrs[k].name, j.attr(static_cast<uint32_t>(k))};
-    ferro_op op = nullptr;
-    const ferro_host_api* host = j.r.host();
-    plugin::check(host, host->op_find(host, name, &op));
-    ferro_tensor out = nullptr;
-    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.data(),
-                            static_cast<uint32_t>(inputs.size()), 1, inputs.data(), &out, 0, 0};
-    plugin::check(host, host->op_call(host, op, &args));
-    return TensorRef(host, out);
+    return j.r.call(name, inputs, attrs);
 }
 
 // The op itself on the tangents (zeros for inputs without one), with the call's attributes.
@@ -98,7 +89,7 @@ void add_unary(std::vector<CoreOp>& ops) {
     // angle(z): Im(conj(z) t) / |z|^2 for complex z; constant for real inputs.
     set_jvp(ops, "angle", [](const Jvp& j) {
         const ferro_tensor z = j.x(0);
-        if (!is_complex_dtype(j.r.signature(z).dtype)) return;
+        if (!plugin::is_complex(j.r.signature(z).dtype)) return;
         const TensorRef norm2 = j.r.real(j.r.mul(z, j.r.conj(z)));
         const TensorRef num = j.r.imag(j.r.mul(j.r.conj(z), j.t(0)));
         const TensorRef zero = j.r.scalar(norm2, 0);

@@ -62,6 +62,8 @@ inline ferro_named_attr attr_i64s(const char* name, std::span<const int64_t> v) 
     return a;
 }
 
+inline bool is_complex(ferro_dtype dtype) { return dtype == FERRO_DTYPE_C64 || dtype == FERRO_DTYPE_C128; }
+
 // The short name of a dtype as core ops take it in a "dtype" attribute.
 inline const char* dtype_attr_name(ferro_dtype dtype) {
     switch (dtype) {
@@ -112,18 +114,24 @@ public:
         for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(host_, out[i]);
         return result;
     }
-    TensorRef call(const char* name, std::initializer_list<Arg> inputs,
-                   std::initializer_list<ferro_named_attr> attrs = {}) const {
+    // Op `name` with one output, on handles and attributes held elsewhere.
+    TensorRef call(const char* name, std::span<const ferro_tensor> inputs,
+                   std::span<const ferro_named_attr> attrs) const {
         ferro_op op = nullptr;
         check(host_, host_->op_find(host_, name, &op));
-        ferro_tensor in[8] = {};
-        if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, std::string(name) + ": use call_all for > 8 inputs");
-        uint32_t n = 0;
-        for (const Arg& a : inputs) in[n++] = a.get();
         ferro_tensor out = nullptr;
-        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(), n, 1, in, &out, 0, 0};
+        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.data(),
+                                static_cast<uint32_t>(inputs.size()), 1, inputs.data(), &out, 0, 0};
         check(host_, host_->op_call(host_, op, &args));
         return TensorRef(host_, out);
+    }
+    TensorRef call(const char* name, std::initializer_list<Arg> inputs,
+                   std::initializer_list<ferro_named_attr> attrs = {}) const {
+        ferro_tensor in[8] = {};
+        if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, std::string(name) + ": use call_all for > 8 inputs");
+        size_t n = 0;
+        for (const Arg& a : inputs) in[n++] = a.get();
+        return call(name, std::span<const ferro_tensor>(in, n), std::span<const ferro_named_attr>(attrs.begin(), attrs.size()));
     }
 
     ferro_signature signature(Arg t) const {
@@ -141,8 +149,7 @@ public:
     TensorRef neg(Arg a) const { return call("core.neg", {a}); }
     // conj of a real tensor is the tensor itself (no copy: rules conjugate everything).
     TensorRef conj(Arg a) const {
-        const ferro_dtype d = signature(a).dtype;
-        if (d != FERRO_DTYPE_C64 && d != FERRO_DTYPE_C128) return borrow(a.get());
+        if (!is_complex(signature(a).dtype)) return borrow(a.get());
         return call("core.conj", {a});
     }
     TensorRef real(Arg a) const { return call("core.real", {a}); }
