@@ -1,7 +1,10 @@
 // bench/run autodiff (ferro side): forward + backward through the tape. Two regimes:
 //   - chains of 100 tiny ops (1-element: mul, add, tanh; 4x4: matmul, add, tanh, repeated),
 //     where the cost is all bookkeeping (recording, the backward pass, the VJP rules' calls);
-//   - one step of a 3-layer, 512-wide tanh MLP on a batch of 64, where the kernels dominate.
+//   - one step of a 3-layer, 512-wide tanh MLP on a batch of 64, where the kernels dominate;
+//   - the same step's 8 matrix products alone, without grad: the BLAS reference. The two sides
+//     use different BLAS libraries (OpenBLAS here, MKL in the torch wheel), and this case shows
+//     how much of the MLP ratio is the BLAS and not ferro.
 // Parameters require grad and their .grad is cleared every iteration, as in training.
 // Prints one {"case", "seconds"} JSON line per case; bench/run pairs it with libtorch autograd
 // (torch_peer/autodiff_torch.cpp) measured in the same run. `--calls CASE N` runs case CASE
@@ -53,6 +56,15 @@ int main(int argc, char** argv) {
         (out * out).mean().backward();
         for (const Tensor* p : {&w1, &w2, &w3, &c1, &c2, &c3}) p->clear_grad();
     };
+    // The MLP step's products: 3 forward (NN), 3 weight gradients (TN, k = 64), 2 input
+    // gradients (NT; the batch input needs none).
+    Tensor g = rt.rand({64, 512}, DType::f32, 14);
+    auto mlp_gemms = [&] {
+        const ferro::NoGrad no_grad;
+        for (const Tensor* w : {&w1, &w2, &w3}) (void)ferro::matmul(input, *w);
+        for (int i = 0; i < 3; ++i) (void)ferro::matmul(input.mT(), g);
+        for (const Tensor* w : {&w2, &w3}) (void)ferro::matmul(g, w->mT());
+    };
     struct Case {
         const char* name;
         std::function<void()> run;
@@ -62,6 +74,7 @@ int main(int argc, char** argv) {
         {"chain 100 ops 1-element f32", [&] { chain(x1, a1, b1, false); }, quick ? 5 : 15, quick ? 50 : 200},
         {"chain 100 ops 4x4 f32", [&] { chain(x4, a4, b4, true); }, quick ? 5 : 15, quick ? 50 : 200},
         {"mlp 3x512 batch 64 f32 step", mlp, quick ? 3 : 7, quick ? 2 : 5},
+        {"mlp gemms only f32 (BLAS reference)", mlp_gemms, quick ? 3 : 7, quick ? 2 : 5},
     };
     if (argc > 3 && std::strcmp(argv[1], "--calls") == 0) {
         const auto& f = cases[std::atoi(argv[2])].run;

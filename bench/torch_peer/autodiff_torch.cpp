@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
         (out * out).mean().backward();
         for (at::Tensor* p : {&w1, &w2, &w3, &c1, &c2, &c3}) p->mutable_grad().reset();
     };
+    at::Tensor g = at::rand({64, 512});
+    auto mlp_gemms = [&] {
+        const at::NoGradGuard no_grad;
+        for (const at::Tensor* w : {&w1, &w2, &w3}) (void)at::matmul(input, *w);
+        for (int i = 0; i < 3; ++i) (void)at::matmul(input.mT(), g);
+        for (const at::Tensor* w : {&w2, &w3}) (void)at::matmul(g, w->mT());
+    };
     struct Case {
         const char* name;
         std::function<void()> run;
@@ -47,6 +54,7 @@ int main(int argc, char** argv) {
         {"chain 100 ops 1-element f32", [&] { chain(x1, a1, b1, false); }, quick ? 5 : 15, quick ? 50 : 200},
         {"chain 100 ops 4x4 f32", [&] { chain(x4, a4, b4, true); }, quick ? 5 : 15, quick ? 50 : 200},
         {"mlp 3x512 batch 64 f32 step", mlp, quick ? 3 : 7, quick ? 2 : 5},
+        {"mlp gemms only f32 (BLAS reference)", mlp_gemms, quick ? 3 : 7, quick ? 2 : 5},
     };
     if (argc > 3 && std::strcmp(argv[1], "--calls") == 0) {
         const auto& f = cases[std::atoi(argv[2])].run;
