@@ -11,6 +11,11 @@ find_package(dlpack REQUIRED)  # dlpack::dlpack (header only; DLPack 0.6 in Debi
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_path(FERRO_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu openblas REQUIRED)
+# LAPACK for the linalg plugin: OpenBLAS's LAPACK, called through LAPACKE's column-major
+# *_work entry points (which pass straight through to LAPACK).
+find_package(LAPACK REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 
 if(FERRO_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)

@@ -81,7 +81,7 @@ TEST_CASE("dlpack: unsupported devices and dtypes are refused and leave ownershi
     CHECK(p.deleted == 0);
 }
 
-TEST_CASE("plan cache: a prepared plan pins its epoch; a reconfiguration makes calls prepare anew", "[core]") {
+TEST_CASE("plan cache: a prepared plan pins its epoch, and a reconfiguration makes calls prepare anew", "[core]") {
     Runtime rt = make_runtime();
     const Tensor a = rt.ones({3});
     (void)(a + a);

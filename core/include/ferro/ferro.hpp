@@ -566,3 +566,4 @@ private:
 }  // namespace ferro
 
 #include <ferro/inventory.hpp>
+#include <ferro/linalg.hpp>  // ferro::linalg: typed calls into the linalg family

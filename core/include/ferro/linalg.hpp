@@ -1,0 +1,58 @@
+// ferro::linalg — typed calls into the linalg family (libferro_linalg.so, loaded from the
+// plugin search path), with numpy.linalg / torch.linalg semantics: batch dimensions lead,
+// the matrix is the last two. Each function is one op call by name; docs/linalg.md lists the
+// attributes and what each op does with them. Included by ferro/ferro.hpp.
+#pragma once
+
+#include <ferro/ferro.hpp>
+
+#include <string>
+
+namespace ferro::linalg {
+
+struct SlogDet {
+    Tensor sign, logabsdet;
+};
+struct QR {
+    Tensor Q, R;
+};
+struct Eigh {
+    Tensor eigenvalues, eigenvectors;
+};
+struct SVD {
+    Tensor U, S, Vh;
+};
+
+// X with A X = B. A 1-D b is one vector (numpy 2); otherwise B is [..., n, k].
+inline Tensor solve(const Tensor& A, const Tensor& B) { return call_one(A.runtime_ref(), "linalg.solve", {A, B}); }
+inline Tensor inv(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.inv", {A}); }
+inline Tensor det(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.det", {A}); }
+inline SlogDet slogdet(const Tensor& A) {
+    auto out = call_all(A.runtime_ref(), "linalg.slogdet", {A});
+    return {std::move(out[0]), std::move(out[1])};
+}
+// Lower L with A = L L^H; upper: U with A = U^H U.
+inline Tensor cholesky(const Tensor& A, bool upper = false) {
+    return call_one(A.runtime_ref(), "linalg.cholesky", {A}, {Attr("upper", upper)});
+}
+// mode: "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n).
+inline QR qr(const Tensor& A, const std::string& mode = "reduced") {
+    auto out = call_all(A.runtime_ref(), "linalg.qr", {A}, {Attr("mode", mode)});
+    return {std::move(out[0]), std::move(out[1])};
+}
+// R of the reduced QR only (mode "r").
+inline Tensor qr_r(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.qr", {A}, {Attr("mode", "r")}); }
+inline Eigh eigh(const Tensor& A, const std::string& uplo = "L", double eps = 0.0) {
+    auto out = call_all(A.runtime_ref(), "linalg.eigh", {A}, {Attr("uplo", uplo), Attr("eps", eps)});
+    return {std::move(out[0]), std::move(out[1])};
+}
+inline Tensor eigvalsh(const Tensor& A, const std::string& uplo = "L") {
+    return call_one(A.runtime_ref(), "linalg.eigvalsh", {A}, {Attr("uplo", uplo)});
+}
+inline SVD svd(const Tensor& A, bool full_matrices = true, double eps = 0.0) {
+    auto out = call_all(A.runtime_ref(), "linalg.svd", {A}, {Attr("full_matrices", full_matrices), Attr("eps", eps)});
+    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+inline Tensor svdvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.svdvals", {A}); }
+
+}  // namespace ferro::linalg

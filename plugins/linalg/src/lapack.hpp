@@ -1,0 +1,94 @@
+// Typed entry points to the LAPACK routines the linalg module uses: one overload set per
+// routine over float, double, complex<float> and complex<double>, so the executors are written
+// once as templates. Everything is column-major (LAPACKE's *_work functions with
+// LAPACK_COL_MAJOR pass straight through to LAPACK, with no layout copies of their own).
+// Workspace sizes come from the routines' own queries (lwork = -1), done once per plan.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+namespace ferro::linalg::lapack {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+
+template <class T> struct RealOf { using type = T; };
+template <class T> struct RealOf<std::complex<T>> { using type = T; };
+template <class T> using Real = typename RealOf<T>::type;
+template <class T> inline constexpr bool is_complex_v = !std::is_same_v<T, Real<T>>;
+
+constexpr int col = LAPACK_COL_MAJOR;
+
+// LU with partial pivoting: A = P L U.
+inline lapack_int getrf(lapack_int m, lapack_int n, float* a, lapack_int lda, lapack_int* p) { return LAPACKE_sgetrf_work(col, m, n, a, lda, p); }
+inline lapack_int getrf(lapack_int m, lapack_int n, double* a, lapack_int lda, lapack_int* p) { return LAPACKE_dgetrf_work(col, m, n, a, lda, p); }
+inline lapack_int getrf(lapack_int m, lapack_int n, c64* a, lapack_int lda, lapack_int* p) { return LAPACKE_cgetrf_work(col, m, n, a, lda, p); }
+inline lapack_int getrf(lapack_int m, lapack_int n, c128* a, lapack_int lda, lapack_int* p) { return LAPACKE_zgetrf_work(col, m, n, a, lda, p); }
+
+// Solves op(A) X = B with the factors of getrf.
+inline lapack_int getrs(char t, lapack_int n, lapack_int k, const float* a, lapack_int lda, const lapack_int* p, float* b, lapack_int ldb) { return LAPACKE_sgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
+inline lapack_int getrs(char t, lapack_int n, lapack_int k, const double* a, lapack_int lda, const lapack_int* p, double* b, lapack_int ldb) { return LAPACKE_dgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
+inline lapack_int getrs(char t, lapack_int n, lapack_int k, const c64* a, lapack_int lda, const lapack_int* p, c64* b, lapack_int ldb) { return LAPACKE_cgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
+inline lapack_int getrs(char t, lapack_int n, lapack_int k, const c128* a, lapack_int lda, const lapack_int* p, c128* b, lapack_int ldb) { return LAPACKE_zgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
+
+// Inverse from the factors of getrf.
+inline lapack_int getri(lapack_int n, float* a, lapack_int lda, const lapack_int* p, float* w, lapack_int lw) { return LAPACKE_sgetri_work(col, n, a, lda, p, w, lw); }
+inline lapack_int getri(lapack_int n, double* a, lapack_int lda, const lapack_int* p, double* w, lapack_int lw) { return LAPACKE_dgetri_work(col, n, a, lda, p, w, lw); }
+inline lapack_int getri(lapack_int n, c64* a, lapack_int lda, const lapack_int* p, c64* w, lapack_int lw) { return LAPACKE_cgetri_work(col, n, a, lda, p, w, lw); }
+inline lapack_int getri(lapack_int n, c128* a, lapack_int lda, const lapack_int* p, c128* w, lapack_int lw) { return LAPACKE_zgetri_work(col, n, a, lda, p, w, lw); }
+
+// Cholesky: A = L L^H (uplo 'L') or U^H U ('U').
+inline lapack_int potrf(char uplo, lapack_int n, float* a, lapack_int lda) { return LAPACKE_spotrf_work(col, uplo, n, a, lda); }
+inline lapack_int potrf(char uplo, lapack_int n, double* a, lapack_int lda) { return LAPACKE_dpotrf_work(col, uplo, n, a, lda); }
+inline lapack_int potrf(char uplo, lapack_int n, c64* a, lapack_int lda) { return LAPACKE_cpotrf_work(col, uplo, n, a, lda); }
+inline lapack_int potrf(char uplo, lapack_int n, c128* a, lapack_int lda) { return LAPACKE_zpotrf_work(col, uplo, n, a, lda); }
+
+// Householder QR: R in the upper triangle, reflectors below it and in tau.
+inline lapack_int geqrf(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau, float* w, lapack_int lw) { return LAPACKE_sgeqrf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int geqrf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* w, lapack_int lw) { return LAPACKE_dgeqrf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int geqrf(lapack_int m, lapack_int n, c64* a, lapack_int lda, c64* tau, c64* w, lapack_int lw) { return LAPACKE_cgeqrf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int geqrf(lapack_int m, lapack_int n, c128* a, lapack_int lda, c128* tau, c128* w, lapack_int lw) { return LAPACKE_zgeqrf_work(col, m, n, a, lda, tau, w, lw); }
+
+// The first n columns of Q from geqrf's reflectors (orgqr / ungqr).
+inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, const float* tau, float* w, lapack_int lw) { return LAPACKE_sorgqr_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, const double* tau, double* w, lapack_int lw) { return LAPACKE_dorgqr_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, const c64* tau, c64* w, lapack_int lw) { return LAPACKE_cungqr_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, const c128* tau, c128* w, lapack_int lw) { return LAPACKE_zungqr_work(col, m, n, k, a, lda, tau, w, lw); }
+
+// LQ: L in the lower triangle, reflectors above it and in tau. The linalg module runs QR of a
+// row-major A as the LQ of A^T, which is what A's memory is to column-major LAPACK.
+inline lapack_int gelqf(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau, float* w, lapack_int lw) { return LAPACKE_sgelqf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int gelqf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* w, lapack_int lw) { return LAPACKE_dgelqf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int gelqf(lapack_int m, lapack_int n, c64* a, lapack_int lda, c64* tau, c64* w, lapack_int lw) { return LAPACKE_cgelqf_work(col, m, n, a, lda, tau, w, lw); }
+inline lapack_int gelqf(lapack_int m, lapack_int n, c128* a, lapack_int lda, c128* tau, c128* w, lapack_int lw) { return LAPACKE_zgelqf_work(col, m, n, a, lda, tau, w, lw); }
+
+// The first m rows of Q from gelqf's reflectors (orglq / unglq).
+inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, const float* tau, float* w, lapack_int lw) { return LAPACKE_sorglq_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, const double* tau, double* w, lapack_int lw) { return LAPACKE_dorglq_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, const c64* tau, c64* w, lapack_int lw) { return LAPACKE_cunglq_work(col, m, n, k, a, lda, tau, w, lw); }
+inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, const c128* tau, c128* w, lapack_int lw) { return LAPACKE_zunglq_work(col, m, n, k, a, lda, tau, w, lw); }
+
+// Hermitian eigendecomposition, divide and conquer (syevd / heevd). rwork is unused for real.
+inline lapack_int heevd(char jobz, char uplo, lapack_int n, float* a, lapack_int lda, float* w, float* wk, lapack_int lwk, float*, lapack_int, lapack_int* iw, lapack_int liw) { return LAPACKE_ssyevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, iw, liw); }
+inline lapack_int heevd(char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w, double* wk, lapack_int lwk, double*, lapack_int, lapack_int* iw, lapack_int liw) { return LAPACKE_dsyevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, iw, liw); }
+inline lapack_int heevd(char jobz, char uplo, lapack_int n, c64* a, lapack_int lda, float* w, c64* wk, lapack_int lwk, float* rw, lapack_int lrw, lapack_int* iw, lapack_int liw) { return LAPACKE_cheevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, rw, lrw, iw, liw); }
+inline lapack_int heevd(char jobz, char uplo, lapack_int n, c128* a, lapack_int lda, double* w, c128* wk, lapack_int lwk, double* rw, lapack_int lrw, lapack_int* iw, lapack_int liw) { return LAPACKE_zheevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, rw, lrw, iw, liw); }
+
+// SVD, divide and conquer. rwork is unused for real.
+inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, float* a, lapack_int lda, float* s, float* u, lapack_int ldu, float* vt, lapack_int ldvt, float* wk, lapack_int lwk, float*, lapack_int* iw) { return LAPACKE_sgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, iw); }
+inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, lapack_int lda, double* s, double* u, lapack_int ldu, double* vt, lapack_int ldvt, double* wk, lapack_int lwk, double*, lapack_int* iw) { return LAPACKE_dgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, iw); }
+inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c64* a, lapack_int lda, float* s, c64* u, lapack_int ldu, c64* vt, lapack_int ldvt, c64* wk, lapack_int lwk, float* rw, lapack_int* iw) { return LAPACKE_cgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, rw, iw); }
+inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c128* a, lapack_int lda, double* s, c128* u, lapack_int ldu, c128* vt, lapack_int ldvt, c128* wk, lapack_int lwk, double* rw, lapack_int* iw) { return LAPACKE_zgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, rw, iw); }
+
+// A workspace size a query reported (in the first element of its work array).
+template <class T> int64_t query_size(T v) {
+    if constexpr (is_complex_v<T>) return static_cast<int64_t>(v.real());
+    else return static_cast<int64_t>(v);
+}
+
+}  // namespace ferro::linalg::lapack

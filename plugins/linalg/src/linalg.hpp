@@ -1,0 +1,99 @@
+// The linalg family: op table, the plan a cpu module prepares for one call signature, and the
+// helpers its schemas, executors and rules share. Everything here is the plugin's own; it
+// reaches the host only through plugin_api.
+#pragma once
+
+#include <ferro/plugin.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ferro::linalg {
+
+// Index of each op in the family's schema table (linalg_schemas.cpp keeps the same order).
+enum class Op : uint32_t {
+    solve,
+    inv,
+    det,
+    slogdet,
+    cholesky,
+    qr,
+    eigh,
+    eigvalsh,
+    svd,
+    svdvals,
+    count
+};
+
+const ferro_op_schema* schemas();  // Op::count entries
+inline const char* op_name(Op op) { return schemas()[static_cast<uint32_t>(op)].name; }
+std::string qualified(Op op);  // "linalg.solve"
+
+enum class QrMode : uint32_t { reduced, complete, r };
+
+// What a cpu plan knows about its call: the geometry of the matrices, the batch it loops over
+// and the LAPACK workspace it needs per matrix (sizes from the routines' own queries).
+struct Plan {
+    Op op = Op::count;
+    ferro_dtype dtype = FERRO_DTYPE_INVALID;
+    std::vector<int64_t> batch;  // batch shape of the outputs
+    int64_t batch_count = 1;
+    int64_t m = 0, n = 0;        // rows and columns of the (first) input matrix
+    int64_t k = 0;               // solve: right-hand sides; qr/svd: min(m, n)
+    bool vector_rhs = false;     // solve with b of shape [n]
+    bool upper = false;          // cholesky; eigh: use the upper triangle
+    bool full = false;           // svd: full_matrices
+    QrMode qr_mode = QrMode::reduced;
+    int64_t lwork = 0, lrwork = 0, liwork = 0;  // LAPACK work arrays (elements)
+    int64_t scratch_bytes = 0;   // per matrix: copies + pivots + work arrays
+};
+
+// ---- shapes and messages ----
+
+std::string shape_str(std::span<const int64_t> shape);
+inline std::span<const int64_t> dims(const ferro_signature& s) { return {s.shape, static_cast<size_t>(s.ndim)}; }
+
+[[noreturn]] inline void invalid(Op op, const std::string& what) {
+    throw plugin::Error(FERRO_INVALID_ARGUMENT, qualified(op) + ": " + what);
+}
+
+// Input `index` must be a matrix or a batch of them ([..., m, n]); square when asked.
+void require_matrix(Op op, const ferro_signature& s, int index, bool square);
+// Input `index` must be f32, f64, c64 or c128.
+void require_float(Op op, const ferro_signature& s, int index);
+// numpy broadcasting of two batch shapes; the error names both inputs.
+std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::span<const int64_t> b);
+
+bool is_complex(ferro_dtype d);
+ferro_dtype real_dtype(ferro_dtype d);
+
+// ---- execution (linalg_exec.cpp) ----
+
+// Validates the call for the cpu engine and sizes the plan (workspace queries included).
+Plan make_plan(Op op, const ferro_prepare_args& args);
+// Runs a plan on the cpu engine: loops over the batch (on the engine's pool when the batch is
+// large enough), gathers each matrix, calls LAPACK, scatters the results.
+void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context);
+
+// ---- autodiff rules (linalg_rules.cpp) ----
+
+ferro_status solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status inv_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status inv_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status det_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status det_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status slogdet_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status slogdet_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status cholesky_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status cholesky_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status qr_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status qr_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status eigh_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status eigh_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status svd_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status svd_jvp(const ferro_host_api*, const ferro_jvp_args*);
+
+}  // namespace ferro::linalg

@@ -1,0 +1,447 @@
+// The cpu module's plans: geometry and LAPACK workspace sizes worked out once in prepare, and
+// the executor that runs them over a batch of matrices.
+//
+// Layout: a row-major matrix A, read by column-major LAPACK, is A^T. Every executor gathers
+// its input row-major into scratch (one packed copy, which LAPACK needs anyway because it
+// overwrites its input) and factors M = A^T, choosing the routine's options so that the
+// results come out row-major without transposing copies: solve is getrs with trans = 'T',
+// the Cholesky factor of A is the other triangle of M's, QR of A is the LQ of M, and the SVD
+// of M holds Vh and U of A in its U and Vt.
+#include "lapack.hpp"
+#include "linalg.hpp"
+#include "matrix_io.hpp"
+
+#include <ferro/cpu_context.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+namespace ferro::linalg {
+namespace {
+
+using lapack::Real;
+
+int64_t itemsize(ferro_dtype d) { return FERRO_DTYPE_BITS(d) / 8; }
+int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Carves typed arrays out of one per-matrix scratch block, in a fixed order.
+class Carver {
+public:
+    explicit Carver(void* base) : at_(static_cast<char*>(base)) {}
+    template <class U> U* take(int64_t count) {
+        U* p = reinterpret_cast<U*>(at_);
+        at_ += align64(count * static_cast<int64_t>(sizeof(U)));
+        return p;
+    }
+
+private:
+    char* at_;
+};
+
+// Scratch bytes of the arrays an op carves, given the plan's sizes (the same order as run()).
+int64_t scratch_bytes(const Plan& p) {
+    const int64_t t = itemsize(p.dtype), r = itemsize(real_dtype(p.dtype)), i = sizeof(lapack_int);
+    const int64_t m = p.m, n = p.n, k = p.k;
+    switch (p.op) {
+        case Op::solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
+        case Op::inv: return align64(n * n * t) + align64(n * i) + align64(p.lwork * t);
+        case Op::det: case Op::slogdet: return align64(n * n * t) + align64(n * i);
+        case Op::cholesky: return align64(n * n * t);
+        case Op::qr: return align64(m * n * t) + align64(k * t) + align64(p.lwork * t) + align64(m * m * t);
+        case Op::eigh: case Op::eigvalsh:
+            return align64(n * n * t) + align64(n * r) + align64(p.lwork * t) + align64(p.lrwork * r) +
+                   align64(p.liwork * i);
+        case Op::svd: case Op::svdvals: {
+            const int64_t ucols = p.full ? n : k, vrows = p.full ? m : k;
+            return align64(m * n * t) + align64(k * r) + align64(n * ucols * t) + align64(vrows * m * t) +
+                   align64(p.lwork * t) + align64(p.lrwork * r) + align64(p.liwork * i);
+        }
+        case Op::count: break;
+    }
+    return 0;
+}
+
+// Workspace queries (lwork = -1) on the plan's geometry.
+template <class T>
+void query_workspace(Plan& p) {
+    const lapack_int m = static_cast<lapack_int>(p.m), n = static_cast<lapack_int>(p.n), k = static_cast<lapack_int>(p.k);
+    T w{};
+    Real<T> rw{};
+    lapack_int iw = 0;
+    switch (p.op) {
+        case Op::inv:
+            lapack::getri(n, nullptr, std::max(n, 1), nullptr, &w, -1);
+            p.lwork = lapack::query_size(w);
+            break;
+        case Op::qr: {
+            // M = A^T is n x m; LQ of M, then its first k (reduced) or m (complete) rows of Q.
+            lapack::gelqf(n, m, nullptr, std::max(n, 1), nullptr, &w, -1);
+            int64_t need = lapack::query_size(w);
+            const lapack_int q_rows = p.qr_mode == QrMode::complete ? m : k;
+            if (p.qr_mode != QrMode::r && q_rows > 0) {
+                lapack::unglq(q_rows, m, k, nullptr, std::max(q_rows, 1), nullptr, &w, -1);
+                need = std::max(need, lapack::query_size(w));
+            }
+            p.lwork = std::max<int64_t>(need, 1);
+            break;
+        }
+        case Op::eigh: case Op::eigvalsh:
+            lapack::heevd(p.op == Op::eigh ? 'V' : 'N', 'U', n, nullptr, std::max(n, 1), nullptr, &w, -1, &rw, -1,
+                          &iw, -1);
+            p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
+            p.lrwork = lapack::is_complex_v<T> ? std::max<int64_t>(static_cast<int64_t>(rw), 1) : 0;
+            p.liwork = std::max<int64_t>(iw, 1);
+            break;
+        case Op::svd: case Op::svdvals: {
+            const char job = p.op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
+            const lapack_int ucols = p.full ? n : k, vrows = p.full ? m : k;
+            lapack::gesdd(job, n, m, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), nullptr,
+                          std::max(vrows, 1), &w, -1, nullptr, &iw);
+            (void)ucols;
+            p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
+            // LAPACK 3.7+ documents these rwork sizes for ?gesdd (no query for rwork).
+            const int64_t mx = std::max(m, n), mn = k;
+            p.lrwork = !lapack::is_complex_v<T> ? 0
+                       : job == 'N'           ? std::max<int64_t>(7 * mn, 1)
+                                              : std::max<int64_t>({5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn, 1});
+            p.liwork = std::max<int64_t>(8 * mn, 1);
+            break;
+        }
+        default: break;
+    }
+}
+
+template <class F>
+void visit_float(ferro_dtype d, F&& f) {
+    switch (d) {
+        case FERRO_DTYPE_F32: f(float{}); break;
+        case FERRO_DTYPE_F64: f(double{}); break;
+        case FERRO_DTYPE_C64: f(lapack::c64{}); break;
+        case FERRO_DTYPE_C128: f(lapack::c128{}); break;
+        default: throw plugin::Error(FERRO_INTERNAL, "linalg: unexpected dtype");
+    }
+}
+
+// The first failure of a batch (the lowest matrix index wins, so the message is the same
+// whatever the threads did).
+struct Failure {
+    std::mutex mutex;
+    int64_t index = std::numeric_limits<int64_t>::max();
+    uint32_t code = 0;
+    std::string why;
+    void record(int64_t at, uint32_t c, std::string w) {
+        const std::lock_guard lock(mutex);
+        if (at < index) {
+            index = at;
+            code = c;
+            why = std::move(w);
+        }
+    }
+};
+
+template <class T> bool all_finite(const T* a, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+        if constexpr (lapack::is_complex_v<T>) {
+            if (!std::isfinite(a[i].real()) || !std::isfinite(a[i].imag())) return false;
+        } else if (!std::isfinite(a[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Runs one plan on one dtype.
+template <class T>
+class Runner {
+public:
+    using R = Real<T>;
+    Runner(const Plan& p, const ferro_exec_args& a) : p_(p), a_(a) {
+        for (uint32_t i = 0; i < a.n_inputs; ++i) {
+            const int matrix_dims = (p.op == Op::solve && i == 1 && p.vector_rhs) ? 1 : 2;
+            in_.emplace_back(p.batch, a.inputs[i], matrix_dims);
+        }
+        for (uint32_t i = 0; i < a.n_outputs; ++i) {
+            const auto& v = a.outputs[i];
+            out_.emplace_back(p.batch, v, v.ndim - static_cast<int>(p.batch.size()));
+        }
+    }
+
+    // Matrix b: returns false after recording why it failed.
+    void one(int64_t b, void* scratch, Failure& failure) {
+        Carver c(scratch);
+        const int64_t m = p_.m, n = p_.n, k = p_.k;
+        const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
+        const lapack_int ldn = std::max<lapack_int>(ln, 1);
+        T* a = c.take<T>(m * n);
+        const ferro_tensor_view& A = a_.inputs[0];
+        const int nd = A.ndim;
+        // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
+        copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, n, 1, m, n);
+        auto fail = [&](uint32_t code, std::string why) { failure.record(b, code, std::move(why)); };
+        if (n == 0 && m == 0 && p_.op != Op::qr && p_.op != Op::svd && p_.op != Op::svdvals) {
+            // A 0 x 0 matrix: empty results, and the empty product for the determinant.
+            if (p_.op == Op::det || p_.op == Op::slogdet) *output<T>(0, b) = T(1);
+            if (p_.op == Op::slogdet) *output<R>(1, b) = 0;
+            return;
+        }
+        switch (p_.op) {
+            case Op::solve: {
+                T* x = c.take<T>(n * k);
+                lapack_int* piv = c.take<lapack_int>(n);
+                const ferro_tensor_view& B = a_.inputs[1];
+                const int64_t brs = p_.vector_rhs ? B.strides[B.ndim - 1] : B.strides[B.ndim - 2];
+                const int64_t bcs = p_.vector_rhs ? 0 : B.strides[B.ndim - 1];
+                copy2d(input<T>(1, b), brs, bcs, x, 1, n, n, k);  // B column-major
+                if (const lapack_int info = lapack::getrf(ln, ln, a, ldn, piv); info > 0) {
+                    return fail(FERRO_INVALID_ARGUMENT, singular(info));
+                }
+                lapack::getrs('T', ln, lk, a, ldn, piv, x, ldn);  // M^T X = A X = B
+                const ferro_tensor_view& X = a_.outputs[0];
+                const int64_t xrs = p_.vector_rhs ? X.strides[X.ndim - 1] : X.strides[X.ndim - 2];
+                const int64_t xcs = p_.vector_rhs ? 0 : X.strides[X.ndim - 1];
+                copy2d(x, 1, n, output<T>(0, b), xrs, xcs, n, k);
+                return;
+            }
+            case Op::inv: {
+                lapack_int* piv = c.take<lapack_int>(n);
+                T* work = c.take<T>(p_.lwork);
+                if (const lapack_int info = lapack::getrf(ln, ln, a, ldn, piv); info > 0) {
+                    return fail(FERRO_INVALID_ARGUMENT, singular(info));
+                }
+                lapack::getri(ln, a, ldn, piv, work, static_cast<lapack_int>(p_.lwork));
+                // M^-1 = (A^-1)^T column-major: A^-1 row-major.
+                return store_matrix(0, b, a, n, 1, n, n);
+            }
+            case Op::det: case Op::slogdet: {
+                lapack_int* piv = c.take<lapack_int>(n);
+                lapack::getrf(ln, ln, a, ldn, piv);  // a zero pivot is a zero determinant, not an error
+                T sign = T(1);
+                R logabs = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    const T u = a[i + i * n];
+                    const R mag = std::abs(u);
+                    if (piv[i] != i + 1) sign = -sign;
+                    if (mag == 0) {
+                        sign = T(0);
+                        logabs = -std::numeric_limits<R>::infinity();
+                        break;
+                    }
+                    sign *= u / mag;
+                    logabs += std::log(mag);
+                }
+                if (p_.op == Op::det) {  // the product itself: exp(sum log) would lose digits
+                    T det = T(1);
+                    for (int64_t i = 0; i < n; ++i) det *= piv[i] != i + 1 ? -a[i + i * n] : a[i + i * n];
+                    *output<T>(0, b) = det;
+                } else {
+                    *output<T>(0, b) = sign;
+                    *output<R>(1, b) = logabs;
+                }
+                return;
+            }
+            case Op::cholesky: {
+                // M = A^T = conj(A): potrf on the other triangle of M gives A's factor row-major.
+                if (const lapack_int info = lapack::potrf(p_.upper ? 'L' : 'U', ln, a, ldn); info > 0) {
+                    return fail(FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " +
+                                                            std::to_string(info) + " is not");
+                }
+                const bool upper = p_.upper;
+                for (int64_t i = 0; i < n; ++i)  // zero the triangle LAPACK left untouched
+                    for (int64_t j = 0; j < n; ++j)
+                        if (upper ? j < i : j > i) a[i * n + j] = T(0);
+                return store_matrix(0, b, a, n, 1, n, n);
+            }
+            case Op::qr: return qr(b, c, a, fail);
+            case Op::eigh: case Op::eigvalsh: {
+                R* w = c.take<R>(n);
+                T* work = c.take<T>(p_.lwork);
+                R* rwork = c.take<R>(p_.lrwork);
+                lapack_int* iwork = c.take<lapack_int>(p_.liwork);
+                if (!all_finite(a, n * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+                // A's lower triangle is M's upper one. M = conj(A): same eigenvalues, and
+                // eigenvectors Z with V = conj(Z).
+                const char uplo = p_.upper ? 'L' : 'U';
+                const lapack_int info =
+                    lapack::heevd(p_.op == Op::eigh ? 'V' : 'N', uplo, ln, a, ldn, w, work, static_cast<lapack_int>(p_.lwork),
+                                  rwork, static_cast<lapack_int>(p_.lrwork), iwork, static_cast<lapack_int>(p_.liwork));
+                if (info > 0) return fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?heevd info " + std::to_string(info) + ")");
+                copy2d(w, 0, 1, output<R>(0, b), 0, out_stride(0, 1), 1, n);
+                if (p_.op == Op::eigh) store_matrix(1, b, a, 1, n, n, n, /*conj=*/true);
+                return;
+            }
+            case Op::svd: case Op::svdvals: {
+                const bool vectors = p_.op == Op::svd;
+                const int64_t ucols = p_.full ? n : k, vrows = p_.full ? m : k;
+                R* s = c.take<R>(k);
+                T* u = c.take<T>(n * ucols);
+                T* vt = c.take<T>(vrows * m);
+                T* work = c.take<T>(p_.lwork);
+                R* rwork = c.take<R>(p_.lrwork);
+                lapack_int* iwork = c.take<lapack_int>(p_.liwork);
+                if (!all_finite(a, m * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+                const char job = vectors ? (p_.full ? 'A' : 'S') : 'N';
+                const lapack_int ldvt = std::max<lapack_int>(static_cast<lapack_int>(vrows), 1);
+                const lapack_int info = lapack::gesdd(job, ln, lm, a, ldn, s, u, ldn, vt, ldvt, work,
+                                                      static_cast<lapack_int>(p_.lwork), rwork, iwork);
+                if (info > 0) return fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?gesdd info " + std::to_string(info) + ")");
+                const int s_out = vectors ? 1 : 0;
+                copy2d(s, 0, 1, output<R>(s_out, b), 0, out_stride(s_out, 1), 1, k);
+                if (vectors) {
+                    if (k == 0) {  // LAPACK returns at once; the full bases of an empty matrix are identities
+                        std::fill(u, u + n * ucols, T(0));
+                        std::fill(vt, vt + vrows * m, T(0));
+                        for (int64_t i = 0; i < n && i < ucols; ++i) u[i + i * n] = T(1);
+                        for (int64_t i = 0; i < m && i < vrows; ++i) vt[i + i * vrows] = T(1);
+                    }
+                    // M = U' S Vt'  =>  A = Vt'^T S U'^T: U = Vt'^T (m x vrows), Vh = U'^T (ucols x n).
+                    store_matrix(0, b, vt, ldvt, 1, m, vrows);
+                    store_matrix(2, b, u, ldn, 1, ucols, n);
+                }
+                return;
+            }
+            case Op::count: break;
+        }
+    }
+
+    void run(const void* native, const ferro_buffer_view& workspace) {
+        Failure failure;
+        const int64_t count = p_.batch_count;
+        const auto* ctx = static_cast<const ferro_cpu_context*>(native);
+        const int64_t size = std::max(p_.m, p_.n);
+        // Small matrices in a batch fan out over the engine's pool, one scratch block per
+        // chunk; large ones run one after another and let OpenBLAS thread inside LAPACK.
+        if (count > 1 && size <= 256 && ctx != nullptr && ctx->num_threads > 1) {
+            struct Job {
+                Runner* self;
+                Failure* failure;
+            } job{this, &failure};
+            const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(size * size * size, 1));
+            ctx->parallel_for(ctx, count, grain, [](void* user, int64_t begin, int64_t end) {
+                auto& j = *static_cast<Job*>(user);
+                try {
+                    std::vector<std::max_align_t> scratch(static_cast<size_t>(j.self->p_.scratch_bytes / sizeof(std::max_align_t) + 2));
+                    for (int64_t b = begin; b < end; ++b) j.self->one(b, scratch.data(), *j.failure);
+                } catch (...) {
+                    j.failure->record(begin, FERRO_RESOURCE_EXHAUSTED, "could not allocate its LAPACK workspace");
+                }
+            }, &job);
+        } else {
+            for (int64_t b = 0; b < count; ++b) one(b, workspace.data, failure);
+        }
+        if (failure.index != std::numeric_limits<int64_t>::max()) {
+            std::string where = "the matrix";
+            if (!p_.batch.empty()) where = "matrix " + shape_str(batch_index(p_.batch, failure.index)) + " of the batch";
+            throw plugin::Error(failure.code, qualified(p_.op) + ": " + where + " " + failure.why);
+        }
+    }
+
+private:
+    template <class U> const U* input(uint32_t i, int64_t b) const {
+        return static_cast<const U*>(a_.inputs[i].data) + in_[i](b);
+    }
+    template <class U> U* output(uint32_t i, int64_t b) const { return static_cast<U*>(a_.outputs[i].data) + out_[i](b); }
+    int64_t out_stride(uint32_t i, int from_end) const {
+        const auto& v = a_.outputs[i];
+        return v.strides[v.ndim - from_end];
+    }
+    // Output i's matrix b (rows x cols) from a buffer with the given strides.
+    void store_matrix(uint32_t i, int64_t b, const T* src, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
+                      bool conj = false) const {
+        copy2d(src, rs, cs, output<T>(i, b), out_stride(i, 2), out_stride(i, 1), rows, cols, conj);
+    }
+    static std::string singular(lapack_int info) {
+        return "is singular: U[" + std::to_string(info - 1) + ", " + std::to_string(info - 1) +
+               "] of its LU factorisation is exactly zero";
+    }
+
+    // QR of A (m x n) as the LQ of M = A^T: M = L Q  =>  A = Q^T L^T, so R = L^T, Q_A = Q^T.
+    template <class Fail> void qr(int64_t b, Carver& c, T* a, Fail&&) {
+        const int64_t m = p_.m, n = p_.n, k = p_.k;
+        const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
+        const lapack_int ldn = std::max<lapack_int>(ln, 1);
+        T* tau = c.take<T>(k);
+        T* work = c.take<T>(p_.lwork);
+        T* q = c.take<T>(m * m);
+        const lapack_int lw = static_cast<lapack_int>(p_.lwork);
+        lapack::gelqf(ln, lm, a, ldn, tau, work, lw);
+        // R (rows x n, rows = k or m) row-major: R(i, j) = L(j, i) = a[j + i n] on and above the diagonal.
+        const uint32_t r_out = p_.qr_mode == QrMode::r ? 0 : 1;
+        const int64_t r_rows = p_.qr_mode == QrMode::complete ? m : k;
+        T* r = output<T>(r_out, b);
+        const int64_t rrs = out_stride(r_out, 2), rcs = out_stride(r_out, 1);
+        for (int64_t i = 0; i < r_rows; ++i)
+            for (int64_t j = 0; j < n; ++j) r[i * rrs + j * rcs] = (i < k && j >= i) ? a[j + i * n] : T(0);
+        if (p_.qr_mode == QrMode::r) return;
+        if (p_.qr_mode == QrMode::complete && m > n) {
+            // All m rows of Q: the reflectors' n rows into an m x m buffer first.
+            for (int64_t col = 0; col < m; ++col)
+                for (int64_t row = 0; row < m; ++row) q[row + col * m] = row < n ? a[row + col * n] : T(0);
+            lapack::unglq(lm, lm, lk, q, std::max<lapack_int>(lm, 1), tau, work, lw);
+            return store_matrix(0, b, q, m, 1, m, m);
+        }
+        if (k > 0) lapack::unglq(lk, lm, lk, a, ldn, tau, work, lw);
+        store_matrix(0, b, a, n, 1, m, k);  // Q_A(i, j) = Q(j, i) = a[j + i n]
+    }
+
+    const Plan& p_;
+    const ferro_exec_args& a_;
+    std::vector<BatchOffsets> in_, out_;
+};
+
+}  // namespace
+
+Plan make_plan(Op op, const ferro_prepare_args& args) {
+    Plan p;
+    p.op = op;
+    const ferro_signature& a = args.inputs[0];
+    p.dtype = a.dtype;
+    p.m = a.shape[a.ndim - 2];
+    p.n = a.shape[a.ndim - 1];
+    p.k = std::min(p.m, p.n);
+    // The batch: output 0's leading dims (its matrix part is 2-d, 1-d or 0-d per op).
+    const ferro_signature& out0 = args.outputs[0];
+    int out_matrix_dims = 2;
+    switch (op) {
+        case Op::det: case Op::slogdet: out_matrix_dims = 0; break;
+        case Op::eigvalsh: case Op::svdvals: out_matrix_dims = 1; break;
+        case Op::eigh: out_matrix_dims = 1; break;
+        case Op::svd: out_matrix_dims = 2; break;
+        default: break;
+    }
+    if (op == Op::solve) {
+        const ferro_signature& b = args.inputs[1];
+        p.vector_rhs = b.ndim == 1;
+        p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
+        out_matrix_dims = p.vector_rhs ? 1 : 2;
+    }
+    p.batch.assign(out0.shape, out0.shape + out0.ndim - out_matrix_dims);
+    for (int64_t d : p.batch) p.batch_count *= d;
+    const ferro_attr_value* attrs = args.attrs;
+    switch (op) {
+        case Op::cholesky: p.upper = attrs[0].v.boolean != 0; break;
+        case Op::eigh: case Op::eigvalsh: p.upper = std::string(attrs[0].v.str) == "U"; break;
+        case Op::svd: p.full = attrs[0].v.boolean != 0; break;
+        case Op::qr: {
+            const std::string mode = attrs[0].v.str;
+            p.qr_mode = mode == "complete" ? QrMode::complete : mode == "r" ? QrMode::r : QrMode::reduced;
+            break;
+        }
+        default: break;
+    }
+    constexpr int64_t lapack_max = std::numeric_limits<lapack_int>::max();
+    if (p.m > lapack_max || p.n > lapack_max || p.k > lapack_max || p.m * p.n > lapack_max) {
+        invalid(op, "input 0 has shape " + shape_str(dims(a)) + ", larger than LAPACK's 32-bit indices allow");
+    }
+    visit_float(p.dtype, [&](auto t) { query_workspace<decltype(t)>(p); });
+    p.scratch_bytes = std::max<int64_t>(scratch_bytes(p), 64);  // never a NULL workspace
+    return p;
+}
+
+void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context) {
+    if (plan.batch_count == 0) return;
+    visit_float(plan.dtype, [&](auto t) { Runner<decltype(t)>(plan, args).run(cpu_context, args.workspace); });
+}
+
+}  // namespace ferro::linalg

@@ -1,0 +1,90 @@
+// libferro_linalg.so: the linalg family (numpy.linalg / torch.linalg semantics) and its cpu
+// module on LAPACK. Other engines get no module from this file: their prepare would need
+// their own solver library (cuSOLVER comes as libferro_linalg_cuda.so).
+#include "linalg.hpp"
+
+#include <ferro/cpu_context.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace ferro::linalg {
+namespace {
+
+ferro_status execute_in_context(void* self, const ferro_host_api* host, const ferro_exec_args* args,
+                                const void* native_context) {
+    return plugin::guard(host, [&] { execute(*static_cast<const Plan*>(self), *args, native_context); });
+}
+
+void destroy_plan(void* self) { delete static_cast<Plan*>(self); }
+
+constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, nullptr, execute_in_context, destroy_plan};
+
+ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
+    return plugin::guard(host, [&] {
+        if (args->op_index >= static_cast<uint32_t>(Op::count)) {
+            throw plugin::Error(FERRO_INTERNAL, "linalg: prepare for an unknown op index " + std::to_string(args->op_index));
+        }
+        auto plan = std::make_unique<Plan>(make_plan(static_cast<Op>(args->op_index), *args));
+        out->workspace_bytes = static_cast<uint64_t>(plan->scratch_bytes);
+        out->retained_bytes = sizeof(Plan);
+        out->iface = &plan_iface;
+        out->self = plan.release();
+    });
+}
+
+void destroy_module(void*) {}
+
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module};
+
+ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
+    return plugin::guard(host, [&] {
+        const ferro_engine_target* target = args->target;
+        if (target->context_abi == nullptr || std::strcmp(target->context_abi, FERRO_CPU_CONTEXT_ABI) != 0) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity,
+                                 std::string("the LAPACK module runs on host memory with the cpu engine's context (") +
+                                     FERRO_CPU_CONTEXT_ABI + "); engine " + target->name + " has " +
+                                     (target->context_abi ? target->context_abi : "none"));
+            return;
+        }
+        out->iface = &module_iface;
+    });
+}
+
+const ferro_family_desc* family() {
+    static const ferro_family_desc desc = [] {
+        ferro_family_desc f{};
+        f.struct_size = sizeof f;
+        f.n_ops = static_cast<uint32_t>(Op::count);
+        f.id = "linalg";
+        f.version = "0.1.0";
+        f.description = "dense linear algebra: solve, inverse, determinants, Cholesky, QR, eigh, SVD (numpy.linalg semantics)";
+        f.ops = schemas();
+        f.create_module = create_module;
+        return f;
+    }();
+    return &desc;
+}
+
+ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
+    static const ferro_plugin_desc desc = [] {
+        ferro_plugin_desc d{};
+        d.struct_size = sizeof d;
+        d.abi_major = FERRO_ABI_MAJOR;
+        d.abi_minor = FERRO_ABI_MINOR;
+        d.name = "linalg";
+        d.version = "0.1.0";
+        d.description = "linalg family: LAPACK (OpenBLAS) module for the cpu engine";
+        d.n_families = 1;
+        d.families = family();
+        return d;
+    }();
+    *out = &desc;
+    return nullptr;
+}
+
+}  // namespace
+}  // namespace ferro::linalg
+
+FERRO_PLUGIN_EXPORT(ferro::linalg::query)

@@ -1,0 +1,560 @@
+// VJP and JVP rules of the linalg family. They compute only through host op calls (core ops
+// and linalg ops), so they run on any engine and are differentiated again under create_graph.
+// Complex numbers follow PyTorch's convention (docs/autodiff.md): for a real loss L the
+// cotangent of A is dL/dRe(A) + i dL/dIm(A). References: Giles 2008 (solve, inv, det),
+// Murray 2016 (Cholesky), Townsend 2016 and Seeger et al. 2017 (SVD, eigh), Walter and
+// Lehmann 2018 (QR of wide matrices); the formulas are written out in docs/linalg.md.
+#include "linalg.hpp"
+
+#include <ferro/rules.hpp>
+
+#include <vector>
+
+namespace ferro::linalg {
+namespace {
+
+using plugin::Arg;
+using plugin::TensorRef;
+
+// The rules' vocabulary on top of ferro/rules.hpp.
+class Ops : public plugin::Rules {
+public:
+    using Rules::Rules;
+
+    TensorRef mH(Arg a) const { return conj(transpose(a)); }
+    TensorRef mT(Arg a) const { return transpose(a); }
+    TensorRef scale(Arg a, double s) const { return mul(a, scalar(a, s)); }
+    std::vector<int64_t> shape(Arg a) const {
+        const ferro_signature s = signature(a);
+        return {s.shape, s.shape + s.ndim};
+    }
+    int64_t dim(Arg a, int from_end) const {
+        const ferro_signature s = signature(a);
+        return s.shape[s.ndim - from_end];
+    }
+    // The main diagonal of the last two axes, as the last axis.
+    TensorRef diagonal(Arg a) const {
+        return call("core.diagonal", {a}, {plugin::attr_i64("offset", 0), plugin::attr_i64("axis1", -2),
+                                           plugin::attr_i64("axis2", -1)});
+    }
+    // The n x n identity with `like`'s dtype and engine.
+    TensorRef eye(Arg like, int64_t n) const {
+        return call("core.eye", {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(signature(like).dtype)),
+                                     plugin::attr_str("engine", host()->tensor_engine(like.get()))});
+    }
+    // diag(v) for a batch of vectors v [..., n]: [..., n, n].
+    TensorRef diag_embed(Arg v) const { return mul(eye(v, dim(v, 1)), unsqueeze(v, -2)); }
+    // An n x n constant (real dtype of `like`) from a function of (row, col).
+    template <class F> TensorRef constant_matrix(Arg like, int64_t n, F&& f) const {
+        const ferro_dtype dtype = real_dtype(signature(like).dtype);
+        std::vector<double> d(static_cast<size_t>(n * n));
+        std::vector<float> s(d.size());
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) s[i * n + j] = static_cast<float>(d[i * n + j] = f(i, j));
+        const int64_t shape[2] = {n, n};
+        ferro_tensor out = nullptr;
+        plugin::check(host(), host()->tensor_from_host(host(), host()->tensor_engine(like.get()), dtype, 2, shape,
+                                                       dtype == FERRO_DTYPE_F32 ? static_cast<const void*>(s.data()) : d.data(), &out));
+        return TensorRef(host(), out);
+    }
+    // tril(X, -1) (strictly lower) and the like, as masks multiplied in.
+    TensorRef strictly_lower(Arg x) const {
+        return mul(x, constant_matrix(x, dim(x, 1), [](int64_t i, int64_t j) { return i > j ? 1.0 : 0.0; }));
+    }
+    TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
+        return call("core.slice", {a}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", start),
+                                        plugin::attr_i64("stop", stop)});
+    }
+    TensorRef concat(Arg a, Arg b, int64_t axis) const { return call("core.concat", {a, b}, {plugin::attr_i64("axis", axis)}); }
+    // i * Im(x), as a tensor of x's dtype (zero for real x).
+    TensorRef i_imag(Arg x) const { return sub(x, real(x)); }
+    TensorRef real_part(Arg x) const {
+        return plugin::is_complex(signature(x).dtype) ? real(x) : borrow(x.get());
+    }
+
+    // linalg ops (their own rules make these rules differentiable).
+    TensorRef solve(Arg a, Arg b) const { return call("linalg.solve", {a, b}); }
+    TensorRef inv(Arg a) const { return call("linalg.inv", {a}); }
+
+    // sum of two optional terms (NULL = zero).
+    TensorRef plus(TensorRef a, TensorRef b) const {
+        if (!a) return b;
+        if (!b) return a;
+        return add(a, b);
+    }
+    // 1/d regularised as d / (d^2 + eps), with 0 on the diagonal: the factor of the
+    // off-diagonal terms in eigh and SVD derivatives. `e` has 0 on its diagonal.
+    TensorRef inverse_gaps(Arg e, double eps) const {
+        const int64_t n = dim(e, 1);
+        const TensorRef eye_n = constant_matrix(e, n, [](int64_t i, int64_t j) { return i == j ? 1.0 : 0.0; });
+        const TensorRef off = constant_matrix(e, n, [](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; });
+        const TensorRef safe = add(e, eye_n);  // 1 on the diagonal: no 0/0 there
+        const TensorRef f = eps > 0 ? div(safe, add(mul(safe, safe), scalar(safe, eps))) : div(scalar(safe, 1), safe);
+        return mul(f, off);
+    }
+};
+
+template <class Body> ferro_status vjp_rule(const ferro_host_api* host, const ferro_vjp_args* a, Body&& body) {
+    return plugin::guard(host, [&] { body(Ops(host), *a); });
+}
+template <class Body> ferro_status jvp_rule(const ferro_host_api* host, const ferro_jvp_args* a, Body&& body) {
+    return plugin::guard(host, [&] { body(Ops(host), *a); });
+}
+
+bool vector_rhs(const ferro_signature& b) { return b.ndim == 1; }
+
+}  // namespace
+
+// ---- solve: X = A^-1 B.  gB = A^-H gX, gA = -gB X^H.  dX = A^-1 (dB - dA X).
+ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
+        const bool vec = vector_rhs(a.input_sigs[1]);
+        TensorRef gB = vec ? r.squeeze(r.solve(r.mH(A), r.unsqueeze(a.cotangents[0], -1)), -1)
+                           : r.solve(r.mH(A), a.cotangents[0]);
+        if (a.needs_input_grad[0]) {
+            a.input_cotangents[0] = vec ? r.neg(r.mul(r.unsqueeze(gB, -1), r.unsqueeze(r.conj(X), -2))).release()
+                                        : r.neg(r.matmul(gB, r.mH(X))).release();
+        }
+        if (a.needs_input_grad[1]) a.input_cotangents[1] = gB.release();
+    });
+}
+ferro_status solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
+        const bool vec = r.signature(a.inputs[1]).ndim == 1;
+        TensorRef rhs;
+        if (a.input_tangents[1]) rhs = r.borrow(a.input_tangents[1]);
+        if (a.input_tangents[0]) {
+            TensorRef dAX = vec ? r.squeeze(r.matmul(a.input_tangents[0], r.unsqueeze(X, -1)), -1)
+                                : r.matmul(a.input_tangents[0], X);
+            rhs = rhs ? r.sub(rhs, dAX) : r.neg(dAX);
+        }
+        if (!rhs) return;
+        a.output_tangents[0] = (vec ? r.squeeze(r.solve(A, r.unsqueeze(rhs, -1)), -1) : r.solve(A, rhs)).release();
+    });
+}
+
+// ---- inv: Y = A^-1.  gA = -Y^H gY Y^H.  dY = -Y dA Y.
+ferro_status inv_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const TensorRef yh = r.mH(a.outputs[0]);
+        a.input_cotangents[0] = r.neg(r.matmul(yh, r.matmul(a.cotangents[0], yh))).release();
+    });
+}
+ferro_status inv_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const ferro_tensor Y = a.outputs[0];
+        a.output_tangents[0] = r.neg(r.matmul(Y, r.matmul(a.input_tangents[0], Y))).release();
+    });
+}
+
+// ---- det: d = det(A).  dd = tr(adj(A) dA), so gA = g adj(A)^H. For invertible A,
+// adj(A) = d A^-1; for singular A (a zero determinant in the batch) the adjugate comes from
+// the SVD A = U S Vh: adj(A) = det(U) det(Vh) V diag(prod_{j != i} s_j) U^H, which is right at
+// rank n - 1 too (where d A^-1 is 0 * inf).
+namespace {
+
+bool any_zero(const Ops& r, ferro_tensor d) {
+    const TensorRef zero = r.call("core.eq", {d, r.scalar(d, 0)});
+    const TensorRef any = r.call("core.any", {zero});
+    unsigned char hit = 0;
+    plugin::check(r.host(), r.host()->tensor_to_host(any.get(), &hit, 1));
+    return hit != 0;
+}
+
+// prod_{j != i} s_j for singular values s [..., n] (descending, >= 0), exact with zeros.
+TensorRef products_of_others(const Ops& r, ferro_tensor s) {
+    const int64_t last[1] = {-1};
+    const TensorRef is_zero = r.call("core.eq", {s, r.scalar(s, 0)});
+    const TensorRef safe = r.where(is_zero, r.scalar(s, 1), s);
+    const TensorRef all = r.call("core.prod", {safe}, {plugin::attr_i64s("axes", last), plugin::attr_bool("keepdim", true)});
+    const TensorRef zeros = r.sum(r.cast(is_zero, r.signature(s).dtype), last, true);
+    const TensorRef none = r.call("core.eq", {zeros, r.scalar(zeros, 0)});
+    const TensorRef one = r.call("core.eq", {zeros, r.scalar(zeros, 1)});
+    // no zero: P / s_i; one zero: P at the zero, 0 elsewhere; more: 0.
+    const TensorRef at_zero = r.where(is_zero, all, r.scalar(s, 0));
+    return r.where(none, r.div(all, safe), r.where(one, at_zero, r.scalar(s, 0)));
+}
+
+TensorRef adjugate(const Ops& r, ferro_tensor A, ferro_tensor d) {
+    if (!any_zero(r, d)) return r.mul(r.unsqueeze(r.unsqueeze(d, -1), -1), r.inv(A));
+    const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+    const TensorRef phase = r.mul(r.call("linalg.det", {usv[0]}), r.call("linalg.det", {usv[2]}));
+    const TensorRef pi = r.cast(products_of_others(r, usv[1].get()), r.signature(A).dtype);
+    const TensorRef v_pi = r.mul(r.mH(usv[2]), r.unsqueeze(pi, -2));  // V diag(pi)
+    return r.mul(r.unsqueeze(r.unsqueeze(phase, -1), -1), r.matmul(v_pi, r.mH(usv[0])));
+}
+
+TensorRef trace(const Ops& r, Arg x) {
+    const int64_t last[1] = {-1};
+    return r.sum(r.diagonal(x), last, false);
+}
+
+}  // namespace
+
+ferro_status det_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const TensorRef adj = adjugate(r, a.inputs[0], a.outputs[0]);
+        a.input_cotangents[0] = r.mul(r.unsqueeze(r.unsqueeze(a.cotangents[0], -1), -1), r.mH(adj)).release();
+    });
+}
+ferro_status det_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        a.output_tangents[0] = trace(r, r.matmul(adjugate(r, a.inputs[0], a.outputs[0]), a.input_tangents[0])).release();
+    });
+}
+
+// ---- slogdet: with t = tr(A^-1 dA): dlogabs = Re t, dsign = sign i Im t (complex; 0 for
+// real). So gA = c A^-H with c = g_logabs + i Im(conj(sign) g_sign).
+ferro_status slogdet_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor A = a.inputs[0], sign = a.outputs[0];
+        const bool complex = is_complex(a.input_sigs[0].dtype);
+        TensorRef c;
+        if (a.cotangents[1]) c = r.cast(a.cotangents[1], a.input_sigs[0].dtype);
+        if (complex && a.cotangents[0]) {
+            c = r.plus(std::move(c), r.i_imag(r.mul(r.conj(sign), a.cotangents[0])));
+        }
+        if (!c) return;
+        const TensorRef scaled = r.mul(r.unsqueeze(r.unsqueeze(c, -1), -1), r.eye(A, r.dim(A, 1)));
+        a.input_cotangents[0] = r.solve(r.mH(A), scaled).release();  // c A^-H
+    });
+}
+ferro_status slogdet_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const TensorRef t = trace(r, r.solve(a.inputs[0], a.input_tangents[0]));
+        a.output_tangents[1] = r.real_part(t).release();
+        if (is_complex(r.signature(a.inputs[0]).dtype)) a.output_tangents[0] = r.mul(a.outputs[0], r.i_imag(t)).release();
+    });
+}
+
+// ---- cholesky (Murray 2016): A = L L^H.  gA = sym(L^-H Phi(L^H gL) L^-1), Phi = the lower
+// triangle with the diagonal halved, sym(X) = (X + X^H) / 2.  dL = L Phi(L^-1 dA L^-H).
+// The upper factor U = L^H goes through the same formulas on its transpose.
+namespace {
+TensorRef phi(const Ops& r, Arg x) {
+    return r.mul(x, r.constant_matrix(x, r.dim(x, 1), [](int64_t i, int64_t j) { return i > j ? 1.0 : i == j ? 0.5 : 0.0; }));
+}
+bool attr_bool(const ferro_attr_value* attrs, int i) { return attrs[i].v.boolean != 0; }
+}  // namespace
+
+ferro_status cholesky_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const bool upper = attr_bool(a.attrs, 0);
+        const TensorRef L = upper ? r.mH(a.outputs[0]) : r.borrow(a.outputs[0]);
+        const TensorRef gL = upper ? r.mH(a.cotangents[0]) : r.borrow(a.cotangents[0]);
+        const TensorRef Linv = r.inv(L);
+        const TensorRef inner = r.matmul(r.mH(Linv), r.matmul(phi(r, r.matmul(r.mH(L), gL)), Linv));
+        a.input_cotangents[0] = r.scale(r.add(inner, r.mH(inner)), 0.5).release();
+    });
+}
+ferro_status cholesky_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const bool upper = attr_bool(a.attrs, 0);
+        const TensorRef L = upper ? r.mH(a.outputs[0]) : r.borrow(a.outputs[0]);
+        const TensorRef Linv = r.inv(L);
+        TensorRef dL = r.matmul(L, phi(r, r.matmul(Linv, r.matmul(a.input_tangents[0], r.mH(Linv)))));
+        a.output_tangents[0] = upper ? r.mH(dL).release() : dL.release();
+    });
+}
+
+// ---- qr. Tall or square A (m >= n, reduced): with C = Q^H dA R^-1, Q^H dQ = Omega = phi(C) =
+// tril(C, -1) - tril(C, -1)^H + i Im diag(C) (skew-Hermitian; R keeps a real diagonal) and
+// dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega). Its adjoint, with N = Q^H gQ - gR R^H:
+//   gA = [Q (gR R^H + phi*(N)) + gQ - Q Q^H gQ] R^-H,  phi*(N) = tril(N, -1) - tril(N^H, -1) + i Im diag(N).
+// Wide A = [X | Y] (m < n): X = Q R1 is square, R2 = Q^H Y (Walter and Lehmann 2018).
+namespace {
+
+struct QrParts {
+    TensorRef Q, R;  // R: m x n (m >= n: square n x n)
+};
+
+// Q, R of the call: the outputs, or for mode "r" a reduced QR recomputed from the input.
+QrParts qr_parts(const Ops& r, ferro_tensor A, const ferro_tensor* outputs, uint32_t n_outputs, const char* mode) {
+    const std::string m = mode;
+    const int64_t rows = r.dim(A, 2), cols = r.dim(A, 1);
+    if (m == "complete" && rows > cols) {
+        throw plugin::Error(FERRO_NOT_DIFFERENTIABLE,
+                            "linalg.qr: mode \"complete\" with more rows than columns has no derivative (the last " +
+                                std::to_string(rows - cols) + " columns of Q are not determined by A); use mode \"reduced\"");
+    }
+    if (n_outputs == 1) {
+        auto qr = r.call_all("linalg.qr", {A});
+        return {std::move(qr[0]), std::move(qr[1])};
+    }
+    return {r.borrow(outputs[0]), r.borrow(outputs[1])};
+}
+
+TensorRef omega_of(const Ops& r, Arg c) {  // phi(C)
+    const TensorRef low = r.strictly_lower(c);
+    return r.add(r.sub(low, r.mH(low)), r.diag_embed(r.i_imag(r.diagonal(c))));
+}
+TensorRef omega_adjoint(const Ops& r, Arg n) {  // phi*(N)
+    return r.add(r.sub(r.strictly_lower(n), r.strictly_lower(r.mH(n))), r.diag_embed(r.i_imag(r.diagonal(n))));
+}
+// X R^-H = (R^-1 X^H)^H.
+TensorRef times_inv_rh(const Ops& r, Arg x, Arg R) { return r.mH(r.solve(R, r.mH(x))); }
+// X R^-1 = (R^-H X^H)^H.
+TensorRef times_inv_r(const Ops& r, Arg x, Arg R) { return r.mH(r.solve(r.mH(R), r.mH(x))); }
+
+// The tall-or-square VJP (gQ or gR may be empty).
+TensorRef qr_vjp_tall(const Ops& r, Arg Q, Arg R, const TensorRef& gQ, const TensorRef& gR) {
+    TensorRef gRRh = gR ? r.matmul(gR, r.mH(R)) : TensorRef();
+    TensorRef QhgQ = gQ ? r.matmul(r.mH(Q), gQ) : TensorRef();
+    TensorRef N = QhgQ ? (gRRh ? r.sub(QhgQ, gRRh) : r.borrow(QhgQ.get())) : r.neg(gRRh);
+    TensorRef inner = r.plus(gRRh ? r.borrow(gRRh.get()) : TensorRef(), omega_adjoint(r, N));
+    TensorRef lhs = r.matmul(Q, inner);
+    if (gQ) lhs = r.add(lhs, r.sub(gQ, r.matmul(Q, QhgQ)));
+    return times_inv_rh(r, lhs, R);
+}
+
+}  // namespace
+
+ferro_status qr_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor A = a.inputs[0];
+        const QrParts p = qr_parts(r, A, a.outputs, a.n_outputs, a.attrs[0].v.str);
+        TensorRef gQ = a.n_outputs == 1 ? TensorRef() : r.borrow(a.cotangents[0]);
+        TensorRef gR = r.borrow(a.cotangents[a.n_outputs == 1 ? 0 : 1]);
+        if (!gQ && !gR) return;
+        const int64_t m = r.dim(A, 2), n = r.dim(A, 1);
+        if (m >= n) {
+            a.input_cotangents[0] = qr_vjp_tall(r, p.Q, p.R, gQ, gR).release();
+            return;
+        }
+        const TensorRef Y = r.slice(A, -1, m, n);
+        const TensorRef R1 = r.slice(p.R, -1, 0, m);
+        TensorRef gR1 = gR ? r.slice(gR, -1, 0, m) : TensorRef();
+        TensorRef gR2 = gR ? r.slice(gR, -1, m, n) : TensorRef();
+        if (gR2) gQ = r.plus(std::move(gQ), r.matmul(Y, r.mH(gR2)));
+        const TensorRef gX = qr_vjp_tall(r, p.Q, R1, gQ, gR1);
+        const TensorRef gY = gR2 ? r.matmul(p.Q, gR2) : r.zeros_like(Y);
+        a.input_cotangents[0] = r.concat(gX, gY, -1).release();
+    });
+}
+
+ferro_status qr_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor dA = a.input_tangents[0];
+        if (!dA) return;
+        const ferro_tensor A = a.inputs[0];
+        const uint32_t n_out = a.n_outputs;
+        const QrParts p = qr_parts(r, A, a.outputs, n_out, a.attrs[0].v.str);
+        const int64_t m = r.dim(A, 2), n = r.dim(A, 1);
+        const TensorRef dX = m >= n ? r.borrow(dA) : r.slice(dA, -1, 0, m);
+        const TensorRef R1 = m >= n ? r.borrow(p.R.get()) : r.slice(p.R, -1, 0, m);
+        const TensorRef B = times_inv_r(r, dX, R1);  // dX R1^-1
+        const TensorRef C = r.matmul(r.mH(p.Q), B);
+        const TensorRef upper = r.sub(C, omega_of(r, C));  // dR R^-1
+        TensorRef dQ = r.sub(B, r.matmul(p.Q, upper));
+        TensorRef dR = r.matmul(upper, R1);
+        if (m < n) {  // R2 = Q^H Y: dR2 = dQ^H Y + Q^H dY
+            const TensorRef Y = r.slice(A, -1, m, n), dY = r.slice(dA, -1, m, n);
+            dR = r.concat(dR, r.add(r.matmul(r.mH(dQ), Y), r.matmul(r.mH(p.Q), dY)), -1);
+        }
+        if (n_out == 1) {
+            a.output_tangents[0] = dR.release();
+        } else {
+            a.output_tangents[0] = dQ.release();
+            a.output_tangents[1] = dR.release();
+        }
+    });
+}
+
+// ---- eigh: A = V diag(w) V^H. With F_ij = 1/(w_j - w_i) off the diagonal (regularised by eps):
+//   gA = V (diag(gw) + F o skew(V^H gV)) V^H,  skew(X) = (X - X^H) / 2;
+//   dw = Re diag(V^H dA V),  dV = V (F o (V^H dA V)).
+// eigvalsh recomputes V from its input.
+namespace {
+
+struct EighParts {
+    TensorRef w, V;
+    double eps = 0;
+};
+
+EighParts eigh_parts(const Ops& r, const ferro_attr_value* attrs, uint32_t n_outputs, ferro_tensor A,
+                     const ferro_tensor* outputs) {
+    if (n_outputs == 2) return {r.borrow(outputs[0]), r.borrow(outputs[1]), attrs[1].v.f64};
+    auto wv = r.call_all("linalg.eigh", {A}, {plugin::attr_str("uplo", attrs[0].v.str)});
+    return {std::move(wv[0]), std::move(wv[1]), 0.0};
+}
+
+TensorRef gaps(const Ops& r, Arg w, double eps) {  // F_ij = 1/(w_j - w_i), 0 on the diagonal
+    return r.inverse_gaps(r.sub(r.unsqueeze(w, -2), r.unsqueeze(w, -1)), eps);
+}
+
+}  // namespace
+
+ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor gw = a.cotangents[0];
+        const ferro_tensor gV = a.n_outputs == 2 ? a.cotangents[1] : nullptr;
+        if (!gw && !gV) return;
+        const EighParts p = eigh_parts(r, a.attrs, a.n_outputs, a.inputs[0], a.outputs);
+        const ferro_dtype dtype = a.input_sigs[0].dtype;
+        TensorRef inner;
+        if (gV) {
+            const TensorRef VhgV = r.matmul(r.mH(p.V), gV);
+            const TensorRef skew = r.scale(r.sub(VhgV, r.mH(VhgV)), 0.5);
+            inner = r.mul(skew, r.cast(gaps(r, p.w, p.eps), dtype));
+        }
+        if (gw) inner = r.plus(std::move(inner), r.diag_embed(r.cast(gw, dtype)));
+        a.input_cotangents[0] = r.matmul(p.V, r.matmul(inner, r.mH(p.V))).release();
+    });
+}
+
+ferro_status eigh_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const EighParts p = eigh_parts(r, a.attrs, a.n_outputs, a.inputs[0], a.outputs);
+        const TensorRef X = r.matmul(r.mH(p.V), r.matmul(a.input_tangents[0], p.V));
+        a.output_tangents[0] = r.real_part(r.diagonal(X)).release();
+        if (a.n_outputs == 2) {
+            const TensorRef F = r.cast(gaps(r, p.w, p.eps), r.signature(X).dtype);
+            a.output_tangents[1] = r.matmul(p.V, r.mul(F, X)).release();
+        }
+    });
+}
+
+// ---- svd (thin: U m x k, S k, Vh k x n). With F_ij = 1/(s_j^2 - s_i^2) off the diagonal
+// (regularised by eps), skew(X) = X - X^H and sym(X) = X + X^H:
+//   gA = U [F o (skew(U^H gU) S + S skew(V^H gV)) + diag(gS) + i Im diag(U^H gU) / S] Vh
+//        + (I - U U^H) gU S^-1 Vh   (m > n)   + U S^-1 gVh (I - V Vh)   (m < n);
+//   dP = U^H dA V: dS = Re diag(dP), dU = U (F o sym(dP S) + i Im diag(dP) / S)
+//        + (I - U U^H) dA V S^-1, dV = V (F o sym(S dP)) + (I - V Vh) dA^H U S^-1.
+// The phase of each complex singular pair is free: a loss that depends on it has no
+// gradient (gauge; docs/linalg.md). full_matrices: the columns beyond k get no cotangent
+// (as PyTorch). svdvals recomputes U and Vh from its input.
+namespace {
+
+struct SvdParts {
+    TensorRef U, S, Vh;  // thin
+    TensorRef gU, gS, gVh;
+    double eps = 0;
+};
+
+SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* attrs, ferro_tensor A,
+                   const ferro_tensor* outputs, const ferro_tensor* cotangents) {
+    SvdParts p;
+    if (n_outputs == 1) {  // svdvals: its input is saved
+        auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+        p.U = std::move(usv[0]);
+        p.S = std::move(usv[1]);
+        p.Vh = std::move(usv[2]);
+        if (cotangents) p.gS = r.borrow(cotangents[0]);
+        return p;
+    }
+    const bool full = attrs[0].v.boolean != 0;
+    const int64_t k = r.dim(outputs[1], 1);  // svd saves its outputs, not A
+    p.eps = attrs[1].v.f64;
+    auto narrow_cols = [&](ferro_tensor t) { return full ? r.slice(t, -1, 0, k) : r.borrow(t); };
+    auto narrow_rows = [&](ferro_tensor t) { return full ? r.slice(t, -2, 0, k) : r.borrow(t); };
+    p.U = narrow_cols(outputs[0]);
+    p.S = r.borrow(outputs[1]);
+    p.Vh = narrow_rows(outputs[2]);
+    if (cotangents) {
+        if (cotangents[0]) p.gU = narrow_cols(cotangents[0]);
+        p.gS = r.borrow(cotangents[1]);
+        if (cotangents[2]) p.gVh = narrow_rows(cotangents[2]);
+    }
+    return p;
+}
+
+TensorRef svd_gaps(const Ops& r, Arg S, ferro_dtype dtype, double eps) {
+    const TensorRef s2 = r.mul(S, S);
+    return r.cast(r.inverse_gaps(r.sub(r.unsqueeze(s2, -2), r.unsqueeze(s2, -1)), eps), dtype);
+}
+
+}  // namespace
+
+ferro_status svd_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor A = a.inputs[0];
+        const ferro_dtype dtype = a.input_sigs[0].dtype;
+        const SvdParts p = svd_parts(r, a.n_outputs, a.attrs, A, a.outputs, a.cotangents);
+        if (!p.gU && !p.gS && !p.gVh) return;
+        const int64_t m = a.input_sigs[0].shape[a.input_sigs[0].ndim - 2], n = a.input_sigs[0].shape[a.input_sigs[0].ndim - 1];
+        const TensorRef S = r.cast(p.S, dtype);
+        const TensorRef S_row = r.unsqueeze(S, -2), S_col = r.unsqueeze(S, -1);
+        TensorRef inner;
+        TensorRef UhgU;
+        if (p.gU || p.gVh) {
+            TensorRef off;
+            if (p.gU) {
+                const TensorRef x = r.matmul(r.mH(p.U), p.gU);
+                UhgU = r.sub(x, r.mH(x));
+                off = r.mul(UhgU, S_row);
+            }
+            if (p.gVh) {
+                const TensorRef x = r.matmul(p.Vh, r.mH(p.gVh));  // V^H gV
+                off = r.plus(std::move(off), r.mul(S_col, r.sub(x, r.mH(x))));
+            }
+            inner = r.mul(off, svd_gaps(r, p.S, dtype, p.eps));
+        }
+        if (p.gS) inner = r.plus(std::move(inner), r.diag_embed(r.cast(p.gS, dtype)));
+        if (UhgU && is_complex(dtype)) {
+            inner = r.add(inner, r.diag_embed(r.div(r.diagonal(UhgU), r.scale(S, 2))));
+        }
+        TensorRef gA = r.matmul(r.matmul(p.U, inner), p.Vh);
+        if (m > n && p.gU) {
+            const TensorRef gUSinv = r.div(p.gU, S_row);
+            gA = r.add(gA, r.matmul(r.sub(gUSinv, r.matmul(p.U, r.matmul(r.mH(p.U), gUSinv))), p.Vh));
+        } else if (m < n && p.gVh) {
+            const TensorRef SinvgVh = r.div(p.gVh, S_col);
+            gA = r.add(gA, r.matmul(p.U, r.sub(SinvgVh, r.matmul(r.matmul(SinvgVh, r.mH(p.Vh)), p.Vh))));
+        }
+        a.input_cotangents[0] = gA.release();
+    });
+}
+
+ferro_status svd_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor dA = a.input_tangents[0];
+        if (!dA) return;
+        const ferro_tensor A = a.inputs[0];
+        const ferro_dtype dtype = r.signature(A).dtype;
+        const int64_t m = r.dim(A, 2), n = r.dim(A, 1);
+        if (a.n_outputs == 3 && a.attrs[0].v.boolean != 0 && m != n) {
+            throw plugin::Error(FERRO_UNIMPLEMENTED,
+                                "linalg.svd: forward mode needs full_matrices=false when the matrix is not square (the extra "
+                                "columns of the full U or Vh are not determined by A)");
+        }
+        const SvdParts p = svd_parts(r, a.n_outputs, a.attrs, A, a.outputs, nullptr);
+        const TensorRef V = r.mH(p.Vh);
+        const TensorRef dP = r.matmul(r.mH(p.U), r.matmul(dA, V));
+        TensorRef dS = r.real_part(r.diagonal(dP));
+        if (a.n_outputs == 1) {
+            a.output_tangents[0] = dS.release();
+            return;
+        }
+        const TensorRef S = r.cast(p.S, dtype);
+        const TensorRef S_row = r.unsqueeze(S, -2), S_col = r.unsqueeze(S, -1);
+        const TensorRef F = svd_gaps(r, p.S, dtype, p.eps);
+        const TensorRef dPS = r.mul(dP, S_row), SdP = r.mul(S_col, dP);
+        TensorRef omega_u = r.mul(F, r.add(dPS, r.mH(dPS)));
+        if (is_complex(dtype)) omega_u = r.add(omega_u, r.diag_embed(r.div(r.i_imag(r.diagonal(dP)), S)));
+        TensorRef dU = r.matmul(p.U, omega_u);
+        TensorRef dV = r.matmul(V, r.mul(F, r.add(SdP, r.mH(SdP))));
+        if (m > n) {  // (I - U U^H) dA V S^-1
+            const TensorRef dAVSinv = r.div(r.matmul(dA, V), S_row);
+            dU = r.add(dU, r.sub(dAVSinv, r.matmul(p.U, r.matmul(r.mH(p.U), dAVSinv))));
+        } else if (m < n) {  // (I - V Vh) dA^H U S^-1
+            const TensorRef dAhUSinv = r.div(r.matmul(r.mH(dA), p.U), S_row);
+            dV = r.add(dV, r.sub(dAhUSinv, r.matmul(V, r.matmul(p.Vh, dAhUSinv))));
+        }
+        a.output_tangents[0] = dU.release();
+        a.output_tangents[1] = dS.release();
+        a.output_tangents[2] = r.mH(dV).release();
+    });
+}
+
+}  // namespace ferro::linalg

@@ -1,0 +1,262 @@
+// The linalg family's op schemas: attributes, dtypes, shape inference and what each op's rules
+// need saved. numpy/PyTorch semantics: batch dimensions lead, matrix dimensions are the last
+// two, batch dimensions broadcast between operands.
+#include "linalg.hpp"
+
+#include <ferro/rules.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace ferro::linalg {
+namespace {
+
+constexpr ferro_dtype float_dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128};
+
+ferro_attr_spec attr(const char* name, ferro_attr_value default_value, const char* doc) {
+    ferro_attr_spec a{};
+    a.struct_size = sizeof a;
+    a.type = default_value.type;
+    a.name = name;
+    a.default_value = default_value;
+    a.doc = doc;
+    return a;
+}
+ferro_attr_spec bool_attr(const char* name, bool value, const char* doc) {
+    ferro_attr_value v{FERRO_ATTR_BOOL, 0, {}};
+    v.v.boolean = value ? 1 : 0;
+    return attr(name, v, doc);
+}
+ferro_attr_spec str_attr(const char* name, const char* value, const char* doc) {
+    ferro_attr_value v{FERRO_ATTR_STR, 0, {}};
+    v.v.str = value;
+    return attr(name, v, doc);
+}
+ferro_attr_spec f64_attr(const char* name, double value, const char* doc) {
+    ferro_attr_value v{FERRO_ATTR_F64, 0, {}};
+    v.v.f64 = value;
+    return attr(name, v, doc);
+}
+
+constexpr const char* eps_doc =
+    "regulariser of the degenerate-spectrum terms of the derivative: 1/d becomes d/(d^2 + eps) "
+    "(0: exact, as PyTorch)";
+const ferro_attr_spec cholesky_attrs[] = {bool_attr("upper", false, "return U with A = U^H U instead of L")};
+const ferro_attr_spec qr_attrs[] = {str_attr("mode", "reduced", "reduced | complete | r (R only)")};
+const ferro_attr_spec eigh_attrs[] = {str_attr("uplo", "L", "L | U: the triangle of A that is read"),
+                                      f64_attr("eps", 0.0, eps_doc)};
+const ferro_attr_spec eigvalsh_attrs[] = {str_attr("uplo", "L", "L | U: the triangle of A that is read")};
+const ferro_attr_spec svd_attrs[] = {bool_attr("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
+                                     f64_attr("eps", 0.0, eps_doc)};
+
+ferro_signature out_sig(ferro_dtype dtype, std::span<const int64_t> batch, std::initializer_list<int64_t> tail) {
+    ferro_signature s{};
+    s.struct_size = sizeof s;
+    s.dtype = dtype;
+    for (int64_t d : batch) s.shape[s.ndim++] = d;
+    for (int64_t d : tail) s.shape[s.ndim++] = d;
+    return s;
+}
+
+std::span<const int64_t> batch_of(const ferro_signature& s, int matrix_dims = 2) {
+    return {s.shape, static_cast<size_t>(s.ndim - matrix_dims)};
+}
+int64_t rows(const ferro_signature& s) { return s.shape[s.ndim - 2]; }
+int64_t cols(const ferro_signature& s) { return s.shape[s.ndim - 1]; }
+
+// Every op's infer: guard, check input 0, then the op's own shapes.
+template <Op op, bool square>
+ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
+    return plugin::guard(host, [&] {
+        const ferro_signature& in = a->inputs[0];
+        require_float(op, in, 0);
+        require_matrix(op, in, 0, square);
+        const auto batch = batch_of(in);
+        const int64_t m = rows(in), n = cols(in), k = std::min(m, n);
+        const ferro_dtype real = real_dtype(in.dtype);
+        auto& out = a->outputs;
+        uint32_t count = 1;
+        if constexpr (op == Op::solve) {
+            const ferro_signature& b = a->inputs[1];
+            require_float(op, b, 1);
+            if (b.dtype != in.dtype) {
+                invalid(op, std::string("input 1 (B) must have input 0's dtype ") + plugin::dtype_attr_name(in.dtype) +
+                                ", got " + plugin::dtype_attr_name(b.dtype));
+            }
+            if (b.ndim == 1) {  // numpy 2: a 1-D b is one vector
+                if (b.shape[0] != n) {
+                    invalid(op, "input 1 (b) has shape " + shape_str(dims(b)) + ", expected [" + std::to_string(n) + "]");
+                }
+                out[0] = out_sig(in.dtype, batch, {n});
+            } else {
+                require_matrix(op, b, 1, false);
+                if (rows(b) != n) {
+                    invalid(op, "input 1 (B) has shape " + shape_str(dims(b)) + ", expected [..., " + std::to_string(n) +
+                                    ", k] to match input 0 of shape " + shape_str(dims(in)));
+                }
+                out[0] = out_sig(in.dtype, broadcast_batch(op, batch, batch_of(b)), {n, cols(b)});
+            }
+        } else if constexpr (op == Op::inv || op == Op::cholesky) {
+            out[0] = in;
+        } else if constexpr (op == Op::det) {
+            out[0] = out_sig(in.dtype, batch, {});
+        } else if constexpr (op == Op::slogdet) {
+            out[0] = out_sig(in.dtype, batch, {});
+            out[1] = out_sig(real, batch, {});
+            count = 2;
+        } else if constexpr (op == Op::qr) {
+            const std::string mode = a->attrs[0].v.str;
+            if (mode == "reduced") {
+                out[0] = out_sig(in.dtype, batch, {m, k});
+                out[1] = out_sig(in.dtype, batch, {k, n});
+                count = 2;
+            } else if (mode == "complete") {
+                out[0] = out_sig(in.dtype, batch, {m, m});
+                out[1] = out_sig(in.dtype, batch, {m, n});
+                count = 2;
+            } else if (mode == "r") {
+                out[0] = out_sig(in.dtype, batch, {k, n});
+            } else {
+                invalid(op, "attribute mode must be \"reduced\", \"complete\" or \"r\", got \"" + mode + "\"");
+            }
+        } else if constexpr (op == Op::eigh || op == Op::eigvalsh) {
+            const std::string uplo = a->attrs[0].v.str;
+            if (uplo != "L" && uplo != "U") invalid(op, "attribute uplo must be \"L\" or \"U\", got \"" + uplo + "\"");
+            out[0] = out_sig(real, batch, {n});
+            if constexpr (op == Op::eigh) {
+                out[1] = in;
+                count = 2;
+            }
+        } else if constexpr (op == Op::svd) {
+            const bool full = a->attrs[0].v.boolean != 0;
+            out[0] = out_sig(in.dtype, batch, {m, full ? m : k});
+            out[1] = out_sig(real, batch, {k});
+            out[2] = out_sig(in.dtype, batch, {full ? n : k, n});
+            count = 3;
+        } else if constexpr (op == Op::svdvals) {
+            out[0] = out_sig(real, batch, {k});
+        }
+        a->n_outputs = count;
+    });
+}
+
+struct Entry {
+    const char* name;
+    const char* doc;
+    int32_t n_inputs;
+    int32_t n_outputs;  // FERRO_VARIADIC: infer decides (qr mode r)
+    std::span<const ferro_attr_spec> attrs;
+    decltype(ferro_op_schema::infer) infer;
+    uint64_t diff_inputs, diff_outputs, save_inputs, save_outputs;
+    decltype(ferro_op_schema::vjp) vjp;
+    decltype(ferro_op_schema::jvp) jvp;
+};
+
+constexpr uint64_t bit(int i) { return FERRO_MASK_BIT(i); }
+
+ferro_op_schema make_schema(const Entry& e) {
+    ferro_op_schema s{};
+    s.struct_size = sizeof s;
+    s.name = e.name;
+    s.doc = e.doc;
+    s.n_inputs = e.n_inputs;
+    s.min_inputs = e.n_inputs;
+    s.n_outputs = e.n_outputs;
+    s.n_attrs = static_cast<uint32_t>(e.attrs.size());
+    s.attrs = e.attrs.data();
+    s.n_dtypes = 4;
+    s.dtypes = float_dtypes;
+    s.infer = e.infer;
+    s.diff_inputs = e.diff_inputs;
+    s.diff_outputs = e.diff_outputs;
+    s.save_inputs = e.save_inputs;
+    s.save_outputs = e.save_outputs;
+    s.vjp = e.vjp;
+    s.jvp = e.jvp;
+    return s;
+}
+
+std::vector<ferro_op_schema> build_schemas() {
+    const Entry entries[] = {
+        {"solve", "X with A X = B (b of shape [n]: one vector)", 2, 1, {}, infer<Op::solve, true>,
+         bit(0) | bit(1), bit(0), bit(0), bit(0), solve_vjp, solve_jvp},
+        {"inv", "the inverse of a square matrix", 1, 1, {}, infer<Op::inv, true>, bit(0), bit(0), 0, bit(0), inv_vjp, inv_jvp},
+        {"det", "the determinant", 1, 1, {}, infer<Op::det, true>, bit(0), bit(0), bit(0), bit(0), det_vjp, det_jvp},
+        {"slogdet", "(sign, log|det|): det = sign * exp(logabsdet)", 1, 2, {}, infer<Op::slogdet, true>, bit(0),
+         bit(0) | bit(1), bit(0), bit(0) | bit(1), slogdet_vjp, slogdet_jvp},
+        {"cholesky", "L with A = L L^H for Hermitian positive-definite A (U^H U with upper)", 1, 1, cholesky_attrs,
+         infer<Op::cholesky, true>, bit(0), bit(0), 0, bit(0), cholesky_vjp, cholesky_jvp},
+        {"qr", "A = Q R, Q with orthonormal columns, R upper triangular", 1, FERRO_VARIADIC, qr_attrs,
+         infer<Op::qr, false>, bit(0), bit(0) | bit(1), bit(0), bit(0) | bit(1), qr_vjp, qr_jvp},
+        {"eigh", "(w, V): A = V diag(w) V^H for Hermitian A, w ascending", 1, 2, eigh_attrs, infer<Op::eigh, true>,
+         bit(0), bit(0) | bit(1), 0, bit(0) | bit(1), eigh_vjp, eigh_jvp},
+        {"eigvalsh", "eigenvalues of a Hermitian matrix, ascending", 1, 1, eigvalsh_attrs, infer<Op::eigvalsh, true>,
+         bit(0), bit(0), bit(0), 0, eigh_vjp, eigh_jvp},
+        {"svd", "(U, S, Vh): A = U diag(S) Vh, S descending", 1, 3, svd_attrs, infer<Op::svd, false>, bit(0),
+         bit(0) | bit(1) | bit(2), 0, bit(0) | bit(1) | bit(2), svd_vjp, svd_jvp},
+        {"svdvals", "singular values, descending", 1, 1, {}, infer<Op::svdvals, false>, bit(0), bit(0), bit(0), 0,
+         svd_vjp, svd_jvp},
+    };
+    static_assert(std::size(entries) == static_cast<size_t>(Op::count));
+    std::vector<ferro_op_schema> out;
+    for (const Entry& e : entries) out.push_back(make_schema(e));
+    return out;
+}
+
+}  // namespace
+
+const ferro_op_schema* schemas() {
+    static const std::vector<ferro_op_schema> table = build_schemas();
+    return table.data();
+}
+
+std::string qualified(Op op) { return std::string("linalg.") + op_name(op); }
+
+std::string shape_str(std::span<const int64_t> shape) {
+    std::ostringstream s;
+    s << '[';
+    for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+    s << ']';
+    return s.str();
+}
+
+void require_matrix(Op op, const ferro_signature& s, int index, bool square) {
+    if (s.ndim < 2) {
+        invalid(op, "input " + std::to_string(index) + " must be a matrix or a batch of matrices ([..., m, n]), got shape " +
+                        shape_str(dims(s)));
+    }
+    if (square && rows(s) != cols(s)) {
+        invalid(op, "input " + std::to_string(index) + " must be square ([..., n, n]), got shape " + shape_str(dims(s)));
+    }
+}
+
+void require_float(Op op, const ferro_signature& s, int index) {
+    if (s.dtype != FERRO_DTYPE_F32 && s.dtype != FERRO_DTYPE_F64 && s.dtype != FERRO_DTYPE_C64 &&
+        s.dtype != FERRO_DTYPE_C128) {
+        invalid(op, "input " + std::to_string(index) + " must be f32, f64, c64 or c128, got " +
+                        plugin::dtype_attr_name(s.dtype));
+    }
+}
+
+std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::span<const int64_t> b) {
+    std::vector<int64_t> out(std::max(a.size(), b.size()), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+        const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+        const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+        if (da != db && da != 1 && db != 1) {
+            invalid(op, "the batch shapes of input 0 " + shape_str(a) + " and input 1 " + shape_str(b) +
+                            " do not broadcast");
+        }
+        out[out.size() - 1 - i] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+bool is_complex(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
+ferro_dtype real_dtype(ferro_dtype d) {
+    if (d == FERRO_DTYPE_C64) return FERRO_DTYPE_F32;
+    if (d == FERRO_DTYPE_C128) return FERRO_DTYPE_F64;
+    return d;
+}
+
+}  // namespace ferro::linalg

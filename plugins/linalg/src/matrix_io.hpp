@@ -1,0 +1,81 @@
+// Moving matrices between strided tensor views and the packed column-major buffers LAPACK
+// works on, and walking a (broadcast) batch of matrices.
+#pragma once
+
+#include <ferro/types.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ferro::linalg {
+
+template <class T> inline T conj_if(T x, bool conj) {
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        return conj ? std::conj(x) : x;
+    } else {
+        (void)conj;
+        return x;
+    }
+}
+
+// dst(i, j) = src(i, j) (conjugated when asked) for a rows x cols matrix; strides in elements.
+// Tiled, so that a transposing copy of a large matrix stays in cache.
+template <class T>
+void copy2d(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows,
+            int64_t cols, bool conj = false) {
+    constexpr int64_t tile = 32;
+    for (int64_t i0 = 0; i0 < rows; i0 += tile) {
+        const int64_t i1 = std::min(rows, i0 + tile);
+        for (int64_t j0 = 0; j0 < cols; j0 += tile) {
+            const int64_t j1 = std::min(cols, j0 + tile);
+            if (dst_cs == 1 || src_cs == 1) {
+                for (int64_t i = i0; i < i1; ++i)
+                    for (int64_t j = j0; j < j1; ++j) dst[i * dst_rs + j * dst_cs] = conj_if(src[i * src_rs + j * src_cs], conj);
+            } else {
+                for (int64_t j = j0; j < j1; ++j)
+                    for (int64_t i = i0; i < i1; ++i) dst[i * dst_rs + j * dst_cs] = conj_if(src[i * src_rs + j * src_cs], conj);
+            }
+        }
+    }
+}
+
+// One operand's element offset of each matrix of a batch: its batch dims (the leading
+// ndim - matrix_dims) right-aligned against the batch shape, stride 0 where it broadcasts.
+class BatchOffsets {
+public:
+    BatchOffsets(std::span<const int64_t> batch, const ferro_tensor_view& v, int matrix_dims) : batch_(batch) {
+        const int own = v.ndim - matrix_dims;
+        strides_.assign(batch.size(), 0);
+        for (int i = 0; i < own; ++i) {
+            const size_t at = batch.size() - static_cast<size_t>(own - i);
+            strides_[at] = v.shape[i] == 1 ? 0 : v.strides[i];
+        }
+    }
+    int64_t operator()(int64_t index) const {
+        int64_t offset = 0;
+        for (size_t d = batch_.size(); d-- > 0;) {
+            offset += (index % batch_[d]) * strides_[d];
+            index /= batch_[d];
+        }
+        return offset;
+    }
+
+private:
+    std::span<const int64_t> batch_;
+    std::vector<int64_t> strides_;
+};
+
+// The multi-index of matrix `index` of a batch, for messages.
+inline std::vector<int64_t> batch_index(std::span<const int64_t> batch, int64_t index) {
+    std::vector<int64_t> at(batch.size());
+    for (size_t d = batch.size(); d-- > 0;) {
+        at[d] = index % batch[d];
+        index /= batch[d];
+    }
+    return at;
+}
+
+}  // namespace ferro::linalg

@@ -1,0 +1,97 @@
+// linalg error paths: every message names the op and the argument, and says what was expected
+// and what came; numerical failures say which matrix of the batch failed and why. NaN and Inf
+// never crash.
+#include "linalg_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+
+TEST_CASE("linalg errors: shapes and dtypes are checked before any work", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor rect = rt.zeros({3, 4});
+    check_error([&] { linalg::inv(rect); }, FERRO_INVALID_ARGUMENT, "linalg.inv: input 0 must be square ([..., n, n]), got shape [3, 4]");
+    check_error([&] { linalg::det(rt.zeros({4})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.det: input 0 must be a matrix or a batch of matrices ([..., m, n]), got shape [4]");
+    check_error([&] { linalg::svd(rt.zeros({2, 2}, DType::i64)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.svd: input 0 must be f32, f64, c64 or c128, got i64");
+    check_error([&] { linalg::solve(rt.eye(3), rt.zeros({4, 2})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.solve: input 1 (B) has shape [4, 2], expected [..., 3, k] to match input 0 of shape [3, 3]");
+    check_error([&] { linalg::solve(rt.eye(3), rt.zeros({4})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.solve: input 1 (b) has shape [4], expected [3]");
+    check_error([&] { linalg::solve(rt.zeros({2, 3, 3}), rt.zeros({4, 3, 1})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.solve: the batch shapes of input 0 [2] and input 1 [4] do not broadcast");
+    check_error([&] { linalg::solve(rt.eye(3), rt.zeros({3, 1}, DType::f32)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.solve: input 1 (B) must have input 0's dtype f64, got f32");
+    check_error([&] { linalg::qr(rect, "raw"); }, FERRO_INVALID_ARGUMENT,
+                "linalg.qr: attribute mode must be \"reduced\", \"complete\" or \"r\", got \"raw\"");
+    check_error([&] { linalg::eigh(rt.eye(2), "X"); }, FERRO_INVALID_ARGUMENT,
+                "linalg.eigh: attribute uplo must be \"L\" or \"U\", got \"X\"");
+}
+
+TEST_CASE("linalg errors: singular and non-positive-definite matrices name the batch element and the pivot", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        // Batch [2, 2]: element [1, 0] is singular (its second row is twice its first).
+        std::vector<double> v;
+        for (int b = 0; b < 4; ++b) {
+            const std::vector<double> good = {2, 1, 1, 3}, bad = {1, 2, 2, 4};
+            const auto& m = b == 2 ? bad : good;
+            v.insert(v.end(), m.begin(), m.end());
+        }
+        const Tensor A = rt.tensor<double>(v, {2, 2, 2, 2}).to(dt);
+        check_error([&] { linalg::inv(A); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.inv: matrix [1, 0] of the batch is singular: U[1, 1] of its LU factorisation is exactly zero");
+        check_error([&] { linalg::solve(A, rt.zeros({2, 1}, dt)); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.solve: matrix [1, 0] of the batch is singular");
+        check_error([&] { linalg::solve(A.slice(0, 1, 2).slice(1, 0, 1).squeeze(), rt.zeros({2}, dt)); },
+                    FERRO_INVALID_ARGUMENT, "linalg.solve: the matrix is singular");
+        // Not positive definite at the leading minor of order 2.
+        const Tensor N = rt.tensor<double>({1, 2, 2, 1}, {2, 2}).to(dt);
+        check_error([&] { linalg::cholesky(N); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 2 is not");
+    }
+}
+
+TEST_CASE("linalg errors: NaN and Inf inputs never crash", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    for (double bad : {nan, inf}) {
+        const Tensor A = rt.tensor<double>({1, bad, 0, 1}, {2, 2});
+        check_error([&] { linalg::svd(A); }, FERRO_INVALID_ARGUMENT, "linalg.svd: the matrix contains NaN or Inf");
+        check_error([&] { linalg::svdvals(A.unsqueeze(0)); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.svdvals: matrix [0] of the batch contains NaN or Inf");
+        check_error([&] { linalg::eigh(A.mT()); }, FERRO_INVALID_ARGUMENT, "linalg.eigh: the matrix contains NaN or Inf");
+        // The LU and Cholesky paths propagate NaN/Inf into their results or report a failure.
+        for (const auto& run : std::vector<std::function<void()>>{
+                 [&] { linalg::det(A); }, [&] { linalg::slogdet(A); }, [&] { linalg::inv(A); },
+                 [&] { linalg::solve(A, rt.eye(2)); }, [&] { linalg::cholesky(A); }, [&] { linalg::qr(A); }}) {
+            try {
+                run();
+            } catch (const Error& e) {
+                CHECK(e.code() == FERRO_INVALID_ARGUMENT);
+            }
+        }
+    }
+}
+
+TEST_CASE("linalg errors: engines other than cpu get no module, and the call says why", "[linalg]") {
+    Runtime rt = linalg_runtime();
+    rt.load_plugin(corpus_file("good_engine"));  // engine fixture:0, host memory but no cpu context
+    const Tensor A = rt.tensor<double>({1, 0, 0, 1}, {2, 2}, "fixture:0");
+    check_error([&] { linalg::inv(A); }, FERRO_UNIMPLEMENTED, "linalg.inv: no module can run it on engine 'fixture:0'");
+    check_error([&] { linalg::inv(A); }, FERRO_UNIMPLEMENTED,
+                "the LAPACK module runs on host memory with the cpu engine's context (ferro.cpu.ctx.v1); engine fixture:0 has");
+}
+
+TEST_CASE("linalg errors: derivatives that do not exist say so", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    Tensor A = random_matrix(rt, {5, 3}, DType::f64, 40);
+    A.set_requires_grad();
+    const auto [Q, R] = linalg::qr(A, "complete");
+    check_error([&] { Q.sum().backward(); }, FERRO_NOT_DIFFERENTIABLE,
+                "linalg.qr: mode \"complete\" with more rows than columns has no derivative (the last 2 columns of Q are "
+                "not determined by A); use mode \"reduced\"");
+    check_error([&] { jvp([](const std::vector<Tensor>& x) { return std::vector{linalg::svd(x[0]).U}; }, {A.detach()}, {A.detach()}); },
+                FERRO_UNIMPLEMENTED, "linalg.svd: forward mode needs full_matrices=false when the matrix is not square");
+}

@@ -1,0 +1,191 @@
+// linalg derivatives: gradcheck (VJP and JVP against central differences) of every
+// differentiable output in f64 and c128, through gauge-invariant losses where the output has
+// a gauge (the phase of complex singular and eigen vectors), and second derivatives through
+// the rules themselves.
+#include "linalg_test.hpp"
+
+#include <ferro/gradcheck.hpp>
+
+using namespace ferro;
+using namespace ferro::test;
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+namespace {
+
+const DType grad_dtypes[] = {DType::f64, DType::c128};
+
+void check_grad(const std::string& what, const Fn& f, const std::vector<Tensor>& inputs, GradcheckOptions o = {}) {
+    INFO(what);
+    const GradcheckResult r = gradcheck(f, inputs, o);
+    INFO(r.report);
+    CHECK(r.ok);
+}
+
+Tensor well_conditioned(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
+    const int64_t n = shape.back();
+    return random_matrix(rt, shape, dtype, seed) + rt.eye(n, dtype) * static_cast<double>(n);
+}
+
+// |X| elementwise: invariant under the phase of each column/row (the gauge of eigenvectors
+// and singular vectors).
+Tensor abs_of(const Tensor& x) { return x.abs(); }
+
+}  // namespace
+
+TEST_CASE("linalg grad: solve, inv, det, slogdet", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const std::string d = name_of(dt);
+        const Tensor A = well_conditioned(rt, {2, 4, 4}, dt, 21);
+        const Tensor B = random_matrix(rt, {4, 3}, dt, 22);
+        const Tensor b = random_matrix(rt, {4}, dt, 23);
+        check_grad("solve " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, B});
+        check_grad("solve vector " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, b});
+        check_grad("inv " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::inv(x[0])}; }, {A});
+        check_grad("det " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::det(x[0])}; }, {A});
+        check_grad("slogdet " + d, [](const std::vector<Tensor>& x) {
+            auto [s, l] = linalg::slogdet(x[0]);
+            return std::vector{s, l};
+        }, {A});
+    }
+}
+
+TEST_CASE("linalg grad: det of singular matrices (rank n - 1 and n - 2) through the adjugate", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        // Rank 2 of 3: the third row is the sum of the first two.
+        const Tensor r2 = rt.tensor<double>({1, 2, 0.5, -1, 0.3, 2, 0, 2.3, 2.5}, {3, 3}).to(dt);
+        const Tensor r1 = rt.tensor<double>({1, 2, 3, 2, 4, 6, -1, -2, -3}, {3, 3}).to(dt);
+        for (const Tensor& A : {r2, r1}) {
+            check_grad("det singular " + name_of(dt), [](const std::vector<Tensor>& x) { return std::vector{linalg::det(x[0])}; },
+                       {A});
+        }
+    }
+}
+
+TEST_CASE("linalg grad: cholesky lower and upper", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor X = random_matrix(rt, {2, 4, 4}, dt, 24);
+        for (bool upper : {false, true}) {
+            // The op reads one triangle of a Hermitian matrix: differentiate through X -> X X^H + 4 I.
+            check_grad("cholesky " + name_of(dt) + (upper ? " upper" : " lower"), [&rt, dt, upper](const std::vector<Tensor>& x) {
+                return std::vector{linalg::cholesky(matmul(x[0], mH(x[0])) + rt.eye(4, dt) * 4.0, upper)};
+            }, {X});
+        }
+    }
+}
+
+TEST_CASE("linalg grad: qr of tall, square and wide matrices, every mode", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (const Shape& s : {Shape{5, 3}, Shape{2, 4, 4}, Shape{3, 5}}) {
+            const Tensor A = random_matrix(rt, s, dt, 25);
+            const std::string what = "qr " + name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back());
+            // Q and R are unique for LAPACK's convention (real diagonal of R): no gauge.
+            check_grad(what, [](const std::vector<Tensor>& x) {
+                auto [q, r] = linalg::qr(x[0]);
+                return std::vector{q, r};
+            }, {A});
+            check_grad(what + " mode r", [](const std::vector<Tensor>& x) { return std::vector{linalg::qr_r(x[0])}; }, {A});
+            if (s[s.size() - 2] <= s.back()) {
+                check_grad(what + " complete", [](const std::vector<Tensor>& x) {
+                    auto [q, r] = linalg::qr(x[0], "complete");
+                    return std::vector{q, r};
+                }, {A});
+            }
+        }
+    }
+}
+
+TEST_CASE("linalg grad: eigh and eigvalsh through Hermitian inputs, gauge-invariant losses", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor X = random_matrix(rt, {2, 4, 4}, dt, 26);
+        auto herm = [](const Tensor& x) { return x + mH(x); };
+        check_grad("eigvalsh " + name_of(dt), [&](const std::vector<Tensor>& x) { return std::vector{linalg::eigvalsh(herm(x[0]))}; }, {X});
+        check_grad("eigh " + name_of(dt), [&](const std::vector<Tensor>& x) {
+            auto [w, v] = linalg::eigh(herm(x[0]));
+            return std::vector{w, abs_of(v)};
+        }, {X});
+        // V diag(w) V^H-like products are gauge invariant too: V V^H weighted.
+        check_grad("eigh projector " + name_of(dt), [&](const std::vector<Tensor>& x) {
+            auto [w, v] = linalg::eigh(herm(x[0]), "U");
+            return std::vector{matmul(v * v.abs(), mH(v))};
+        }, {X});
+    }
+}
+
+TEST_CASE("linalg grad: svd and svdvals for tall, square and wide matrices", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (const Shape& s : {Shape{5, 3}, Shape{2, 4, 4}, Shape{3, 5}}) {
+            const Tensor A = random_matrix(rt, s, dt, 27);
+            const std::string what = "svd " + name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back());
+            check_grad(what + " svdvals", [](const std::vector<Tensor>& x) { return std::vector{linalg::svdvals(x[0])}; }, {A});
+            check_grad(what + " thin", [](const std::vector<Tensor>& x) {
+                auto [u, sv, vh] = linalg::svd(x[0], false);
+                return std::vector{abs_of(u), sv, abs_of(vh), matmul(u, vh)};
+            }, {A});
+            GradcheckOptions vjp_only;
+            vjp_only.check_jvp = false;  // forward mode is thin-only for non-square matrices
+            check_grad(what + " full", [](const std::vector<Tensor>& x) {
+                auto [u, sv, vh] = linalg::svd(x[0], true);
+                const int64_t k = sv.shape().back();
+                return std::vector{abs_of(u.slice(-1, 0, k)), sv, abs_of(vh.slice(-2, 0, k))};
+            }, {A}, vjp_only);
+        }
+    }
+}
+
+// Reverse over reverse: with G(A) the gradient of a real loss (create_graph), the gradient w of
+// Re<V2, G(A)> must satisfy Re<w, V1> = d/dh Re<V2, G(A + h V1)> at h = 0 (central differences).
+void check_second_order(const Runtime& rt, const std::string& what, const std::function<Tensor(const Tensor&)>& loss,
+                        const Tensor& A, double tolerance = 1e-5) {
+    INFO(what);
+    const DType dt = A.dtype();
+    const Tensor V1 = random_matrix(rt, A.shape(), dt, 91), V2 = random_matrix(rt, A.shape(), dt, 92);
+    auto inner = [&](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
+    auto gradient = [&](const Tensor& x, bool create) {
+        Tensor leaf = x.detach();
+        leaf.set_requires_grad();
+        return std::pair{leaf, grad({loss(leaf)}, {leaf}, {}, create)[0]};
+    };
+    const auto [leaf, g] = gradient(A, true);
+    const Tensor w = grad({inner(g, V2)}, {leaf})[0];
+    const double analytic = inner(w, V1).item<double>();
+    const double h = 1e-6;
+    const double numeric = (inner(gradient(A + V1 * h, false).second, V2).item<double>() -
+                            inner(gradient(A - V1 * h, false).second, V2).item<double>()) / (2 * h);
+    INFO("analytic " << analytic << ", finite differences " << numeric);
+    CHECK(std::abs(analytic - numeric) <= tolerance * (1 + std::abs(numeric)));
+}
+
+TEST_CASE("linalg grad: second derivatives through the rules (sum(svdvals), logabsdet, det, eigvalsh, solve)", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const std::string d = " " + name_of(dt);
+        const Tensor A = random_matrix(rt, {4, 3}, dt, 28);
+        check_second_order(rt, "sum(svdvals)" + d, [](const Tensor& x) { return linalg::svdvals(x).sum(); }, A);
+        const Tensor S = well_conditioned(rt, {3, 3}, dt, 30);
+        check_second_order(rt, "logabsdet" + d, [](const Tensor& x) { return linalg::slogdet(x).logabsdet; }, S);
+        check_second_order(rt, "|det|^2" + d, [](const Tensor& x) { return (linalg::det(x) * linalg::det(x).conj()).real(); }, S);
+        check_second_order(rt, "eigvalsh" + d, [](const Tensor& x) {
+            const Tensor w = linalg::eigvalsh(x + mH(x));
+            return (w * w * w).sum();
+        }, S);
+        const Tensor b = random_matrix(rt, {3, 2}, dt, 31);
+        check_second_order(rt, "|solve|^2" + d, [&b](const Tensor& x) {
+            const Tensor y = linalg::solve(x, b);
+            return (y * y.conj()).real().sum();
+        }, S);
+        check_second_order(rt, "cholesky" + d, [&rt, dt](const Tensor& x) {
+            const Tensor l = linalg::cholesky(matmul(x, mH(x)) + rt.eye(3, dt) * 3.0);
+            return (l * l.conj()).real().sum() + l.diagonal(0, -2, -1).real().sum();
+        }, S);
+        check_second_order(rt, "qr" + d, [](const Tensor& x) {
+            auto [q, r] = linalg::qr(x);
+            return (r.diagonal(0, -2, -1).real()).sum() + (q.abs() * q.abs()).slice(-1, 0, 1).sum();
+        }, A);
+    }
+}

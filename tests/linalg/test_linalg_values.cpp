@@ -1,0 +1,274 @@
+// linalg values for every op and dtype: reconstructions (A X = B, Q R = A, L L^H = A,
+// U S Vh = A, A V = V diag(w)), orthonormality, triangularity, agreement between ops that
+// compute the same thing, batched and broadcast shapes, edge shapes, and views with any strides.
+#include "linalg_test.hpp"
+
+using namespace ferro;
+using namespace ferro::test;
+using cd = std::complex<double>;
+
+namespace {
+
+// A well-conditioned n x n (batch) matrix: random + n I.
+Tensor well_conditioned(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
+    const int64_t n = shape.back();
+    return random_matrix(rt, shape, dtype, seed) + rt.eye(n, dtype) * static_cast<double>(n);
+}
+
+// A Hermitian positive-definite (batch) matrix: X X^H + n I.
+Tensor hpd(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
+    const Tensor x = random_matrix(rt, shape, dtype, seed);
+    return matmul(x, mH(x)) + rt.eye(shape.back(), dtype) * static_cast<double>(shape.back());
+}
+
+Tensor hermitian(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
+    const Tensor x = random_matrix(rt, shape, dtype, seed);
+    return x + mH(x);
+}
+
+// R upper (strictly-lower part zero), L lower.
+double strictly_lower_max(const Tensor& r) {
+    const int64_t rows = r.shape()[r.ndim() - 2], cols = r.shape()[r.ndim() - 1];
+    double worst = 0;
+    for (int64_t i = 1; i < rows; ++i) {
+        const Tensor below = r.slice(-2, i, i + 1).slice(-1, 0, std::min(i, cols));
+        if (below.numel() > 0) worst = std::max(worst, below.abs().max().to(DType::f64).item<double>());
+    }
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("linalg values: solve gives A X = B for matrices, vectors and broadcast batches", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = well_conditioned(rt, {2, 3, 5, 5}, dt, 1);
+        const Tensor B = random_matrix(rt, {3, 5, 2}, dt, 2);  // broadcasts against A's batch
+        const Tensor X = linalg::solve(A, B);
+        CHECK(X.shape() == Shape{2, 3, 5, 2});
+        CHECK_NEAR_T(matmul(A, X), B, tol(dt, 5));
+        const Tensor b = random_matrix(rt, {5}, dt, 3);  // numpy 2: a 1-D b is one vector
+        const Tensor x = linalg::solve(A, b);
+        CHECK(x.shape() == Shape{2, 3, 5});
+        CHECK_NEAR_T(matmul(A, x.unsqueeze(-1)).squeeze(), b.expand({2, 3, 5}), tol(dt, 5));
+    }
+}
+
+TEST_CASE("linalg values: inv, det and slogdet agree with each other and with known values", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = well_conditioned(rt, {3, 6, 6}, dt, 4);
+        CHECK_NEAR_T(matmul(A, linalg::inv(A)), rt.eye(6, dt), tol(dt, 6));
+        const Tensor d = linalg::det(A);
+        CHECK(d.shape() == Shape{3});
+        const auto [sign, logabs] = linalg::slogdet(A);
+        CHECK(logabs.dtype() == real_of(dt));
+        CHECK_NEAR_T(sign * logabs.exp().to(dt), d, tol(dt, 6) * d.abs().max().to(DType::f64).item<double>());
+        // det(A B) = det(A) det(B); det(inv(A)) = 1 / det(A).
+        const Tensor B = well_conditioned(rt, {3, 6, 6}, dt, 5);
+        const double scale = (d * linalg::det(B)).abs().max().to(DType::f64).item<double>();
+        CHECK_NEAR_T(linalg::det(matmul(A, B)), d * linalg::det(B), tol(dt, 6) * scale);
+        CHECK_NEAR_T(linalg::det(linalg::inv(A)) * d, rt.full({3}, 1.0, dt), tol(dt, 6) * 10);
+    }
+    // Exact values: a permutation (odd), a triangular matrix, a complex diagonal.
+    const Tensor P = rt.tensor<double>({0, 1, 0, 1, 0, 0, 0, 0, 1}, {3, 3});
+    CHECK(linalg::det(P).item<double>() == Approx(-1.0));
+    const Tensor T = rt.tensor<double>({2, 7, 1, 0, -3, 5, 0, 0, 0.5}, {3, 3});
+    CHECK(linalg::det(T).item<double>() == Approx(-3.0));
+    const Tensor D = rt.tensor<cd>({{0, 2}, {0, 0}, {0, 0}, {1, 1}}, {2, 2});
+    const cd dz = linalg::det(D).item<cd>();
+    CHECK(dz.real() == Approx(-2.0));
+    CHECK(dz.imag() == Approx(2.0));
+    const auto [sz, lz] = linalg::slogdet(D);
+    CHECK(std::abs(sz.item<cd>() - dz / std::abs(dz)) < 1e-15);
+    CHECK(lz.item<double>() == Approx(std::log(std::abs(dz))));
+}
+
+TEST_CASE("linalg values: det and slogdet of singular matrices are 0 and (0, -inf)", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor S = rt.tensor<double>({1, 2, 3, 2, 4, 6, 0, 1, 1}, {3, 3}).to(dt);  // row 2 = 2 row 1
+        CHECK(linalg::det(S).abs().to(DType::f64).item<double>() == 0.0);
+        const auto [sign, logabs] = linalg::slogdet(S);
+        CHECK(sign.abs().to(DType::f64).item<double>() == 0.0);
+        CHECK(logabs.to(DType::f64).item<double>() == -std::numeric_limits<double>::infinity());
+    }
+}
+
+TEST_CASE("linalg values: cholesky lower and upper reconstruct A and are triangular", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = hpd(rt, {2, 7, 7}, dt, 6);
+        const Tensor L = linalg::cholesky(A);
+        CHECK_NEAR_T(matmul(L, mH(L)), A, tol(dt, 7) * 7);
+        CHECK(strictly_lower_max(mH(L)) == 0.0);
+        const Tensor U = linalg::cholesky(A, /*upper=*/true);
+        CHECK_NEAR_T(matmul(mH(U), U), A, tol(dt, 7) * 7);
+        CHECK_NEAR_T(U, mH(L), tol(dt, 7));
+        // The diagonal is real and positive.
+        CHECK(L.diagonal(0, -2, -1).real().min().to(DType::f64).item<double>() > 0);
+    }
+}
+
+TEST_CASE("linalg values: qr in every mode for tall, square and wide matrices", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        for (const Shape& shape : {Shape{2, 7, 4}, Shape{5, 5}, Shape{3, 6}}) {
+            INFO(name_of(dt) << " shape " << shape[shape.size() - 2] << "x" << shape.back());
+            const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+            const Tensor A = random_matrix(rt, shape, dt, 7);
+            const auto [Q, R] = linalg::qr(A);
+            CHECK(Q.shape().back() == k);
+            CHECK(R.shape()[R.ndim() - 2] == k);
+            CHECK_NEAR_T(matmul(Q, R), A, tol(dt, m));
+            CHECK_NEAR_T(matmul(mH(Q), Q), rt.eye(k, dt), tol(dt, m));
+            CHECK(strictly_lower_max(R) == 0.0);
+            const auto [Qc, Rc] = linalg::qr(A, "complete");
+            CHECK(Qc.shape().back() == m);
+            CHECK(Rc.shape()[Rc.ndim() - 2] == m);
+            CHECK_NEAR_T(matmul(Qc, Rc), A, tol(dt, m));
+            CHECK_NEAR_T(matmul(mH(Qc), Qc), rt.eye(m, dt), tol(dt, m));
+            CHECK(strictly_lower_max(Rc) == 0.0);
+            CHECK_NEAR_T(linalg::qr_r(A), R, 0.0);
+        }
+    }
+}
+
+TEST_CASE("linalg values: eigh gives A V = V diag(w), orthonormal V, ascending w, and uplo picks the triangle", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = hermitian(rt, {2, 6, 6}, dt, 8);
+        const auto [w, V] = linalg::eigh(A);
+        CHECK(w.dtype() == real_of(dt));
+        CHECK_NEAR_T(matmul(A, V), V * w.to(dt).unsqueeze(-2), tol(dt, 6) * 4);
+        CHECK_NEAR_T(matmul(mH(V), V), rt.eye(6, dt), tol(dt, 6));
+        const auto wv = w.to(DType::f64).to_vector<double>();
+        for (size_t i = 1; i < 6; ++i) CHECK(wv[i - 1] <= wv[i]);
+        for (size_t i = 7; i < 12; ++i) CHECK(wv[i - 1] <= wv[i]);
+        CHECK_NEAR_T(linalg::eigvalsh(A), w, tol(dt, 6) * 4);
+        // Only the named triangle is read: garbage in the other one changes nothing.
+        const Tensor noise = random_matrix(rt, {6, 6}, dt, 9);
+        const Tensor upper_mask = rt.tensor<double>(
+            [] { std::vector<double> m(36); for (int i = 0; i < 6; ++i) for (int j = 0; j < 6; ++j) m[i * 6 + j] = j > i; return m; }(), {6, 6});
+        const Tensor lower_garbage = A + noise * upper_mask.mT().to(dt);  // strictly lower changed
+        CHECK_NEAR_T(linalg::eigvalsh(lower_garbage, "U"), w, tol(dt, 6) * 4);
+        const Tensor upper_garbage = A + noise * upper_mask.to(dt);
+        CHECK_NEAR_T(linalg::eigvalsh(upper_garbage, "L"), w, tol(dt, 6) * 4);
+        CHECK_NEAR_T(linalg::eigh(upper_garbage, "L").eigenvalues, w, tol(dt, 6) * 4);
+    }
+    // Known spectrum: the 1-D Laplacian, 2 - 2 cos(pi k / (n + 1)).
+    const int n = 8;
+    std::vector<double> lap(n * n, 0.0);
+    for (int i = 0; i < n; ++i) {
+        lap[i * n + i] = 2;
+        if (i + 1 < n) lap[i * n + i + 1] = lap[(i + 1) * n + i] = -1;
+    }
+    const auto w = linalg::eigvalsh(rt.tensor<double>(lap, {n, n})).to_vector<double>();
+    for (int k = 1; k <= n; ++k) CHECK(w[k - 1] == Approx(2 - 2 * std::cos(M_PI * k / (n + 1))).margin(1e-13));
+}
+
+TEST_CASE("linalg values: svd thin and full for tall, square and wide matrices, and svdvals agrees", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        for (const Shape& shape : {Shape{2, 7, 4}, Shape{5, 5}, Shape{3, 6}}) {
+            INFO(name_of(dt) << " shape " << shape[shape.size() - 2] << "x" << shape.back());
+            const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+            const Tensor A = random_matrix(rt, shape, dt, 10);
+            const auto [U, S, Vh] = linalg::svd(A, /*full_matrices=*/false);
+            CHECK(S.dtype() == real_of(dt));
+            CHECK(U.shape().back() == k);
+            CHECK(Vh.shape()[Vh.ndim() - 2] == k);
+            CHECK_NEAR_T(matmul(U * S.to(dt).unsqueeze(-2), Vh), A, tol(dt, m));
+            CHECK_NEAR_T(matmul(mH(U), U), rt.eye(k, dt), tol(dt, m));
+            CHECK_NEAR_T(matmul(Vh, mH(Vh)), rt.eye(k, dt), tol(dt, n));
+            const auto sv = S.to(DType::f64).to_vector<double>();
+            for (size_t i = 0; i < sv.size(); ++i) {
+                CHECK(sv[i] >= 0);
+                if (i % k != 0) CHECK(sv[i - 1] >= sv[i]);
+            }
+            CHECK_NEAR_T(linalg::svdvals(A), S, tol(dt, m));
+            const auto full = linalg::svd(A);
+            CHECK(full.U.shape().back() == m);
+            CHECK(full.Vh.shape()[full.Vh.ndim() - 2] == n);
+            CHECK_NEAR_T(matmul(mH(full.U), full.U), rt.eye(m, dt), tol(dt, m));
+            CHECK_NEAR_T(matmul(full.Vh, mH(full.Vh)), rt.eye(n, dt), tol(dt, n));
+            CHECK_NEAR_T(full.S, S, tol(dt, m));
+            // Singular values are the square roots of the eigenvalues of A^H A (the largest k).
+            const Tensor w = linalg::eigvalsh(matmul(mH(A), A)).slice(-1, n - k, std::nullopt);
+            const Tensor s_sq = (S * S).slice(-1, std::nullopt, std::nullopt, -1);
+            CHECK_NEAR_T(w, s_sq, tol(dt, n) * 10);
+        }
+    }
+}
+
+TEST_CASE("linalg values: transposed, sliced and broadcast views give the answers of contiguous copies", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor big = well_conditioned(rt, {2, 8, 8}, dt, 11);
+        const std::vector<Tensor> views = {big.mT(), big.slice(-1, std::nullopt, std::nullopt, -1),
+                                           big.slice(-2, 1, 7).slice(-1, 0, 6), big.slice(0, 0, 1).expand({3, 8, 8})};
+        for (const Tensor& v : views) {
+            const Tensor c = v.contiguous();
+            CHECK_NEAR_T(linalg::inv(v), linalg::inv(c), 0.0);
+            CHECK_NEAR_T(linalg::det(v), linalg::det(c), 0.0);
+            CHECK_NEAR_T(linalg::svdvals(v), linalg::svdvals(c), 0.0);
+            CHECK_NEAR_T(linalg::qr(v).R, linalg::qr(c).R, 0.0);
+            const Tensor b = random_matrix(rt, {v.shape().back(), 3}, dt, 12);
+            CHECK_NEAR_T(linalg::solve(v, b.mT().contiguous().mT()), linalg::solve(c, b), 0.0);
+            const Tensor h = v + mH(v);
+            CHECK_NEAR_T(linalg::eigvalsh(h), linalg::eigvalsh(h.contiguous()), 0.0);
+            const Tensor p = matmul(v, mH(v));
+            CHECK_NEAR_T(linalg::cholesky(p.mT().conj()), linalg::cholesky(p.contiguous()), tol(dt, 8) * 100);
+        }
+    }
+}
+
+TEST_CASE("linalg values: edge shapes (1 x 1, empty matrices, empty batches)", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor one = rt.tensor<double>({4.0}, {1, 1});
+    CHECK(linalg::inv(one).item<double>() == 0.25);
+    CHECK(linalg::det(one).item<double>() == 4.0);
+    CHECK(linalg::cholesky(one).item<double>() == 2.0);
+    CHECK(linalg::svdvals(one).item<double>() == 4.0);
+    CHECK(linalg::eigvalsh(one).item<double>() == 4.0);
+    CHECK(std::abs(linalg::qr(one).R.item<double>()) == 4.0);
+    // 0 x 0: det 1, inverse empty.
+    const Tensor empty = rt.zeros({0, 0});
+    CHECK(linalg::det(empty).item<double>() == 1.0);
+    CHECK(linalg::inv(empty).shape() == Shape{0, 0});
+    // 3 x 0 and 0 x 3: no singular values; full bases are identities.
+    for (const Shape& s : {Shape{3, 0}, Shape{0, 3}}) {
+        const Tensor e = rt.zeros(s);
+        CHECK(linalg::svdvals(e).shape() == Shape{0});
+        const auto full = linalg::svd(e);
+        CHECK_NEAR_T(full.U, rt.eye(s[0]), 0.0);
+        CHECK_NEAR_T(full.Vh, rt.eye(s[1]), 0.0);
+        const auto qr = linalg::qr(e, "complete");
+        CHECK_NEAR_T(qr.Q, rt.eye(s[0]), 0.0);
+        CHECK(qr.R.shape() == s);
+    }
+    // An empty batch: outputs with the batch's zero.
+    const Tensor none = rt.zeros({0, 3, 3});
+    CHECK(linalg::inv(none).shape() == Shape{0, 3, 3});
+    CHECK(linalg::det(none).shape() == Shape{0});
+    CHECK(linalg::svd(none).S.shape() == Shape{0, 3});
+    CHECK(linalg::solve(none, rt.zeros({3, 2})).shape() == Shape{0, 3, 2});
+}
+
+TEST_CASE("linalg values: large batches of small matrices run on the pool and match one-by-one results", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor A = well_conditioned(rt, {64, 4, 4}, DType::f64, 13);
+    const Tensor inv = linalg::inv(A);
+    const Tensor s = linalg::svdvals(A);
+    for (int64_t b : {0, 17, 63}) {
+        const Tensor one = A.slice(0, b, b + 1);
+        CHECK_NEAR_T(inv.slice(0, b, b + 1), linalg::inv(one), 0.0);
+        CHECK_NEAR_T(s.slice(0, b, b + 1), linalg::svdvals(one), 0.0);
+    }
+}
