@@ -95,3 +95,34 @@ TEST_CASE("linalg errors: derivatives that do not exist say so", "[linalg]") {
     check_error([&] { jvp([](const std::vector<Tensor>& x) { return std::vector{linalg::svd(x[0]).U}; }, {A.detach()}, {A.detach()}); },
                 FERRO_UNIMPLEMENTED, "linalg.svd: forward mode needs full_matrices=false when the matrix is not square");
 }
+
+TEST_CASE("linalg errors: triangular and LU solves check pivots, shapes and zero diagonals", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor A = rt.tensor<double>({2, 0, 1, 0}, {2, 2});  // lower triangular, zero at [1, 1]
+    check_error([&] { linalg::triangular_solve(A, rt.eye(2), false); }, FERRO_INVALID_ARGUMENT,
+                "linalg.triangular_solve: the matrix is singular: its diagonal entry [1, 1] is exactly zero");
+    check_error([&] { rt.call("linalg.triangular_solve", {A, rt.eye(2)}); }, FERRO_INVALID_ARGUMENT, "upper");
+    check_error([&] { linalg::triangular_solve(A, rt.zeros({3, 2}), true); }, FERRO_INVALID_ARGUMENT,
+                "linalg.triangular_solve: input 1 (B) has shape [3, 2], expected [..., 2, k] to match input 0 of shape [2, 2]");
+    check_error([&] { linalg::triangular_solve(A, rt.zeros({2, 3}), true, false); }, FERRO_INVALID_ARGUMENT,
+                "expected [..., k, 2] to match input 0");
+    const auto [LU, piv] = linalg::lu_factor(rt.tensor<double>({1, 2, 2, 4}, {2, 2}));  // singular: a valid factorisation
+    check_error([&] { linalg::lu_solve(LU, piv, rt.eye(2)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.lu_solve: the matrix is singular: U[1, 1] of its LU factorisation is exactly zero");
+    const Tensor bad = rt.tensor<int64_t>({3, 2}, {2});
+    check_error([&] { linalg::lu_solve(LU, bad, rt.eye(2)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.lu_solve: the matrix has pivot 0 = 3 (input 1), expected a value in [1, 2]");
+    check_error([&] { linalg::lu_unpack(LU, bad); }, FERRO_INVALID_ARGUMENT, "linalg.lu_unpack: the matrix has pivot 0 = 3");
+    check_error([&] { linalg::lu_solve(LU, piv.to(DType::f64), rt.eye(2)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.lu_solve: input 1 (pivots) must be i64 of shape [2], got f64 [2]");
+    // Pivots are not differentiable.
+    Tensor X = rt.tensor<double>({1, 2, 3, 4}, {2, 2});
+    X.set_requires_grad();
+    const auto f = linalg::lu_factor(X);
+    CHECK_FALSE(f.pivots.requires_grad());
+    check_error([&] { vjp({f.LU.sum()}, {f.pivots}); }, FERRO_NOT_DIFFERENTIABLE,
+                "vjp: input 0 is linalg.lu_factor output 1, which is not differentiable");
+    const auto plu = linalg::lu(X);
+    check_error([&] { vjp({plu.L.sum()}, {plu.P}); }, FERRO_NOT_DIFFERENTIABLE,
+                "vjp: input 0 is linalg.lu output 0, which is not differentiable");
+}

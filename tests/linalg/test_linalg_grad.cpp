@@ -189,3 +189,51 @@ TEST_CASE("linalg grad: second derivatives through the rules (sum(svdvals), loga
         }, A);
     }
 }
+
+TEST_CASE("linalg grad: triangular_solve in every orientation", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor A = random_matrix(rt, {4, 4}, dt, 70) + rt.eye(4, dt) * 4.0;
+        const Tensor B = random_matrix(rt, {2, 4, 3}, dt, 71), Br = random_matrix(rt, {3, 4}, dt, 72);
+        for (bool upper : {false, true})
+            for (bool unit : {false, true}) {
+                const std::string what = "triangular_solve " + name_of(dt) + (upper ? " upper" : " lower") + (unit ? " unit" : "");
+                check_grad(what + " left", [=](const std::vector<Tensor>& x) {
+                    return std::vector{linalg::triangular_solve(x[0], x[1], upper, true, unit)};
+                }, {A, B});
+                check_grad(what + " right", [=](const std::vector<Tensor>& x) {
+                    return std::vector{linalg::triangular_solve(x[0], x[1], upper, false, unit)};
+                }, {A, Br});
+            }
+    }
+}
+
+TEST_CASE("linalg grad: lu, lu_factor, lu_unpack and lu_solve for square, tall and wide matrices", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (const Shape& s : {Shape{2, 4, 4}, Shape{5, 3}, Shape{3, 5}}) {
+            const Tensor A = random_matrix(rt, s, dt, 73);
+            const std::string what = name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back());
+            check_grad("lu " + what, [](const std::vector<Tensor>& x) {
+                auto [p, l, u] = linalg::lu(x[0]);
+                return std::vector{l, u};
+            }, {A});
+            check_grad("lu_factor " + what, [](const std::vector<Tensor>& x) { return std::vector{linalg::lu_factor(x[0]).LU}; }, {A});
+            const Tensor piv = linalg::lu_factor(A).pivots;
+            check_grad("lu_unpack " + what, [piv](const std::vector<Tensor>& x) {
+                auto [p, l, u] = linalg::lu_unpack(x[0], piv);
+                return std::vector{l, u};
+            }, {A});
+        }
+        const Tensor A = random_matrix(rt, {2, 4, 4}, dt, 74) + rt.eye(4, dt) * 3.0;
+        const auto [LU, piv] = linalg::lu_factor(A);
+        const Tensor B = random_matrix(rt, {4, 3}, dt, 75), Br = random_matrix(rt, {3, 4}, dt, 76);
+        for (bool left : {true, false})
+            for (bool adjoint : {false, true}) {
+                check_grad("lu_solve " + name_of(dt) + (left ? " left" : " right") + (adjoint ? " adjoint" : ""),
+                           [piv = piv, left, adjoint](const std::vector<Tensor>& x) {
+                               return std::vector{linalg::lu_solve(x[0], piv, x[1], left, adjoint)};
+                           }, {LU, left ? B : Br});
+            }
+    }
+}

@@ -272,3 +272,70 @@ TEST_CASE("linalg values: large batches of small matrices run on the pool and ma
         CHECK_NEAR_T(s.slice(0, b, b + 1), linalg::svdvals(one), 0.0);
     }
 }
+
+TEST_CASE("linalg values: triangular_solve left and right, upper and lower, unit diagonal", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor full = random_matrix(rt, {2, 5, 5}, dt, 60) + rt.eye(5, dt) * 4.0;
+        const Tensor garbage = random_matrix(rt, {5, 5}, dt, 61) * 100.0;  // in the triangle that is not read
+        for (bool upper : {false, true}) {
+            for (bool unit : {false, true}) {
+                const Tensor mask_keep = upper ? rt.ones({5, 5}).slice(0, 0, 5) : rt.ones({5, 5});
+                (void)mask_keep;
+                // T: the triangle of `full` (unit diagonal when asked), as the op sees it.
+                std::vector<double> tri(25), other(25);
+                for (int i = 0; i < 5; ++i)
+                    for (int j = 0; j < 5; ++j) {
+                        const bool in = upper ? j > i : j < i;
+                        tri[i * 5 + j] = in ? 1 : 0;
+                        other[i * 5 + j] = (!in && i != j) ? 1 : 0;
+                    }
+                const Tensor in_mask = rt.tensor<double>(tri, {5, 5}).to(dt);
+                const Tensor out_mask = rt.tensor<double>(other, {5, 5}).to(dt);
+                const Tensor T = full * in_mask + (unit ? rt.eye(5, dt) : full * rt.eye(5, dt));
+                const Tensor A = T + garbage * out_mask + (unit ? garbage * rt.eye(5, dt) : rt.zeros({5, 5}, dt));
+                const Tensor B = random_matrix(rt, {5, 3}, dt, 62);
+                const Tensor X = linalg::triangular_solve(A, B, upper, true, unit);
+                CHECK_NEAR_T(matmul(T, X), B, tol(dt, 5) * 10);
+                const Tensor Br = random_matrix(rt, {3, 5}, dt, 63);
+                const Tensor Xr = linalg::triangular_solve(A, Br, upper, false, unit);
+                CHECK_NEAR_T(matmul(Xr, T), Br.expand({2, 3, 5}), tol(dt, 5) * 10);
+            }
+        }
+    }
+}
+
+TEST_CASE("linalg values: lu, lu_factor, lu_unpack and lu_solve reconstruct and solve", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        for (const Shape& shape : {Shape{2, 5, 5}, Shape{6, 4}, Shape{3, 7}}) {
+            INFO(name_of(dt) << " shape " << shape[shape.size() - 2] << "x" << shape.back());
+            const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+            const Tensor A = random_matrix(rt, shape, dt, 64);
+            const auto [P, L, U] = linalg::lu(A);
+            CHECK(L.shape().back() == k);
+            CHECK(U.shape()[U.ndim() - 2] == k);
+            CHECK_NEAR_T(matmul(P, matmul(L, U)), A, tol(dt, m));
+            CHECK(strictly_lower_max(U) == 0.0);
+            CHECK(strictly_lower_max(mH(L)) == 0.0);
+            CHECK_NEAR_T(L.diagonal(0, -2, -1), rt.ones({k}, dt), 0.0);
+            CHECK_NEAR_T(matmul(P.mT(), P), rt.eye(m, dt), 0.0);  // a permutation
+            // Partial pivoting: |L| <= 1. LAPACK picks complex pivots by |Re| + |Im|, which bounds |L| by sqrt(2).
+            CHECK(L.abs().max().to(DType::f64).item<double>() <= (is_complex(dt) ? std::sqrt(2.0) : 1.0) + 1e-6);
+            const auto [LU, piv] = linalg::lu_factor(A);
+            CHECK(piv.dtype() == DType::i64);
+            const auto unpacked = linalg::lu_unpack(LU, piv);
+            CHECK_NEAR_T(unpacked.P, P, 0.0);
+            CHECK_NEAR_T(unpacked.L, L, 0.0);
+            CHECK_NEAR_T(unpacked.U, U, 0.0);
+        }
+        const Tensor A = random_matrix(rt, {2, 5, 5}, dt, 65) + rt.eye(5, dt) * 3.0;
+        const auto [LU, piv] = linalg::lu_factor(A);
+        const Tensor B = random_matrix(rt, {5, 2}, dt, 66), Br = random_matrix(rt, {2, 5}, dt, 67);
+        CHECK_NEAR_T(linalg::lu_solve(LU, piv, B), linalg::solve(A, B), tol(dt, 5) * 10);
+        CHECK_NEAR_T(matmul(mH(A), linalg::lu_solve(LU, piv, B, true, true)), B.expand({2, 5, 2}), tol(dt, 5) * 10);
+        CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false), A), Br.expand({2, 2, 5}), tol(dt, 5) * 10);
+        CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false, true), mH(A)), Br.expand({2, 2, 5}), tol(dt, 5) * 10);
+    }
+}

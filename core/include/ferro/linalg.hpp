@@ -22,6 +22,12 @@ struct Eigh {
 struct SVD {
     Tensor U, S, Vh;
 };
+struct LUFactor {
+    Tensor LU, pivots;  // pivots: i64, 1-based (LAPACK's and torch.linalg.lu_factor's convention)
+};
+struct PLU {
+    Tensor P, L, U;
+};
 
 // X with A X = B. A 1-D b is one vector (numpy 2); otherwise B is [..., n, k].
 inline Tensor solve(const Tensor& A, const Tensor& B) { return call_one(A.runtime_ref(), "linalg.solve", {A, B}); }
@@ -54,5 +60,28 @@ inline SVD svd(const Tensor& A, bool full_matrices = true, double eps = 0.0) {
     return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
 }
 inline Tensor svdvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.svdvals", {A}); }
+
+// X with A X = B (left) or X A = B for triangular A; only the `upper` or lower triangle is read.
+inline Tensor triangular_solve(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false) {
+    return call_one(A.runtime_ref(), "linalg.triangular_solve", {A, B},
+                    {Attr("upper", upper), Attr("left", left), Attr("unitriangular", unitriangular)});
+}
+// A = P L U with partial pivoting; A may be rectangular.
+inline LUFactor lu_factor(const Tensor& A) {
+    auto out = call_all(A.runtime_ref(), "linalg.lu_factor", {A});
+    return {std::move(out[0]), std::move(out[1])};
+}
+inline PLU lu(const Tensor& A) {
+    auto out = call_all(A.runtime_ref(), "linalg.lu", {A});
+    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+inline PLU lu_unpack(const Tensor& LU, const Tensor& pivots) {
+    auto out = call_all(LU.runtime_ref(), "linalg.lu_unpack", {LU, pivots});
+    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+// X with op(A) X = B (left) or X op(A) = B, op(A) = A or A^H (adjoint), from lu_factor(A).
+inline Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false) {
+    return call_one(LU.runtime_ref(), "linalg.lu_solve", {LU, pivots, B}, {Attr("left", left), Attr("adjoint", adjoint)});
+}
 
 }  // namespace ferro::linalg

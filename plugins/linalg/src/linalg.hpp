@@ -24,6 +24,11 @@ enum class Op : uint32_t {
     eigvalsh,
     svd,
     svdvals,
+    triangular_solve,
+    lu_factor,
+    lu,
+    lu_unpack,
+    lu_solve,
     count
 };
 
@@ -43,6 +48,10 @@ struct Plan {
     int64_t m = 0, n = 0;        // rows and columns of the (first) input matrix
     int64_t k = 0;               // solve: right-hand sides; qr/svd: min(m, n)
     bool vector_rhs = false;     // solve with b of shape [n]
+    bool left = true;            // triangular_solve, lu_solve: A X = B (else X A = B)
+    bool adjoint = false;        // lu_solve: with A^H
+    bool unit = false;           // triangular_solve: unit diagonal assumed
+    std::vector<int> matrix_dims;  // per input: trailing dims that form one item (2 matrix, 1 vector)
     bool upper = false;          // cholesky; eigh: use the upper triangle
     bool full = false;           // svd: full_matrices
     QrMode qr_mode = QrMode::reduced;
@@ -95,5 +104,13 @@ ferro_status eigh_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status eigh_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status svd_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status svd_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status triangular_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status triangular_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status lu_vjp(const ferro_host_api*, const ferro_vjp_args*);  // lu and lu_factor
+ferro_status lu_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status lu_unpack_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status lu_unpack_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status lu_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status lu_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 }  // namespace ferro::linalg

@@ -58,6 +58,10 @@ int64_t scratch_bytes(const Plan& p) {
             return align64(m * n * t) + align64(k * r) + align64(n * ucols * t) + align64(vrows * m * t) +
                    align64(p.lwork * t) + align64(p.lrwork * r) + align64(p.liwork * i);
         }
+        case Op::triangular_solve: return align64(n * n * t) + align64(n * k * t);
+        case Op::lu_factor: case Op::lu: return align64(m * n * t) + align64(std::max(m, k) * i) + align64(m * i);
+        case Op::lu_unpack: return align64(std::max(m, k) * i) + align64(m * i);  // pivots, permutation
+        case Op::lu_solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
         case Op::count: break;
     }
     return 0;
@@ -158,10 +162,7 @@ class Runner {
 public:
     using R = Real<T>;
     Runner(const Plan& p, const ferro_exec_args& a) : p_(p), a_(a) {
-        for (uint32_t i = 0; i < a.n_inputs; ++i) {
-            const int matrix_dims = (p.op == Op::solve && i == 1 && p.vector_rhs) ? 1 : 2;
-            in_.emplace_back(p.batch, a.inputs[i], matrix_dims);
-        }
+        for (uint32_t i = 0; i < a.n_inputs; ++i) in_.emplace_back(p.batch, a.inputs[i], p.matrix_dims[i]);
         for (uint32_t i = 0; i < a.n_outputs; ++i) {
             const auto& v = a.outputs[i];
             out_.emplace_back(p.batch, v, v.ndim - static_cast<int>(p.batch.size()));
@@ -174,12 +175,19 @@ public:
         const int64_t m = p_.m, n = p_.n, k = p_.k;
         const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
         const lapack_int ldn = std::max<lapack_int>(ln, 1);
+        auto fail = [&](uint32_t code, std::string why) { failure.record(b, code, std::move(why)); };
+        if (p_.op == Op::lu_unpack) return unpack_input(b, c, fail);
         T* a = c.take<T>(m * n);
         const ferro_tensor_view& A = a_.inputs[0];
         const int nd = A.ndim;
-        // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
-        copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, n, 1, m, n);
-        auto fail = [&](uint32_t code, std::string why) { failure.record(b, code, std::move(why)); };
+        const bool lu_family = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve;
+        if (lu_family) {
+            // Pivoting must act on A's rows, so LU factors A itself: a column-major copy (m x m leading dimension).
+            copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, m, m, n);
+        } else {
+            // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
+            copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, n, 1, m, n);
+        }
         if (n == 0 && m == 0 && p_.op != Op::qr && p_.op != Op::svd && p_.op != Op::svdvals) {
             // A 0 x 0 matrix: empty results, and the empty product for the determinant.
             if (p_.op == Op::det || p_.op == Op::slogdet) *output<T>(0, b) = T(1);
@@ -301,7 +309,54 @@ public:
                 }
                 return;
             }
-            case Op::count: break;
+            case Op::triangular_solve: {
+                T* x = c.take<T>(n * k);
+                const ferro_tensor_view& B = a_.inputs[1];
+                const int64_t brs = B.strides[B.ndim - 2], bcs = B.strides[B.ndim - 1];
+                // A X = B is M^T X = B; X A = B is M X^T = B^T. A upper is M lower.
+                const char uplo = p_.upper ? 'L' : 'U', diag = p_.unit ? 'U' : 'N';
+                if (p_.left) copy2d(input<T>(1, b), brs, bcs, x, 1, n, n, k);
+                else copy2d(input<T>(1, b), bcs, brs, x, 1, n, n, k);
+                if (const lapack_int info = lapack::trtrs(uplo, p_.left ? 'T' : 'N', diag, ln, lk, a, ldn, x, ldn); info > 0) {
+                    return fail(FERRO_INVALID_ARGUMENT, "is singular: its diagonal entry [" + std::to_string(info - 1) + ", " +
+                                                            std::to_string(info - 1) + "] is exactly zero");
+                }
+                if (p_.left) return store_matrix(0, b, x, 1, n, n, k);
+                return store_matrix(0, b, x, n, 1, k, n);
+            }
+            case Op::lu_factor: case Op::lu: {
+                lapack_int* piv = c.take<lapack_int>(std::max(m, k));
+                lapack::getrf(lm, ln, a, std::max<lapack_int>(lm, 1), piv);  // a zero pivot is a valid (singular) factorisation
+                if (p_.op == Op::lu) return unpack(b, a, 1, m, piv, c);
+                store_matrix(0, b, a, 1, m, m, n);
+                int64_t* out = output<int64_t>(1, b);
+                const int64_t stride = out_stride(1, 1);
+                for (int64_t i = 0; i < k; ++i) out[i * stride] = piv[i];
+                return;
+            }
+            case Op::lu_solve: {
+                T* x = c.take<T>(n * k);
+                lapack_int* piv = c.take<lapack_int>(n);
+                if (!read_pivots(b, 1, n, n, piv, fail)) return;
+                for (int64_t i = 0; i < n; ++i) {
+                    if (a[i + i * n] == T(0)) {
+                        return fail(FERRO_INVALID_ARGUMENT, "is singular: U[" + std::to_string(i) + ", " + std::to_string(i) +
+                                                                "] of its LU factorisation is exactly zero");
+                    }
+                }
+                const ferro_tensor_view& B = a_.inputs[2];
+                const int64_t brs = B.strides[B.ndim - 2], bcs = B.strides[B.ndim - 1];
+                if (p_.left) {  // op(A) X = B
+                    copy2d(input<T>(2, b), brs, bcs, x, 1, n, n, k);
+                    lapack::getrs(p_.adjoint ? 'C' : 'N', ln, lk, a, ldn, piv, x, ldn);
+                    return store_matrix(0, b, x, 1, n, n, k);
+                }
+                // X A = B is A^T X^T = B^T; X A^H = B is A conj(X^T) = conj(B^T).
+                copy2d(input<T>(2, b), bcs, brs, x, 1, n, n, k, p_.adjoint);
+                lapack::getrs(p_.adjoint ? 'N' : 'T', ln, lk, a, ldn, piv, x, ldn);
+                return store_matrix(0, b, x, n, 1, k, n, p_.adjoint);
+            }
+            case Op::lu_unpack: case Op::count: break;
         }
     }
 
@@ -354,6 +409,53 @@ private:
     static std::string singular(lapack_int info) {
         return "is singular: U[" + std::to_string(info - 1) + ", " + std::to_string(info - 1) +
                "] of its LU factorisation is exactly zero";
+    }
+
+    // Pivots of input `i` (1-based, LAPACK's convention) into `piv`, checked: entry j must lie in
+    // [j + 1, rows] (getrf only swaps a row with one below it).
+    template <class Fail> bool read_pivots(int64_t b, uint32_t i, int64_t count, int64_t rows, lapack_int* piv, Fail&& fail) const {
+        const int64_t* p = input<int64_t>(i, b);
+        const int64_t stride = a_.inputs[i].strides[a_.inputs[i].ndim - 1];
+        for (int64_t j = 0; j < count; ++j) {
+            const int64_t v = p[j * stride];
+            if (v < j + 1 || v > rows) {
+                fail(FERRO_INVALID_ARGUMENT, "has pivot " + std::to_string(j) + " = " + std::to_string(v) + " (input " +
+                                                 std::to_string(i) + "), expected a value in [" + std::to_string(j + 1) + ", " +
+                                                 std::to_string(rows) + "]");
+                return false;
+            }
+            piv[j] = static_cast<lapack_int>(v);
+        }
+        return true;
+    }
+
+    // P, L, U (outputs 0, 1, 2) from packed LU factors (strides lrs, lcs) and 1-based pivots.
+    void unpack(int64_t b, const T* lu, int64_t lrs, int64_t lcs, const lapack_int* piv, Carver& c) const {
+        const int64_t m = p_.m, n = p_.n, k = p_.k;
+        lapack_int* perm = c.take<lapack_int>(m);
+        for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<lapack_int>(i);
+        for (int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[piv[i] - 1]);
+        T* P = output<T>(0, b);
+        const int64_t prs = out_stride(0, 2), pcs = out_stride(0, 1);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < m; ++j) P[i * prs + j * pcs] = T(0);
+        for (int64_t i = 0; i < m; ++i) P[perm[i] * prs + i * pcs] = T(1);  // row i of L U is row perm[i] of A
+        T* L = output<T>(1, b);
+        const int64_t Lrs = out_stride(1, 2), Lcs = out_stride(1, 1);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < k; ++j) L[i * Lrs + j * Lcs] = i > j ? lu[i * lrs + j * lcs] : T(i == j ? 1 : 0);
+        T* U = output<T>(2, b);
+        const int64_t Urs = out_stride(2, 2), Ucs = out_stride(2, 1);
+        for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < n; ++j) U[i * Urs + j * Ucs] = j >= i ? lu[i * lrs + j * lcs] : T(0);
+    }
+
+    // lu_unpack: straight from the input views.
+    template <class Fail> void unpack_input(int64_t b, Carver& c, Fail&& fail) const {
+        lapack_int* piv = c.take<lapack_int>(std::max(p_.m, p_.k));
+        if (!read_pivots(b, 1, p_.k, p_.m, piv, fail)) return;
+        const ferro_tensor_view& LU = a_.inputs[0];
+        unpack(b, input<T>(0, b), LU.strides[LU.ndim - 2], LU.strides[LU.ndim - 1], piv, c);
     }
 
     // QR of A (m x n) as the LQ of M = A^T: M = L Q  =>  A = Q^T L^T, so R = L^T, Q_A = Q^T.
@@ -410,15 +512,31 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         case Op::svd: out_matrix_dims = 2; break;
         default: break;
     }
+    p.matrix_dims.assign(args.n_inputs, 2);
+    const ferro_attr_value* attrs = args.attrs;
     if (op == Op::solve) {
         const ferro_signature& b = args.inputs[1];
         p.vector_rhs = b.ndim == 1;
         p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
         out_matrix_dims = p.vector_rhs ? 1 : 2;
+        p.matrix_dims[1] = p.vector_rhs ? 1 : 2;
     }
+    if (op == Op::triangular_solve || op == Op::lu_solve) {
+        const bool tri = op == Op::triangular_solve;
+        p.left = attrs[tri ? 1 : 0].v.boolean != 0;
+        if (tri) {
+            p.upper = attrs[0].v.boolean != 0;
+            p.unit = attrs[2].v.boolean != 0;
+        } else {
+            p.adjoint = attrs[1].v.boolean != 0;
+            p.matrix_dims[1] = 1;
+        }
+        const ferro_signature& b = args.inputs[tri ? 1 : 2];
+        p.k = p.left ? b.shape[b.ndim - 1] : b.shape[b.ndim - 2];  // right-hand sides
+    }
+    if (op == Op::lu_unpack) p.matrix_dims[1] = 1;
     p.batch.assign(out0.shape, out0.shape + out0.ndim - out_matrix_dims);
     for (int64_t d : p.batch) p.batch_count *= d;
-    const ferro_attr_value* attrs = args.attrs;
     switch (op) {
         case Op::cholesky: p.upper = attrs[0].v.boolean != 0; break;
         case Op::eigh: case Op::eigvalsh: p.upper = std::string(attrs[0].v.str) == "U"; break;

@@ -44,22 +44,37 @@ public:
     }
     // diag(v) for a batch of vectors v [..., n]: [..., n, n].
     TensorRef diag_embed(Arg v) const { return mul(eye(v, dim(v, 1)), unsqueeze(v, -2)); }
-    // An n x n constant (real dtype of `like`) from a function of (row, col).
-    template <class F> TensorRef constant_matrix(Arg like, int64_t n, F&& f) const {
+    // A rows x cols constant (real dtype of `like`) from a function of (row, col).
+    template <class F> TensorRef constant_matrix(Arg like, int64_t rows, int64_t cols, F&& f) const {
         const ferro_dtype dtype = real_dtype(signature(like).dtype);
-        std::vector<double> d(static_cast<size_t>(n * n));
+        std::vector<double> d(static_cast<size_t>(rows * cols));
         std::vector<float> s(d.size());
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < n; ++j) s[i * n + j] = static_cast<float>(d[i * n + j] = f(i, j));
-        const int64_t shape[2] = {n, n};
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) s[i * cols + j] = static_cast<float>(d[i * cols + j] = f(i, j));
+        const int64_t shape[2] = {rows, cols};
         ferro_tensor out = nullptr;
         plugin::check(host(), host()->tensor_from_host(host(), host()->tensor_engine(like.get()), dtype, 2, shape,
                                                        dtype == FERRO_DTYPE_F32 ? static_cast<const void*>(s.data()) : d.data(), &out));
         return TensorRef(host(), out);
     }
-    // tril(X, -1) (strictly lower) and the like, as masks multiplied in.
-    TensorRef strictly_lower(Arg x) const {
-        return mul(x, constant_matrix(x, dim(x, 1), [](int64_t i, int64_t j) { return i > j ? 1.0 : 0.0; }));
+    template <class F> TensorRef constant_matrix(Arg like, int64_t n, F&& f) const {
+        return constant_matrix(like, n, n, std::forward<F>(f));
+    }
+    // numpy's tril(X, k) and triu(X, k) on the last two axes, as masks multiplied in.
+    TensorRef tril(Arg x, int64_t k = 0) const {
+        return mul(x, constant_matrix(x, dim(x, 2), dim(x, 1), [k](int64_t i, int64_t j) { return j - i <= k ? 1.0 : 0.0; }));
+    }
+    TensorRef triu(Arg x, int64_t k = 0) const {
+        return mul(x, constant_matrix(x, dim(x, 2), dim(x, 1), [k](int64_t i, int64_t j) { return j - i >= k ? 1.0 : 0.0; }));
+    }
+    TensorRef strictly_lower(Arg x) const { return tril(x, -1); }
+    // Solves with a triangular A (linalg.triangular_solve): A X = B, or X A = B.
+    TensorRef tri_solve(Arg A, Arg B, bool upper, bool left = true, bool unit = false) const {
+        return call("linalg.triangular_solve", {A, B}, {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left),
+                                                        plugin::attr_bool("unitriangular", unit)});
+    }
+    TensorRef zeros_shaped(Arg like, std::vector<int64_t> shape) const {
+        return zeros(shape, signature(like).dtype, host()->tensor_engine(like.get()));
     }
     TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
         return call("core.slice", {a}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", start),
@@ -554,6 +569,235 @@ ferro_status svd_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         a.output_tangents[0] = dU.release();
         a.output_tangents[1] = dS.release();
         a.output_tangents[2] = r.mH(dV).release();
+    });
+}
+
+// ---- triangular_solve: X = A^-1 B (left) or B A^-1 (right), A's triangle T(.) only:
+//   left:  gB = A^-H gX, gA = T(-gB X^H);   dX = A^-1 (dB - T(dA) X)
+//   right: gB = gX A^-H, gA = T(-X^H gB);   dX = (dB - X T(dA)) A^-1
+// T keeps the triangle the op reads (without the diagonal when unitriangular).
+namespace {
+struct TriAttrs {
+    bool upper, left, unit;
+};
+TriAttrs tri_attrs(const ferro_attr_value* a) { return {a[0].v.boolean != 0, a[1].v.boolean != 0, a[2].v.boolean != 0}; }
+TensorRef triangle(const Ops& r, Arg x, const TriAttrs& t) {
+    return t.upper ? r.triu(x, t.unit ? 1 : 0) : r.tril(x, t.unit ? -1 : 0);
+}
+}  // namespace
+
+ferro_status triangular_solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const TriAttrs t = tri_attrs(a.attrs);
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
+        TensorRef gB = r.tri_solve(r.mH(A), a.cotangents[0], !t.upper, t.left, t.unit);
+        if (a.needs_input_grad[0]) {
+            const TensorRef outer = t.left ? r.matmul(gB, r.mH(X)) : r.matmul(r.mH(X), gB);
+            a.input_cotangents[0] = r.neg(triangle(r, outer, t)).release();
+        }
+        if (a.needs_input_grad[1]) a.input_cotangents[1] = gB.release();
+    });
+}
+ferro_status triangular_solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const TriAttrs t = tri_attrs(a.attrs);
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
+        TensorRef rhs = a.input_tangents[1] ? r.borrow(a.input_tangents[1]) : TensorRef();
+        if (a.input_tangents[0]) {
+            const TensorRef dA = triangle(r, a.input_tangents[0], t);
+            const TensorRef term = t.left ? r.matmul(dA, X) : r.matmul(X, dA);
+            rhs = rhs ? r.sub(rhs, term) : r.neg(term);
+        }
+        if (rhs) a.output_tangents[0] = r.tri_solve(A, rhs, t.upper, t.left, t.unit).release();
+    });
+}
+
+// ---- lu: A = P L U (L m x k unit lower, U k x n upper, P constant). Square: with
+// C = L^-1 P^T dA U^-1, dL = L tril(C, -1) and dU = triu(C) U, so
+//   gA = P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H.
+// Wide (m < n), U = [U1 | U2]: U2 = L^-1 P^T A2. Tall (m > n), L = [L1; L2]: L2 = (P^T A)_2 U^-1.
+// lu_factor packs L and U into one matrix: its cotangent splits into tril(., -1) and triu(.).
+namespace {
+
+struct LuParts {
+    TensorRef P, L, U;
+};
+
+// L^-H phi U^-H with phi = tril(L^H gL, -1) + triu(gU U^H), for square L and U.
+TensorRef lu_core_vjp(const Ops& r, Arg L, Arg U, Arg gL, Arg gU) {
+    TensorRef phi;
+    if (gL.get()) phi = r.tril(r.matmul(r.mH(L), gL), -1);
+    if (gU.get()) phi = r.plus(std::move(phi), r.triu(r.matmul(gU, r.mH(U))));
+    if (!phi) return {};
+    const TensorRef left = r.tri_solve(r.mH(L), phi, /*upper=*/true, /*left=*/true, /*unit=*/true);
+    return r.tri_solve(r.mH(U), left, /*upper=*/false, /*left=*/false);
+}
+
+TensorRef lu_backward(const Ops& r, const LuParts& p, TensorRef gL, TensorRef gU) {
+    const int64_t m = r.dim(p.L, 2), n = r.dim(p.U, 1), k = r.dim(p.L, 1);
+    if (!gL && !gU) return {};
+    TensorRef permuted;  // P^T gA
+    if (m == n) {
+        permuted = lu_core_vjp(r, p.L, p.U, gL.get(), gU.get());
+    } else if (m < n) {
+        const TensorRef U1 = r.slice(p.U, -1, 0, k), U2 = r.slice(p.U, -1, k, n);
+        TensorRef gU1 = gU ? r.slice(gU, -1, 0, k) : TensorRef();
+        TensorRef gA2;
+        if (gU) {
+            const TensorRef gU2 = r.slice(gU, -1, k, n);
+            gA2 = r.tri_solve(r.mH(p.L), gU2, true, true, true);  // L^-H gU2
+            gL = r.plus(std::move(gL), r.neg(r.matmul(gA2, r.mH(U2))));
+        } else {
+            gA2 = r.zeros_shaped(p.U, {m, n - k});
+        }
+        TensorRef gA1 = lu_core_vjp(r, p.L, U1, gL.get(), gU1.get());
+        if (!gA1) gA1 = r.zeros_shaped(p.U, {m, k});
+        permuted = r.concat(gA1, gA2, -1);
+    } else {
+        const TensorRef L1 = r.slice(p.L, -2, 0, k), L2 = r.slice(p.L, -2, k, m);
+        TensorRef gL1 = gL ? r.slice(gL, -2, 0, k) : TensorRef();
+        TensorRef gA2;
+        if (gL) {
+            const TensorRef gL2 = r.slice(gL, -2, k, m);
+            gA2 = r.tri_solve(r.mH(p.U), gL2, false, false);  // gL2 U^-H
+            gU = r.plus(std::move(gU), r.neg(r.matmul(r.mH(L2), gA2)));
+        } else {
+            gA2 = r.zeros_shaped(p.L, {m - k, n});
+        }
+        TensorRef gA1 = lu_core_vjp(r, L1, p.U, gL1.get(), gU.get());
+        if (!gA1) gA1 = r.zeros_shaped(p.L, {k, n});
+        permuted = r.concat(gA1, gA2, -2);
+    }
+    return r.matmul(p.P, permuted);
+}
+
+// (dL, dU) from dA.
+std::pair<TensorRef, TensorRef> lu_forward(const Ops& r, const LuParts& p, Arg dA) {
+    const int64_t m = r.dim(p.L, 2), n = r.dim(p.U, 1), k = r.dim(p.L, 1);
+    const TensorRef pdA = r.matmul(r.mH(p.P), dA);  // P^T dA (P is real)
+    auto square = [&](Arg L, Arg U, Arg dA1) {
+        const TensorRef C = r.tri_solve(U, r.tri_solve(L, dA1, false, true, true), true, false);  // L^-1 dA1 U^-1
+        return std::pair{r.matmul(L, r.tril(C, -1)), r.matmul(r.triu(C), U)};
+    };
+    if (m == n) return square(p.L, p.U, pdA);
+    if (m < n) {
+        const TensorRef U2 = r.slice(p.U, -1, k, n);
+        auto [dL, dU1] = square(p.L, r.slice(p.U, -1, 0, k), r.slice(pdA, -1, 0, k));
+        const TensorRef dU2 = r.tri_solve(p.L, r.sub(r.slice(pdA, -1, k, n), r.matmul(dL, U2)), false, true, true);
+        return {std::move(dL), r.concat(dU1, dU2, -1)};
+    }
+    const TensorRef L2 = r.slice(p.L, -2, k, m);
+    auto [dL1, dU] = square(r.slice(p.L, -2, 0, k), p.U, r.slice(pdA, -2, 0, k));
+    const TensorRef dL2 = r.tri_solve(p.U, r.sub(r.slice(pdA, -2, k, m), r.matmul(L2, dU)), true, false);
+    return {r.concat(dL1, dL2, -2), std::move(dU)};
+}
+
+// lu_factor's packed LU from the parts that vary: tril(L, -1) and triu(U), m x n.
+TensorRef pack_lu(const Ops& r, Arg strict_l, Arg upper_u, int64_t m, int64_t n) {
+    const int64_t k = std::min(m, n);
+    if (m == n) return r.add(strict_l, upper_u);
+    if (m > n) return r.add(strict_l, r.concat(upper_u, r.zeros_shaped(upper_u, {m - k, n}), -2));
+    return r.add(r.concat(strict_l, r.zeros_shaped(strict_l, {m, n - k}), -1), upper_u);
+}
+// (L part, U part) of a packed m x n matrix: tril(X[:, :k], -1) and triu(X[:k, :]).
+std::pair<TensorRef, TensorRef> split_lu(const Ops& r, Arg x) {
+    const int64_t m = r.dim(x, 2), n = r.dim(x, 1), k = std::min(m, n);
+    return {r.tril(r.slice(x, -1, 0, k), -1), r.triu(r.slice(x, -2, 0, k))};
+}
+
+LuParts lu_unpacked(const Ops& r, ferro_tensor LU, ferro_tensor pivots) {
+    auto plu = r.call_all("linalg.lu_unpack", {LU, pivots});
+    return {std::move(plu[0]), std::move(plu[1]), std::move(plu[2])};
+}
+
+}  // namespace
+
+ferro_status lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (a.n_outputs == 2) {  // lu_factor: (LU, pivots)
+            if (!a.cotangents[0]) return;
+            auto [gL, gU] = split_lu(r, a.cotangents[0]);
+            a.input_cotangents[0] = lu_backward(r, lu_unpacked(r, a.outputs[0], a.outputs[1]), std::move(gL), std::move(gU)).release();
+            return;
+        }
+        const LuParts p{r.borrow(a.outputs[0]), r.borrow(a.outputs[1]), r.borrow(a.outputs[2])};
+        a.input_cotangents[0] = lu_backward(r, p, r.borrow(a.cotangents[1]), r.borrow(a.cotangents[2])).release();
+    });
+}
+ferro_status lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        if (a.n_outputs == 2) {
+            auto [dL, dU] = lu_forward(r, lu_unpacked(r, a.outputs[0], a.outputs[1]), a.input_tangents[0]);
+            const int64_t m = r.dim(a.outputs[0], 2), n = r.dim(a.outputs[0], 1);
+            a.output_tangents[0] = pack_lu(r, r.tril(dL, -1), r.triu(dU), m, n).release();
+            return;
+        }
+        const LuParts p{r.borrow(a.outputs[0]), r.borrow(a.outputs[1]), r.borrow(a.outputs[2])};
+        auto [dL, dU] = lu_forward(r, p, a.input_tangents[0]);
+        a.output_tangents[1] = dL.release();
+        a.output_tangents[2] = dU.release();
+    });
+}
+
+// ---- lu_unpack: L = tril(LU[:, :k], -1) + I, U = triu(LU[:k, :]); P does not depend on LU.
+ferro_status lu_unpack_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_signature& s = a.input_sigs[0];
+        const int64_t m = s.shape[s.ndim - 2], n = s.shape[s.ndim - 1], k = std::min(m, n);
+        if (!a.cotangents[1] && !a.cotangents[2]) return;
+        const TensorRef gL = a.cotangents[1] ? r.tril(a.cotangents[1], -1) : r.zeros_shaped(a.cotangents[2], {m, k});
+        const TensorRef gU = a.cotangents[2] ? r.triu(a.cotangents[2]) : r.zeros_shaped(a.cotangents[1], {k, n});
+        a.input_cotangents[0] = pack_lu(r, gL, gU, m, n).release();
+    });
+}
+ferro_status lu_unpack_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        auto [dL, dU] = split_lu(r, a.input_tangents[0]);
+        a.output_tangents[1] = dL.release();
+        a.output_tangents[2] = dU.release();
+    });
+}
+
+// ---- lu_solve: X = op(A)^-1 B (left) or B op(A)^-1 (right), op = identity or ^H, A = P L U.
+// The cotangent of A comes from the solve formulas; LU's from A's: with gA,
+// gL = tril(P^T gA U^H, -1), gU = triu(L^H P^T gA), gLU = gL + gU (square).
+ferro_status lu_solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const bool left = a.attrs[0].v.boolean != 0, adjoint = a.attrs[1].v.boolean != 0;
+        const ferro_tensor LU = a.inputs[0], piv = a.inputs[1], X = a.outputs[0];
+        TensorRef gB = r.call("linalg.lu_solve", {LU, piv, a.cotangents[0]},
+                              {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", !adjoint)});
+        if (a.needs_input_grad[0]) {
+            const TensorRef g_op = r.neg(left ? r.matmul(gB, r.mH(X)) : r.matmul(r.mH(X), gB));  // of op(A)
+            const TensorRef gA = adjoint ? r.mH(g_op) : r.borrow(g_op.get());
+            const LuParts p = lu_unpacked(r, LU, piv);
+            const TensorRef ptg = r.matmul(r.mH(p.P), gA);
+            a.input_cotangents[0] =
+                r.add(r.tril(r.matmul(ptg, r.mH(p.U)), -1), r.triu(r.matmul(r.mH(p.L), ptg))).release();
+        }
+        if (a.needs_input_grad[2]) a.input_cotangents[2] = gB.release();
+    });
+}
+ferro_status lu_solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const bool left = a.attrs[0].v.boolean != 0, adjoint = a.attrs[1].v.boolean != 0;
+        const ferro_tensor LU = a.inputs[0], piv = a.inputs[1], X = a.outputs[0];
+        TensorRef rhs = a.input_tangents[2] ? r.borrow(a.input_tangents[2]) : TensorRef();
+        if (a.input_tangents[0]) {
+            const LuParts p = lu_unpacked(r, LU, piv);
+            auto [dL, dU] = split_lu(r, a.input_tangents[0]);
+            const TensorRef dA = r.matmul(p.P, r.add(r.matmul(dL, p.U), r.matmul(p.L, dU)));
+            const TensorRef d_op = adjoint ? r.mH(dA) : r.borrow(dA.get());
+            const TensorRef term = left ? r.matmul(d_op, X) : r.matmul(X, d_op);
+            rhs = rhs ? r.sub(rhs, term) : r.neg(term);
+        }
+        if (!rhs) return;
+        a.output_tangents[0] = r.call("linalg.lu_solve", {LU, piv, rhs},
+                                      {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", adjoint)}).release();
     });
 }
 

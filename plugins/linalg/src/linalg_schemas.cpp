@@ -49,6 +49,19 @@ const ferro_attr_spec eigvalsh_attrs[] = {str_attr("uplo", "L", "L | U: the tria
 const ferro_attr_spec svd_attrs[] = {bool_attr("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
                                      f64_attr("eps", 0.0, eps_doc)};
 
+ferro_attr_spec required_bool(const char* name, const char* doc) {
+    ferro_attr_spec a = bool_attr(name, false, doc);
+    a.flags = FERRO_ATTR_FLAG_REQUIRED;
+    a.default_value.type = FERRO_ATTR_NONE;
+    return a;
+}
+const ferro_attr_spec triangular_attrs[] = {
+    required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
+    bool_attr("left", true, "solve A X = B (else X A = B)"),
+    bool_attr("unitriangular", false, "assume a unit diagonal (it is not read)")};
+const ferro_attr_spec lu_solve_attrs[] = {bool_attr("left", true, "solve A X = B (else X A = B)"),
+                                          bool_attr("adjoint", false, "solve with A^H instead of A")};
+
 ferro_signature out_sig(ferro_dtype dtype, std::span<const int64_t> batch, std::initializer_list<int64_t> tail) {
     ferro_signature s{};
     s.struct_size = sizeof s;
@@ -63,6 +76,34 @@ std::span<const int64_t> batch_of(const ferro_signature& s, int matrix_dims = 2)
 }
 int64_t rows(const ferro_signature& s) { return s.shape[s.ndim - 2]; }
 int64_t cols(const ferro_signature& s) { return s.shape[s.ndim - 1]; }
+
+// pivots (input `index`): i64 [batch..., count], the batch equal to the factors' batch.
+void require_pivots(Op op, const ferro_signature& p, int index, std::span<const int64_t> batch, int64_t count) {
+    std::vector<int64_t> want(batch.begin(), batch.end());
+    want.push_back(count);
+    if (p.dtype != FERRO_DTYPE_I64 || !std::equal(want.begin(), want.end(), p.shape, p.shape + p.ndim) ||
+        static_cast<size_t>(p.ndim) != want.size()) {
+        invalid(op, "input " + std::to_string(index) + " (pivots) must be i64 of shape " + shape_str(want) + ", got " +
+                        plugin::dtype_attr_name(p.dtype) + " " + shape_str(dims(p)));
+    }
+}
+
+// B of a solve with A [..., n, n]: [..., n, k] (left) or [..., k, n] (right); returns X's signature.
+ferro_signature solve_rhs(Op op, const ferro_signature& a, const ferro_signature& b, int index, bool left) {
+    require_float(op, b, index);
+    if (b.dtype != a.dtype) {
+        invalid(op, "input " + std::to_string(index) + " (B) must have input 0's dtype " + plugin::dtype_attr_name(a.dtype) +
+                        ", got " + plugin::dtype_attr_name(b.dtype));
+    }
+    require_matrix(op, b, index, false);
+    const int64_t n = a.shape[a.ndim - 1];
+    if ((left ? rows(b) : cols(b)) != n) {
+        invalid(op, "input " + std::to_string(index) + " (B) has shape " + shape_str(dims(b)) + ", expected " +
+                        (left ? "[..., " + std::to_string(n) + ", k]" : "[..., k, " + std::to_string(n) + "]") +
+                        " to match input 0 of shape " + shape_str(dims(a)));
+    }
+    return out_sig(a.dtype, broadcast_batch(op, batch_of(a), batch_of(b)), {rows(b), cols(b)});
+}
 
 // Every op's infer: guard, check input 0, then the op's own shapes.
 template <Op op, bool square>
@@ -135,6 +176,21 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
             count = 3;
         } else if constexpr (op == Op::svdvals) {
             out[0] = out_sig(real, batch, {k});
+        } else if constexpr (op == Op::triangular_solve) {
+            out[0] = solve_rhs(op, in, a->inputs[1], 1, a->attrs[1].v.boolean != 0);
+        } else if constexpr (op == Op::lu_factor) {
+            out[0] = in;
+            out[1] = out_sig(FERRO_DTYPE_I64, batch, {k});
+            count = 2;
+        } else if constexpr (op == Op::lu || op == Op::lu_unpack) {
+            if constexpr (op == Op::lu_unpack) require_pivots(op, a->inputs[1], 1, batch, k);
+            out[0] = out_sig(in.dtype, batch, {m, m});
+            out[1] = out_sig(in.dtype, batch, {m, k});
+            out[2] = out_sig(in.dtype, batch, {k, n});
+            count = 3;
+        } else if constexpr (op == Op::lu_solve) {
+            require_pivots(op, a->inputs[1], 1, batch, n);
+            out[0] = solve_rhs(op, in, a->inputs[2], 2, a->attrs[0].v.boolean != 0);
         }
         a->n_outputs = count;
     });
@@ -196,6 +252,17 @@ std::vector<ferro_op_schema> build_schemas() {
          bit(0) | bit(1) | bit(2), 0, bit(0) | bit(1) | bit(2), svd_vjp, svd_jvp},
         {"svdvals", "singular values, descending", 1, 1, {}, infer<Op::svdvals, false>, bit(0), bit(0), bit(0), 0,
          svd_vjp, svd_jvp},
+        {"triangular_solve", "X with A X = B (or X A = B) for triangular A", 2, 1, triangular_attrs,
+         infer<Op::triangular_solve, true>, bit(0) | bit(1), bit(0), bit(0), bit(0), triangular_solve_vjp,
+         triangular_solve_jvp},
+        {"lu_factor", "(LU, pivots): A = P L U packed as in LAPACK, pivots 1-based (torch.linalg.lu_factor)", 1, 2, {},
+         infer<Op::lu_factor, false>, bit(0), bit(0), 0, bit(0) | bit(1), lu_vjp, lu_jvp},
+        {"lu", "(P, L, U): A = P L U, L unit lower triangular, U upper triangular", 1, 3, {}, infer<Op::lu, false>,
+         bit(0), bit(1) | bit(2), 0, bit(0) | bit(1) | bit(2), lu_vjp, lu_jvp},
+        {"lu_unpack", "(P, L, U) from lu_factor's (LU, pivots)", 2, 3, {}, infer<Op::lu_unpack, false>, bit(0),
+         bit(1) | bit(2), 0, 0, lu_unpack_vjp, lu_unpack_jvp},
+        {"lu_solve", "X with A X = B (or X A = B, or with A^H) from lu_factor's (LU, pivots)", 3, 1, lu_solve_attrs,
+         infer<Op::lu_solve, true>, bit(0) | bit(2), bit(0), bit(0) | bit(1), bit(0), lu_solve_vjp, lu_solve_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
