@@ -237,3 +237,15 @@ TEST_CASE("linalg grad: lu, lu_factor, lu_unpack and lu_solve for square, tall a
             }
     }
 }
+
+TEST_CASE("linalg grad: eig and eigvals of real and complex matrices, gauge-invariant losses", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor A = random_matrix(rt, {2, 4, 4}, dt, 81);
+        check_grad("eigvals " + name_of(dt), [](const std::vector<Tensor>& x) { return std::vector{linalg::eigvals(x[0])}; }, {A});
+        check_grad("eig " + name_of(dt), [](const std::vector<Tensor>& x) {
+            auto [w, v] = linalg::eig(x[0]);
+            return std::vector{w, v.abs()};
+        }, {A});
+    }
+}

@@ -281,8 +281,6 @@ TEST_CASE("linalg values: triangular_solve left and right, upper and lower, unit
         const Tensor garbage = random_matrix(rt, {5, 5}, dt, 61) * 100.0;  // in the triangle that is not read
         for (bool upper : {false, true}) {
             for (bool unit : {false, true}) {
-                const Tensor mask_keep = upper ? rt.ones({5, 5}).slice(0, 0, 5) : rt.ones({5, 5});
-                (void)mask_keep;
                 // T: the triangle of `full` (unit diagonal when asked), as the op sees it.
                 std::vector<double> tri(25), other(25);
                 for (int i = 0; i < 5; ++i)
@@ -338,4 +336,27 @@ TEST_CASE("linalg values: lu, lu_factor, lu_unpack and lu_solve reconstruct and 
         CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false), A), Br.expand({2, 2, 5}), tol(dt, 5) * 10);
         CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false, true), mH(A)), Br.expand({2, 2, 5}), tol(dt, 5) * 10);
     }
+}
+
+TEST_CASE("linalg values: eig and eigvals of general matrices (real with complex pairs, complex)", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const DType cdt = is_single(dt) ? DType::c64 : DType::c128;
+        const Tensor A = random_matrix(rt, {3, 6, 6}, dt, 80);
+        const auto [w, V] = linalg::eig(A);
+        CHECK(w.dtype() == cdt);
+        CHECK(V.dtype() == cdt);
+        const Tensor Ac = A.to(cdt);
+        CHECK_NEAR_T(matmul(Ac, V), V * w.unsqueeze(-2), tol(dt, 6) * 10);
+        CHECK_NEAR_T((V * V.conj()).real().sum({-2}), rt.ones({3, 6}, real_of(cdt)), tol(dt, 6));
+        CHECK_NEAR_T(linalg::eigvals(A), w, tol(dt, 6) * 10);
+        // sum of eigenvalues = trace, product = det.
+        CHECK_NEAR_T(w.sum({-1}), Ac.diagonal(0, -2, -1).sum({-1}), tol(dt, 6) * 10);
+        CHECK_NEAR_T(w.prod({-1}), linalg::det(Ac), tol(dt, 6) * 100);
+    }
+    // A rotation: eigenvalues +-i, a real matrix with a conjugate pair.
+    const auto w = linalg::eigvals(rt.tensor<double>({0, -1, 1, 0}, {2, 2})).to_vector<std::complex<double>>();
+    CHECK(std::abs(w[0] - std::complex<double>(0, 1)) < 1e-15);
+    CHECK(std::abs(w[1] - std::complex<double>(0, -1)) < 1e-15);
 }

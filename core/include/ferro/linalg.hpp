@@ -52,6 +52,15 @@ inline Eigh eigh(const Tensor& A, const std::string& uplo = "L", double eps = 0.
     auto out = call_all(A.runtime_ref(), "linalg.eigh", {A}, {Attr("uplo", uplo), Attr("eps", eps)});
     return {std::move(out[0]), std::move(out[1])};
 }
+// General square A: complex eigenvalues and right eigenvectors (each of norm 1).
+struct Eig {
+    Tensor eigenvalues, eigenvectors;
+};
+inline Eig eig(const Tensor& A) {
+    auto out = call_all(A.runtime_ref(), "linalg.eig", {A});
+    return {std::move(out[0]), std::move(out[1])};
+}
+inline Tensor eigvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.eigvals", {A}); }
 inline Tensor eigvalsh(const Tensor& A, const std::string& uplo = "L") {
     return call_one(A.runtime_ref(), "linalg.eigvalsh", {A}, {Attr("uplo", uplo)});
 }

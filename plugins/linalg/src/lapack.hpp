@@ -85,6 +85,13 @@ inline lapack_int heevd(char jobz, char uplo, lapack_int n, double* a, lapack_in
 inline lapack_int heevd(char jobz, char uplo, lapack_int n, c64* a, lapack_int lda, float* w, c64* wk, lapack_int lwk, float* rw, lapack_int lrw, lapack_int* iw, lapack_int liw) { return LAPACKE_cheevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, rw, lrw, iw, liw); }
 inline lapack_int heevd(char jobz, char uplo, lapack_int n, c128* a, lapack_int lda, double* w, c128* wk, lapack_int lwk, double* rw, lapack_int lrw, lapack_int* iw, lapack_int liw) { return LAPACKE_zheevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, rw, lrw, iw, liw); }
 
+// General eigendecomposition (right eigenvectors only). Real matrices return eigenvalues as
+// (wr, wi) and complex-conjugate eigenvector pairs packed as two real columns.
+inline lapack_int geev(char jobvr, lapack_int n, float* a, lapack_int lda, float* wr, float* wi, float* vr, lapack_int ldvr, float* w, lapack_int lw) { return LAPACKE_sgeev_work(col, 'N', jobvr, n, a, lda, wr, wi, nullptr, 1, vr, ldvr, w, lw); }
+inline lapack_int geev(char jobvr, lapack_int n, double* a, lapack_int lda, double* wr, double* wi, double* vr, lapack_int ldvr, double* w, lapack_int lw) { return LAPACKE_dgeev_work(col, 'N', jobvr, n, a, lda, wr, wi, nullptr, 1, vr, ldvr, w, lw); }
+inline lapack_int geev(char jobvr, lapack_int n, c64* a, lapack_int lda, c64* ev, c64* vr, lapack_int ldvr, c64* w, lapack_int lw, float* rw) { return LAPACKE_cgeev_work(col, 'N', jobvr, n, a, lda, ev, nullptr, 1, vr, ldvr, w, lw, rw); }
+inline lapack_int geev(char jobvr, lapack_int n, c128* a, lapack_int lda, c128* ev, c128* vr, lapack_int ldvr, c128* w, lapack_int lw, double* rw) { return LAPACKE_zgeev_work(col, 'N', jobvr, n, a, lda, ev, nullptr, 1, vr, ldvr, w, lw, rw); }
+
 // SVD, divide and conquer. rwork is unused for real.
 inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, float* a, lapack_int lda, float* s, float* u, lapack_int ldu, float* vt, lapack_int ldvt, float* wk, lapack_int lwk, float*, lapack_int* iw) { return LAPACKE_sgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, iw); }
 inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, lapack_int lda, double* s, double* u, lapack_int ldu, double* vt, lapack_int ldvt, double* wk, lapack_int lwk, double*, lapack_int* iw) { return LAPACKE_dgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, iw); }

@@ -29,6 +29,8 @@ enum class Op : uint32_t {
     lu,
     lu_unpack,
     lu_solve,
+    eig,
+    eigvals,
     count
 };
 
@@ -77,6 +79,7 @@ std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::spa
 
 bool is_complex(ferro_dtype d);
 ferro_dtype real_dtype(ferro_dtype d);
+ferro_dtype complex_dtype(ferro_dtype d);
 
 // ---- execution (linalg_exec.cpp) ----
 
@@ -112,5 +115,7 @@ ferro_status lu_unpack_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status lu_unpack_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status lu_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status lu_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status eig_vjp(const ferro_host_api*, const ferro_vjp_args*);  // eig and eigvals
+ferro_status eig_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 }  // namespace ferro::linalg

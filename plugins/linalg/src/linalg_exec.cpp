@@ -62,6 +62,8 @@ int64_t scratch_bytes(const Plan& p) {
         case Op::lu_factor: case Op::lu: return align64(m * n * t) + align64(std::max(m, k) * i) + align64(m * i);
         case Op::lu_unpack: return align64(std::max(m, k) * i) + align64(m * i);  // pivots, permutation
         case Op::lu_solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
+        case Op::eig: case Op::eigvals:  // A, eigenvalues (2n reals or n complex), vectors, work, rwork
+            return align64(n * n * t) + align64(2 * n * r) + align64(n * n * t) + align64(p.lwork * t) + align64(2 * n * r);
         case Op::count: break;
     }
     return 0;
@@ -98,6 +100,17 @@ void query_workspace(Plan& p) {
             p.lrwork = lapack::is_complex_v<T> ? std::max<int64_t>(static_cast<int64_t>(rw), 1) : 0;
             p.liwork = std::max<int64_t>(iw, 1);
             break;
+        case Op::eig: case Op::eigvals: {
+            const char job = p.op == Op::eig ? 'V' : 'N';
+            if constexpr (lapack::is_complex_v<T>) {
+                std::vector<Real<T>> rwork(static_cast<size_t>(2 * n + 1));  // ?trevc3's query writes rwork(1)
+                lapack::geev(job, n, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), &w, -1, rwork.data());
+            } else {
+                lapack::geev(job, n, nullptr, std::max(n, 1), nullptr, nullptr, nullptr, std::max(n, 1), &w, -1);
+            }
+            p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
+            break;
+        }
         case Op::svd: case Op::svdvals: {
             const char job = p.op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
             const lapack_int ucols = p.full ? n : k, vrows = p.full ? m : k;
@@ -180,9 +193,11 @@ public:
         T* a = c.take<T>(m * n);
         const ferro_tensor_view& A = a_.inputs[0];
         const int nd = A.ndim;
-        const bool lu_family = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve;
+        // LU pivots on A's rows, and eig keeps LAPACK's eigenvalue order on A itself (as numpy and
+        // PyTorch): these factor A, from a column-major copy.
+        const bool lu_family = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve || p_.op == Op::eig ||
+                               p_.op == Op::eigvals;
         if (lu_family) {
-            // Pivoting must act on A's rows, so LU factors A itself: a column-major copy (m x m leading dimension).
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, m, m, n);
         } else {
             // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
@@ -356,6 +371,7 @@ public:
                 lapack::getrs(p_.adjoint ? 'N' : 'T', ln, lk, a, ldn, piv, x, ldn);
                 return store_matrix(0, b, x, n, 1, k, n, p_.adjoint);
             }
+            case Op::eig: case Op::eigvals: return eig(b, c, a, fail);
             case Op::lu_unpack: case Op::count: break;
         }
     }
@@ -458,6 +474,50 @@ private:
         unpack(b, input<T>(0, b), LU.strides[LU.ndim - 2], LU.strides[LU.ndim - 1], piv, c);
     }
 
+    // General eigendecomposition of A (column-major in `a`): complex eigenvalues and right
+    // eigenvectors, as LAPACK normalises them (norm 1, largest component real).
+    template <class Fail> void eig(int64_t b, Carver& c, T* a, Fail&& fail) {
+        using C = std::complex<R>;
+        const int64_t n = p_.n;
+        const lapack_int ln = static_cast<lapack_int>(n), ldn = std::max<lapack_int>(ln, 1);
+        const bool vectors = p_.op == Op::eig;
+        R* ev = c.take<R>(2 * n);
+        T* vr = c.take<T>(n * n);
+        T* work = c.take<T>(p_.lwork);
+        R* rwork = c.take<R>(2 * n);
+        if (!all_finite(a, n * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+        const lapack_int lw = static_cast<lapack_int>(p_.lwork);
+        lapack_int info = 0;
+        if constexpr (lapack::is_complex_v<T>) {
+            info = lapack::geev(vectors ? 'V' : 'N', ln, a, ldn, reinterpret_cast<T*>(ev), vr, ldn, work, lw, rwork);
+        } else {
+            info = lapack::geev(vectors ? 'V' : 'N', ln, a, ldn, ev, ev + n, vr, ldn, work, lw);
+        }
+        if (info > 0) return fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?geev info " + std::to_string(info) + ")");
+        C* w = output<C>(0, b);
+        const int64_t ws = out_stride(0, 1);
+        for (int64_t j = 0; j < n; ++j) {
+            if constexpr (lapack::is_complex_v<T>) w[j * ws] = reinterpret_cast<const C*>(ev)[j];
+            else w[j * ws] = C(ev[j], ev[n + j]);
+        }
+        if (!vectors) return;
+        C* V = output<C>(1, b);
+        const int64_t vrs = out_stride(1, 2), vcs = out_stride(1, 1);
+        for (int64_t j = 0; j < n; ++j) {
+            if constexpr (lapack::is_complex_v<T>) {
+                for (int64_t i = 0; i < n; ++i) V[i * vrs + j * vcs] = vr[i + j * n];
+            } else if (ev[n + j] == 0) {
+                for (int64_t i = 0; i < n; ++i) V[i * vrs + j * vcs] = C(vr[i + j * n], 0);
+            } else {  // a conjugate pair: columns j and j + 1 hold its real and imaginary parts
+                for (int64_t i = 0; i < n; ++i) {
+                    V[i * vrs + j * vcs] = C(vr[i + j * n], vr[i + (j + 1) * n]);
+                    V[i * vrs + (j + 1) * vcs] = C(vr[i + j * n], -vr[i + (j + 1) * n]);
+                }
+                ++j;
+            }
+        }
+    }
+
     // QR of A (m x n) as the LQ of M = A^T: M = L Q  =>  A = Q^T L^T, so R = L^T, Q_A = Q^T.
     template <class Fail> void qr(int64_t b, Carver& c, T* a, Fail&&) {
         const int64_t m = p_.m, n = p_.n, k = p_.k;
@@ -508,7 +568,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     switch (op) {
         case Op::det: case Op::slogdet: out_matrix_dims = 0; break;
         case Op::eigvalsh: case Op::svdvals: out_matrix_dims = 1; break;
-        case Op::eigh: out_matrix_dims = 1; break;
+        case Op::eigh: case Op::eig: case Op::eigvals: out_matrix_dims = 1; break;
         case Op::svd: out_matrix_dims = 2; break;
         default: break;
     }

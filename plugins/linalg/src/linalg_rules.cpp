@@ -801,4 +801,57 @@ ferro_status lu_solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args
     });
 }
 
+// ---- eig: A V = V diag(w), columns of V of norm 1. With E_ij = w_j - w_i (F = 1/E off the
+// diagonal) and X = V^-1 dA V:
+//   dw = diag(X),  dV = V (F o X) - V Re diag(V^H V (F o X))   (keeps each column's norm);
+//   gA = V^-H (diag(gw) + conj(F) o (V^H gV - V^H V Re diag(V^H gV))) V^H   (PyTorch's rule).
+// eigvals recomputes V from its input. Real inputs get the real part of gA (the host's cast).
+namespace {
+struct EigParts {
+    TensorRef w, V;
+};
+EigParts eig_parts(const Ops& r, uint32_t n_outputs, ferro_tensor A, const ferro_tensor* outputs) {
+    if (n_outputs == 2) return {r.borrow(outputs[0]), r.borrow(outputs[1])};
+    auto wv = r.call_all("linalg.eig", {A});
+    return {std::move(wv[0]), std::move(wv[1])};
+}
+TensorRef re_diag_row(const Ops& r, Arg x) {  // Re diag(x) as a row [..., 1, n], in x's dtype
+    return r.unsqueeze(r.cast(r.real_part(r.diagonal(x)), r.signature(x).dtype), -2);
+}
+}  // namespace
+
+ferro_status eig_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor gw = a.cotangents[0];
+        const ferro_tensor gV = a.n_outputs == 2 ? a.cotangents[1] : nullptr;
+        if (!gw && !gV) return;
+        const EigParts p = eig_parts(r, a.n_outputs, a.inputs[0], a.outputs);
+        const TensorRef Vh = r.mH(p.V);
+        TensorRef inner;
+        if (gV) {
+            const TensorRef VhgV = r.matmul(Vh, gV);
+            const TensorRef projected = r.sub(VhgV, r.matmul(Vh, r.mul(p.V, re_diag_row(r, VhgV))));
+            const TensorRef wc = r.conj(p.w);
+            const TensorRef F = r.inverse_gaps(r.sub(r.unsqueeze(wc, -2), r.unsqueeze(wc, -1)), 0);
+            inner = r.add(r.mul(projected, F), r.diag_embed(gw ? r.borrow(gw) : r.diagonal(projected)));
+        } else {
+            inner = r.diag_embed(gw);
+        }
+        a.input_cotangents[0] = r.solve(Vh, r.matmul(inner, Vh)).release();
+    });
+}
+ferro_status eig_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const EigParts p = eig_parts(r, a.n_outputs, a.inputs[0], a.outputs);
+        const TensorRef dA = r.cast(a.input_tangents[0], r.signature(p.V).dtype);
+        const TensorRef X = r.solve(p.V, r.matmul(dA, p.V));
+        a.output_tangents[0] = r.diagonal(X).release();
+        if (a.n_outputs == 1) return;
+        const TensorRef F = r.inverse_gaps(r.sub(r.unsqueeze(p.w, -2), r.unsqueeze(p.w, -1)), 0);
+        const TensorRef dV = r.matmul(p.V, r.mul(X, F));
+        a.output_tangents[1] = r.sub(dV, r.mul(p.V, re_diag_row(r, r.matmul(r.mH(p.V), dV)))).release();
+    });
+}
+
 }  // namespace ferro::linalg

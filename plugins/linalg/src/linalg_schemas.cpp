@@ -188,6 +188,12 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
             out[1] = out_sig(in.dtype, batch, {m, k});
             out[2] = out_sig(in.dtype, batch, {k, n});
             count = 3;
+        } else if constexpr (op == Op::eig || op == Op::eigvals) {
+            out[0] = out_sig(complex_dtype(in.dtype), batch, {n});
+            if constexpr (op == Op::eig) {
+                out[1] = out_sig(complex_dtype(in.dtype), batch, {n, n});
+                count = 2;
+            }
         } else if constexpr (op == Op::lu_solve) {
             require_pivots(op, a->inputs[1], 1, batch, n);
             out[0] = solve_rhs(op, in, a->inputs[2], 2, a->attrs[0].v.boolean != 0);
@@ -263,6 +269,10 @@ std::vector<ferro_op_schema> build_schemas() {
          bit(1) | bit(2), 0, 0, lu_unpack_vjp, lu_unpack_jvp},
         {"lu_solve", "X with A X = B (or X A = B, or with A^H) from lu_factor's (LU, pivots)", 3, 1, lu_solve_attrs,
          infer<Op::lu_solve, true>, bit(0) | bit(2), bit(0), bit(0) | bit(1), bit(0), lu_solve_vjp, lu_solve_jvp},
+        {"eig", "(w, V): A V = V diag(w), complex, each column of V of norm 1 (LAPACK's phase)", 1, 2, {},
+         infer<Op::eig, true>, bit(0), bit(0) | bit(1), 0, bit(0) | bit(1), eig_vjp, eig_jvp},
+        {"eigvals", "eigenvalues of a general matrix (complex)", 1, 1, {}, infer<Op::eigvals, true>, bit(0), bit(0),
+         bit(0), 0, eig_vjp, eig_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
@@ -320,6 +330,11 @@ std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::spa
 }
 
 bool is_complex(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
+ferro_dtype complex_dtype(ferro_dtype d) {
+    if (d == FERRO_DTYPE_F32) return FERRO_DTYPE_C64;
+    if (d == FERRO_DTYPE_F64) return FERRO_DTYPE_C128;
+    return d;
+}
 ferro_dtype real_dtype(ferro_dtype d) {
     if (d == FERRO_DTYPE_C64) return FERRO_DTYPE_F32;
     if (d == FERRO_DTYPE_C128) return FERRO_DTYPE_F64;
