@@ -92,8 +92,23 @@ TEST_CASE("linalg errors: derivatives that do not exist say so", "[linalg]") {
     check_error([&] { Q.sum().backward(); }, FERRO_NOT_DIFFERENTIABLE,
                 "linalg.qr: mode \"complete\" with more rows than columns has no derivative (the last 2 columns of Q are "
                 "not determined by A); use mode \"reduced\"");
-    check_error([&] { jvp([](const std::vector<Tensor>& x) { return std::vector{linalg::svd(x[0]).U}; }, {A.detach()}, {A.detach()}); },
-                FERRO_UNIMPLEMENTED, "linalg.svd: forward mode needs full_matrices=false when the matrix is not square");
+}
+
+TEST_CASE("linalg errors: losses that depend on the phase of complex eigen- and singular vectors are refused", "[linalg]") {
+    // PyTorch's test_invariance_error_spectral_decompositions, and the oracle database's error records.
+    const Runtime rt = linalg_runtime();
+    Tensor A = random_matrix(rt, {3, 3}, DType::c128, 41);
+    A.set_requires_grad();
+    const auto usv = linalg::svd(A, false);
+    check_error([&] { (usv.U + usv.Vh).sum().abs().backward(); }, FERRO_NOT_DIFFERENTIABLE,
+                "linalg.svd: the loss depends on the phase of the complex singular vectors");
+    check_error([&] { linalg::eig(A).eigenvectors.sum().abs().backward(); }, FERRO_NOT_DIFFERENTIABLE,
+                "linalg.eig: the loss depends on the phase of the complex eigenvectors");
+    check_error([&] { linalg::eigh(A + mH(A)).eigenvectors.sum().abs().backward(); }, FERRO_NOT_DIFFERENTIABLE,
+                "linalg.eigh: the loss depends on the phase of the complex eigenvectors");
+    // Phase-invariant losses of the same outputs are fine.
+    (linalg::svd(A, false).U.abs().sum() + linalg::eigh(A + mH(A)).eigenvectors.abs().sum()).backward();
+    CHECK(A.grad().shape() == Shape{3, 3});
 }
 
 TEST_CASE("linalg errors: triangular and LU solves check pivots, shapes and zero diagonals", "[linalg]") {

@@ -127,13 +127,21 @@ TEST_CASE("linalg grad: svd and svdvals for tall, square and wide matrices", "[l
                 auto [u, sv, vh] = linalg::svd(x[0], false);
                 return std::vector{abs_of(u), sv, abs_of(vh), matmul(u, vh)};
             }, {A});
-            GradcheckOptions vjp_only;
-            vjp_only.check_jvp = false;  // forward mode is thin-only for non-square matrices
             check_grad(what + " full", [](const std::vector<Tensor>& x) {
                 auto [u, sv, vh] = linalg::svd(x[0], true);
                 const int64_t k = sv.shape().back();
                 return std::vector{abs_of(u.slice(-1, 0, k)), sv, abs_of(vh.slice(-2, 0, k))};
-            }, {A}, vjp_only);
+            }, {A});
+            // The full bases stay unitary to first order in forward mode.
+            const Tensor dA = random_matrix(rt, s, dt, 90);
+            const auto [ys, ts] = jvp([](const std::vector<Tensor>& x) {
+                auto [u, sv, vh] = linalg::svd(x[0], true);
+                return std::vector{u, vh};
+            }, {A}, {dA});
+            for (int i = 0; i < 2; ++i) {
+                const Tensor q = ys[static_cast<size_t>(i)], dq = ts[static_cast<size_t>(i)];
+                CHECK_NEAR_T(matmul(mH(q), dq) + matmul(mH(dq), q), rt.zeros(q.shape(), dt).slice(-2, 0, q.shape().back()), 1e-10);
+            }
         }
     }
 }

@@ -29,7 +29,8 @@ struct PLU {
     Tensor P, L, U;
 };
 
-// X with A X = B. A 1-D b is one vector (numpy 2); otherwise B is [..., n, k].
+// X with A X = B. b is a vector (or a batch of them) when 1-D or shaped like A without its last
+// dimension (PyTorch's rule); otherwise B is [..., n, k].
 inline Tensor solve(const Tensor& A, const Tensor& B) { return call_one(A.runtime_ref(), "linalg.solve", {A, B}); }
 inline Tensor inv(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.inv", {A}); }
 inline Tensor det(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.det", {A}); }

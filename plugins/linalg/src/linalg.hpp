@@ -5,6 +5,7 @@
 
 #include <ferro/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -76,6 +77,12 @@ void require_matrix(Op op, const ferro_signature& s, int index, bool square);
 void require_float(Op op, const ferro_signature& s, int index);
 // numpy broadcasting of two batch shapes; the error names both inputs.
 std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::span<const int64_t> b);
+
+// solve's b is a vector (or a batch of them) when it is 1-D, or when its shape is A's without
+// the last dimension (PyTorch's rule; numpy 2 only has the first).
+inline bool solve_vector_rhs(const ferro_signature& a, const ferro_signature& b) {
+    return b.ndim == 1 || (b.ndim == a.ndim - 1 && std::equal(b.shape, b.shape + b.ndim, a.shape));
+}
 
 bool is_complex(ferro_dtype d);
 ferro_dtype real_dtype(ferro_dtype d);

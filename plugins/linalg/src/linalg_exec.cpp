@@ -576,7 +576,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     const ferro_attr_value* attrs = args.attrs;
     if (op == Op::solve) {
         const ferro_signature& b = args.inputs[1];
-        p.vector_rhs = b.ndim == 1;
+        p.vector_rhs = solve_vector_rhs(a, b);
         p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
         out_matrix_dims = p.vector_rhs ? 1 : 2;
         p.matrix_dims[1] = p.vector_rhs ? 1 : 2;

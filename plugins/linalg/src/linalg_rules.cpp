@@ -116,7 +116,21 @@ template <class Body> ferro_status jvp_rule(const ferro_host_api* host, const fe
     return plugin::guard(host, [&] { body(Ops(host), *a); });
 }
 
-bool vector_rhs(const ferro_signature& b) { return b.ndim == 1; }
+
+// A complex eigen- or singular vector is defined only up to a phase e^{i phi}. A loss that
+// depends on the phase has no gradient: PyTorch refuses it by the same test (imaginary parts
+// of the gauge terms above 1e-2), and so do we rather than return a wrong gradient.
+void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const char* vectors) {
+    const TensorRef worst = r.call("core.max", {r.call("core.abs", {r.imag(gauge_terms)})});
+    double value = 0;
+    plugin::check(r.host(), r.host()->tensor_to_host(r.cast(worst, FERRO_DTYPE_F64).get(), &value, sizeof value));
+    if (value > 1e-2) {
+        throw plugin::Error(FERRO_NOT_DIFFERENTIABLE,
+                            std::string(op) + ": the loss depends on the phase of the complex " + vectors +
+                                " (each is defined only up to a factor e^{i phi}), so its gradient is ill-defined (gauge "
+                                "term " + std::to_string(value) + " > 0.01); use a phase-invariant loss such as |V| or V V^H");
+    }
+}
 
 }  // namespace
 
@@ -125,7 +139,7 @@ ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         if (!a.cotangents[0]) return;
         const ferro_tensor A = a.inputs[0], X = a.outputs[0];
-        const bool vec = vector_rhs(a.input_sigs[1]);
+        const bool vec = solve_vector_rhs(a.input_sigs[0], a.input_sigs[1]);
         TensorRef gB = vec ? r.squeeze(r.solve(r.mH(A), r.unsqueeze(a.cotangents[0], -1)), -1)
                            : r.solve(r.mH(A), a.cotangents[0]);
         if (a.needs_input_grad[0]) {
@@ -138,7 +152,7 @@ ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
 ferro_status solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
         const ferro_tensor A = a.inputs[0], X = a.outputs[0];
-        const bool vec = r.signature(a.inputs[1]).ndim == 1;
+        const bool vec = solve_vector_rhs(r.signature(A), r.signature(a.inputs[1]));
         TensorRef rhs;
         if (a.input_tangents[1]) rhs = r.borrow(a.input_tangents[1]);
         if (a.input_tangents[0]) {
@@ -419,6 +433,7 @@ ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         TensorRef inner;
         if (gV) {
             const TensorRef VhgV = r.matmul(r.mH(p.V), gV);
+            if (is_complex(dtype) && r.dim(VhgV, 1) > 0) check_gauge(r, r.diagonal(VhgV), "linalg.eigh", "eigenvectors");
             const TensorRef skew = r.scale(r.sub(VhgV, r.mH(VhgV)), 0.5);
             inner = r.mul(skew, r.cast(gaps(r, p.w, p.eps), dtype));
         }
@@ -503,16 +518,19 @@ ferro_status svd_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         TensorRef inner;
         TensorRef UhgU;
         if (p.gU || p.gVh) {
-            TensorRef off;
+            TensorRef off, gauge;
             if (p.gU) {
                 const TensorRef x = r.matmul(r.mH(p.U), p.gU);
                 UhgU = r.sub(x, r.mH(x));
                 off = r.mul(UhgU, S_row);
+                gauge = r.diagonal(x);
             }
             if (p.gVh) {
                 const TensorRef x = r.matmul(p.Vh, r.mH(p.gVh));  // V^H gV
                 off = r.plus(std::move(off), r.mul(S_col, r.sub(x, r.mH(x))));
+                gauge = r.plus(std::move(gauge), r.diagonal(x));
             }
+            if (is_complex(dtype) && r.dim(gauge, 1) > 0) check_gauge(r, gauge, "linalg.svd", "singular vectors");
             inner = r.mul(off, svd_gaps(r, p.S, dtype, p.eps));
         }
         if (p.gS) inner = r.plus(std::move(inner), r.diag_embed(r.cast(p.gS, dtype)));
@@ -538,11 +556,6 @@ ferro_status svd_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         const ferro_tensor A = a.inputs[0];
         const ferro_dtype dtype = r.signature(A).dtype;
         const int64_t m = r.dim(A, 2), n = r.dim(A, 1);
-        if (a.n_outputs == 3 && a.attrs[0].v.boolean != 0 && m != n) {
-            throw plugin::Error(FERRO_UNIMPLEMENTED,
-                                "linalg.svd: forward mode needs full_matrices=false when the matrix is not square (the extra "
-                                "columns of the full U or Vh are not determined by A)");
-        }
         const SvdParts p = svd_parts(r, a.n_outputs, a.attrs, A, a.outputs, nullptr);
         const TensorRef V = r.mH(p.Vh);
         const TensorRef dP = r.matmul(r.mH(p.U), r.matmul(dA, V));
@@ -565,6 +578,18 @@ ferro_status svd_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         } else if (m < n) {  // (I - V Vh) dA^H U S^-1
             const TensorRef dAhUSinv = r.div(r.matmul(r.mH(dA), p.U), S_row);
             dV = r.add(dV, r.sub(dAhUSinv, r.matmul(V, r.matmul(p.Vh, dAhUSinv))));
+        }
+        if (a.attrs[0].v.boolean != 0 && m != n) {
+            // full_matrices: the extra columns Q of U (or of V) are any orthonormal completion; we
+            // move them as little as keeps [U Q] unitary to first order: dQ = -U dU^H Q.
+            const int64_t k = std::min(m, n);
+            if (m > n) {
+                const TensorRef Q = r.slice(a.outputs[0], -1, k, m);
+                dU = r.concat(dU, r.neg(r.matmul(p.U, r.matmul(r.mH(dU), Q))), -1);
+            } else {
+                const TensorRef Q = r.mH(r.slice(a.outputs[2], -2, k, n));
+                dV = r.concat(dV, r.neg(r.matmul(V, r.matmul(r.mH(dV), Q))), -1);
+            }
         }
         a.output_tangents[0] = dU.release();
         a.output_tangents[1] = dS.release();
@@ -830,6 +855,7 @@ ferro_status eig_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         TensorRef inner;
         if (gV) {
             const TensorRef VhgV = r.matmul(Vh, gV);
+            if (r.dim(VhgV, 1) > 0) check_gauge(r, r.diagonal(VhgV), "linalg.eig", "eigenvectors");
             const TensorRef projected = r.sub(VhgV, r.matmul(Vh, r.mul(p.V, re_diag_row(r, VhgV))));
             const TensorRef wc = r.conj(p.w);
             const TensorRef F = r.inverse_gaps(r.sub(r.unsqueeze(wc, -2), r.unsqueeze(wc, -1)), 0);

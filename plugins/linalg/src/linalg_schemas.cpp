@@ -124,11 +124,11 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 invalid(op, std::string("input 1 (B) must have input 0's dtype ") + plugin::dtype_attr_name(in.dtype) +
                                 ", got " + plugin::dtype_attr_name(b.dtype));
             }
-            if (b.ndim == 1) {  // numpy 2: a 1-D b is one vector
-                if (b.shape[0] != n) {
+            if (solve_vector_rhs(in, b)) {
+                if (b.shape[b.ndim - 1] != n) {
                     invalid(op, "input 1 (b) has shape " + shape_str(dims(b)) + ", expected [" + std::to_string(n) + "]");
                 }
-                out[0] = out_sig(in.dtype, batch, {n});
+                out[0] = out_sig(in.dtype, broadcast_batch(op, batch, batch_of(b, 1)), {n});
             } else {
                 require_matrix(op, b, 1, false);
                 if (rows(b) != n) {
