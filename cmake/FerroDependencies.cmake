@@ -19,5 +19,6 @@ pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 
 if(FERRO_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)
+    find_package(nlohmann_json 3 REQUIRED)  # the linalg oracle replay reads JSON lines
     include(Catch)
 endif()

@@ -219,7 +219,7 @@ TEST_CASE("linalg grad: triangular_solve in every orientation", "[linalg]") {
 TEST_CASE("linalg grad: lu, lu_factor, lu_unpack and lu_solve for square, tall and wide matrices", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : grad_dtypes) {
-        for (const Shape& s : {Shape{2, 4, 4}, Shape{5, 3}, Shape{3, 5}}) {
+        for (const Shape& s : {Shape{2, 4, 4}, Shape{5, 3}, Shape{2, 3, 5}}) {
             const Tensor A = random_matrix(rt, s, dt, 73);
             const std::string what = name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back());
             check_grad("lu " + what, [](const std::vector<Tensor>& x) {
@@ -256,4 +256,22 @@ TEST_CASE("linalg grad: eig and eigvals of real and complex matrices, gauge-inva
             return std::vector{w, v.abs()};
         }, {A});
     }
+}
+
+TEST_CASE("linalg grad: forward over reverse through rules that use their outputs frees everything", "[linalg]") {
+    // A JVP rule whose graph saves its op's output (lu_solve: the term op(dA) X, with dA from LU,
+    // which requires grad) once made a cycle, output -> tangent -> node -> output, that nothing freed.
+    const Runtime rt = linalg_runtime();
+    const Tensor A = random_matrix(rt, {32, 32}, DType::f64, 95) + rt.eye(32) * 32.0;  // 8 KiB: engine memory
+    const Tensor V = random_matrix(rt, {32, 32}, DType::f64, 96), B = random_matrix(rt, {32, 32}, DType::f64, 97);
+    const auto [LU, piv] = linalg::lu_factor(A);
+    const uint64_t base = rt.engine_memory().live_bytes;
+    {
+        Tensor dual = make_dual(LU.detach(), V);
+        dual.set_requires_grad();
+        const Tensor y = linalg::lu_solve(dual, piv, B);
+        const Tensor hvp = grad({(y * y).sum()}, {dual})[0].tangent();
+        CHECK(hvp.shape() == Shape{32, 32});
+    }
+    CHECK(rt.engine_memory().live_bytes == base);
 }

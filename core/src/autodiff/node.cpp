@@ -85,9 +85,12 @@ TensorPtr detach(const ferro_tensor_impl& t) {
     return wrap_storage(t.storage, t.dtype, span_of(t.shape), span_of(t.strides), t.byte_offset);
 }
 
+// While a JVP rule runs (tangents off), nothing it saves may carry a tangent: the tangent being
+// computed would reach the saving node through its own graph, a cycle that is never freed.
+// Tangents are one level deep, so no rule needs them there.
 TensorPtr saved_alias(const ferro_tensor_impl& t) {
     TensorPtr alias = detach(t);
-    if (t.autograd && t.autograd->tangent) autograd_of(*alias).tangent = t.autograd->tangent;
+    if (t.autograd && t.autograd->tangent && tangents_enabled()) autograd_of(*alias).tangent = t.autograd->tangent;
     return alias;
 }
 
@@ -155,7 +158,14 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
                                                      "cannot pass through it", op));
     }
     boost::container::small_vector<ferro_tensor, 4> in(inputs.begin(), inputs.end()), out, in_t, out_t;
-    for (const TensorPtr& t : outputs) out.push_back(t.get());
+    // The rule sees aliases of the outputs: a node it records may save one, and saving the output
+    // itself would make a cycle once the output holds the tangent that node helps compute. (The
+    // outputs have no grad_fn yet, so the aliases stand in for them exactly.)
+    boost::container::small_vector<TensorPtr, 4> output_aliases;
+    for (const TensorPtr& t : outputs) {
+        output_aliases.push_back(detach(*t));
+        out.push_back(output_aliases.back().get());
+    }
     for (ferro_tensor_impl* t : inputs) in_t.push_back(t->autograd ? t->autograd->tangent.get() : nullptr);
     out_t.assign(outputs.size(), nullptr);
     ferro_jvp_args a{sizeof a, static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()), 0,
@@ -238,6 +248,13 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
             if (requires_grad(in) && !in.autograd->grad_fn) {
                 node->saved_inputs()[i] = saved_alias(in);
                 node->saved_leaves()[i] = in.autograd->leaf;
+            } else if (in.autograd && in.autograd->tangent && !tangents_enabled()) {
+                node->saved_inputs()[i] = saved_alias(in);  // same graph position, no tangent
+                AutogradMeta& meta = autograd_of(*node->saved_inputs()[i]);
+                meta.requires_grad = in.autograd->requires_grad;
+                meta.grad_fn = in.autograd->grad_fn;
+                meta.slot = in.autograd->slot;
+                meta.non_differentiable = in.autograd->non_differentiable;
             } else {
                 node->saved_inputs()[i] = TensorPtr::share(&in);
             }

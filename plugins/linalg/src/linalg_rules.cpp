@@ -73,7 +73,11 @@ public:
         return call("linalg.triangular_solve", {A, B}, {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left),
                                                         plugin::attr_bool("unitriangular", unit)});
     }
-    TensorRef zeros_shaped(Arg like, std::vector<int64_t> shape) const {
+    // Zeros with `like`'s batch dimensions (all but its last two), then `matrix` (rows, cols).
+    TensorRef zeros_shaped(Arg like, std::initializer_list<int64_t> matrix) const {
+        std::vector<int64_t> shape = this->shape(like);
+        shape.resize(shape.size() - 2);
+        shape.insert(shape.end(), matrix);
         return zeros(shape, signature(like).dtype, host()->tensor_engine(like.get()));
     }
     TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
