@@ -49,7 +49,7 @@ int64_t scratch_bytes(const Plan& p) {
         case Op::inv: return align64(n * n * t) + align64(n * i) + align64(p.lwork * t);
         case Op::det: case Op::slogdet: return align64(n * n * t) + align64(n * i);
         case Op::cholesky: return align64(n * n * t);
-        case Op::qr: return align64(m * n * t) + align64(k * t) + align64(p.lwork * t) + align64(m * m * t);
+        case Op::qr: return align64(m * n * t) + align64(k * t) + align64(p.lwork * t) + align64(m * m * t);  // + full Q
         case Op::eigh: case Op::eigvalsh:
             return align64(n * n * t) + align64(n * r) + align64(p.lwork * t) + align64(p.lrwork * r) +
                    align64(p.liwork * i);
@@ -82,12 +82,12 @@ void query_workspace(Plan& p) {
             p.lwork = lapack::query_size(w);
             break;
         case Op::qr: {
-            // M = A^T is n x m; LQ of M, then its first k (reduced) or m (complete) rows of Q.
-            lapack::gelqf(n, m, nullptr, std::max(n, 1), nullptr, &w, -1);
+            // geqrf on A (m x n), then the first k (reduced) or m (complete) columns of Q.
+            lapack::geqrf(m, n, nullptr, std::max(m, 1), nullptr, &w, -1);
             int64_t need = lapack::query_size(w);
-            const lapack_int q_rows = p.qr_mode == QrMode::complete ? m : k;
-            if (p.qr_mode != QrMode::r && q_rows > 0) {
-                lapack::unglq(q_rows, m, k, nullptr, std::max(q_rows, 1), nullptr, &w, -1);
+            const lapack_int q_cols = p.qr_mode == QrMode::complete ? m : k;
+            if (p.qr_mode != QrMode::r && q_cols > 0) {
+                lapack::ungqr(m, q_cols, k, nullptr, std::max(m, 1), nullptr, &w, -1);
                 need = std::max(need, lapack::query_size(w));
             }
             p.lwork = std::max<int64_t>(need, 1);
@@ -193,13 +193,13 @@ public:
         T* a = c.take<T>(m * n);
         const ferro_tensor_view& A = a_.inputs[0];
         const int nd = A.ndim;
-        // LU pivots on A's rows, and eig keeps LAPACK's eigenvalue order on A itself (as numpy and
-        // PyTorch): these factor A, from a column-major copy.
-        const bool lu_family = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve || p_.op == Op::eig ||
-                               p_.op == Op::eigvals;
-        if (lu_family) {
+        // LU pivots on A's rows, eig keeps LAPACK's eigenvalue order on A itself (as numpy and
+        // PyTorch), and QR is faster as geqrf than as gelqf: these factor A, from a column-major copy.
+        const bool column_major = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve ||
+                                  p_.op == Op::eig || p_.op == Op::eigvals || p_.op == Op::qr;
+        if (column_major) {
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, m, m, n);
-        } else {
+        } else if (p_.op != Op::cholesky || p_.upper) {  // lower Cholesky gathers its triangle itself
             // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, n, 1, m, n);
         }
@@ -265,16 +265,20 @@ public:
                 return;
             }
             case Op::cholesky: {
-                // M = A^T = conj(A): potrf on the other triangle of M gives A's factor row-major.
-                if (const lapack_int info = lapack::potrf(p_.upper ? 'L' : 'U', ln, a, ldn); info > 0) {
+                // potrf 'L' only: 'U' runs 1.6-2.3x slower in OpenBLAS (n = 64..256, one thread).
+                // upper: M = A^T holds A's upper triangle in its lower one, and its factor M = L L^H
+                // gives U = L^T, which is M's memory read row-major. lower: A's lower triangle,
+                // transposed into column-major order, and L transposed back.
+                T* out = output<T>(0, b);
+                const int64_t ors = out_stride(0, 2), ocs = out_stride(0, 1);
+                if (!p_.upper) copy_lower(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, n, n, false);
+                if (const lapack_int info = lapack::potrf('L', ln, a, ldn); info > 0) {
                     return fail(FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " +
                                                             std::to_string(info) + " is not");
                 }
-                const bool upper = p_.upper;
-                for (int64_t i = 0; i < n; ++i)  // zero the triangle LAPACK left untouched
-                    for (int64_t j = 0; j < n; ++j)
-                        if (upper ? j < i : j > i) a[i * n + j] = T(0);
-                return store_matrix(0, b, a, n, 1, n, n);
+                if (!p_.upper) return copy_lower(a, 1, n, out, ors, ocs, n, true);
+                // U row-major is M's lower triangle read as rows: U(i, j) = a[i n + j] for j >= i.
+                return copy_lower(a, 1, n, out, ocs, ors, n, true);
             }
             case Op::qr: return qr(b, c, a, fail);
             case Op::eigh: case Op::eigvalsh: {
@@ -518,33 +522,34 @@ private:
         }
     }
 
-    // QR of A (m x n) as the LQ of M = A^T: M = L Q  =>  A = Q^T L^T, so R = L^T, Q_A = Q^T.
+    // QR of A (m x n, column-major in `a`): geqrf, then Q from its reflectors (ungqr). A
+    // row-major A is an LQ problem to LAPACK, but gelqf/unglq run 1.6x slower than
+    // geqrf/ungqr here, far more than the two transposing copies cost.
     template <class Fail> void qr(int64_t b, Carver& c, T* a, Fail&&) {
         const int64_t m = p_.m, n = p_.n, k = p_.k;
         const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-        const lapack_int ldn = std::max<lapack_int>(ln, 1);
+        const lapack_int ldm = std::max<lapack_int>(lm, 1);
         T* tau = c.take<T>(k);
         T* work = c.take<T>(p_.lwork);
-        T* q = c.take<T>(m * m);
         const lapack_int lw = static_cast<lapack_int>(p_.lwork);
-        lapack::gelqf(ln, lm, a, ldn, tau, work, lw);
-        // R (rows x n, rows = k or m) row-major: R(i, j) = L(j, i) = a[j + i n] on and above the diagonal.
+        lapack::geqrf(lm, ln, a, ldm, tau, work, lw);
+        // R (rows x n, rows = k or m): the upper triangle of a.
         const uint32_t r_out = p_.qr_mode == QrMode::r ? 0 : 1;
         const int64_t r_rows = p_.qr_mode == QrMode::complete ? m : k;
         T* r = output<T>(r_out, b);
         const int64_t rrs = out_stride(r_out, 2), rcs = out_stride(r_out, 1);
         for (int64_t i = 0; i < r_rows; ++i)
-            for (int64_t j = 0; j < n; ++j) r[i * rrs + j * rcs] = (i < k && j >= i) ? a[j + i * n] : T(0);
+            for (int64_t j = 0; j < n; ++j) r[i * rrs + j * rcs] = (i < k && j >= i) ? a[i + j * m] : T(0);
         if (p_.qr_mode == QrMode::r) return;
         if (p_.qr_mode == QrMode::complete && m > n) {
-            // All m rows of Q: the reflectors' n rows into an m x m buffer first.
-            for (int64_t col = 0; col < m; ++col)
-                for (int64_t row = 0; row < m; ++row) q[row + col * m] = row < n ? a[row + col * n] : T(0);
-            lapack::unglq(lm, lm, lk, q, std::max<lapack_int>(lm, 1), tau, work, lw);
-            return store_matrix(0, b, q, m, 1, m, m);
+            // All m columns of Q: the n reflectors into an m x m buffer first.
+            T* q = c.take<T>(m * m);
+            std::copy(a, a + m * n, q);
+            lapack::ungqr(lm, lm, lk, q, ldm, tau, work, lw);
+            return store_matrix(0, b, q, 1, m, m, m);
         }
-        if (k > 0) lapack::unglq(lk, lm, lk, a, ldn, tau, work, lw);
-        store_matrix(0, b, a, n, 1, m, k);  // Q_A(i, j) = Q(j, i) = a[j + i n]
+        if (k > 0) lapack::ungqr(lm, lk, lk, a, ldm, tau, work, lw);
+        store_matrix(0, b, a, 1, m, m, k);
     }
 
     const Plan& p_;

@@ -334,10 +334,9 @@ TensorRef omega_of(const Ops& r, Arg c) {  // phi(C)
 TensorRef omega_adjoint(const Ops& r, Arg n) {  // phi*(N)
     return r.add(r.sub(r.strictly_lower(n), r.strictly_lower(r.mH(n))), r.diag_embed(r.i_imag(r.diagonal(n))));
 }
-// X R^-H = (R^-1 X^H)^H.
-TensorRef times_inv_rh(const Ops& r, Arg x, Arg R) { return r.mH(r.solve(R, r.mH(x))); }
-// X R^-1 = (R^-H X^H)^H.
-TensorRef times_inv_r(const Ops& r, Arg x, Arg R) { return r.mH(r.solve(r.mH(R), r.mH(x))); }
+// X R^-H and X R^-1: triangular solves from the right (no LU of R).
+TensorRef times_inv_rh(const Ops& r, Arg x, Arg R) { return r.tri_solve(r.mH(R), x, /*upper=*/false, /*left=*/false); }
+TensorRef times_inv_r(const Ops& r, Arg x, Arg R) { return r.tri_solve(R, x, /*upper=*/true, /*left=*/false); }
 
 // The tall-or-square VJP (gQ or gR may be empty).
 TensorRef qr_vjp_tall(const Ops& r, Arg Q, Arg R, const TensorRef& gQ, const TensorRef& gR) {

@@ -1,0 +1,135 @@
+// bench/run linalg (ferro side and the direct-LAPACK peer, in one process): svd, eigh, qr,
+// solve, cholesky and det of n x n f64 matrices, n = 64, 256, 1024, through ferro::linalg
+// against the same LAPACK routine called directly (LAPACKE column-major *_work entry points,
+// workspace queried once, the input copied into a work buffer each call as LAPACK overwrites
+// it). Prints one {"case", "ferro_s", "lapack_s", ...} line per case; bench/run adds the numpy
+// and scipy timings of the same cases and prints DESIGN §12 lines.
+#include "timing.hpp"
+
+#include <ferro/ferro.hpp>
+
+#include <lapacke.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using ferro::Tensor;
+
+namespace {
+
+// The direct call of each case: LAPACK on `a` (n x n, column-major; the matrices are symmetric
+// or their transpose costs the same), with every buffer allocated up front.
+struct Direct {
+    int n;
+    std::vector<double> input, a, b, w, tau, u, vt, work;
+    std::vector<lapack_int> ipiv, iwork;
+    explicit Direct(const std::vector<double>& values, int size)
+        : n(size), input(values), a(values.size()), b(static_cast<size_t>(size)), w(static_cast<size_t>(size)),
+          tau(static_cast<size_t>(size)), u(values.size()), vt(values.size()), ipiv(static_cast<size_t>(size)),
+          iwork(static_cast<size_t>(8 * size)) {}
+    void load() { std::memcpy(a.data(), input.data(), input.size() * sizeof(double)); }
+    lapack_int query(const std::function<lapack_int(double*, lapack_int)>& call) {
+        double size = 0;
+        call(&size, -1);
+        return static_cast<lapack_int>(size);
+    }
+};
+
+std::function<void()> direct_call(const std::string& op, Direct& d) {
+    const lapack_int n = d.n;
+    const int col = LAPACK_COL_MAJOR;
+    if (op == "svd") {
+        const lapack_int lw = d.query([&](double* w, lapack_int l) {
+            return LAPACKE_dgesdd_work(col, 'S', n, n, d.a.data(), n, d.w.data(), d.u.data(), n, d.vt.data(), n, w, l,
+                                       d.iwork.data());
+        });
+        d.work.resize(static_cast<size_t>(lw));
+        return [&d, n, lw, col] {
+            d.load();
+            LAPACKE_dgesdd_work(col, 'S', n, n, d.a.data(), n, d.w.data(), d.u.data(), n, d.vt.data(), n, d.work.data(), lw,
+                                d.iwork.data());
+        };
+    }
+    if (op == "eigh") {
+        double wq = 0;
+        lapack_int iq = 0;
+        LAPACKE_dsyevd_work(col, 'V', 'L', n, d.a.data(), n, d.w.data(), &wq, -1, &iq, -1);
+        d.work.resize(static_cast<size_t>(wq));
+        d.iwork.resize(static_cast<size_t>(iq));
+        return [&d, n, col] {
+            d.load();
+            LAPACKE_dsyevd_work(col, 'V', 'L', n, d.a.data(), n, d.w.data(), d.work.data(),
+                                static_cast<lapack_int>(d.work.size()), d.iwork.data(), static_cast<lapack_int>(d.iwork.size()));
+        };
+    }
+    if (op == "qr") {
+        const lapack_int l1 = d.query([&](double* w, lapack_int l) { return LAPACKE_dgeqrf_work(col, n, n, d.a.data(), n, d.tau.data(), w, l); });
+        const lapack_int l2 = d.query([&](double* w, lapack_int l) { return LAPACKE_dorgqr_work(col, n, n, n, d.a.data(), n, d.tau.data(), w, l); });
+        d.work.resize(static_cast<size_t>(std::max(l1, l2)));
+        return [&d, n, col] {
+            d.load();
+            const lapack_int lw = static_cast<lapack_int>(d.work.size());
+            LAPACKE_dgeqrf_work(col, n, n, d.a.data(), n, d.tau.data(), d.work.data(), lw);
+            std::memcpy(d.u.data(), d.a.data(), d.a.size() * sizeof(double));  // keep R, as qr returns it
+            LAPACKE_dorgqr_work(col, n, n, n, d.a.data(), n, d.tau.data(), d.work.data(), lw);
+        };
+    }
+    if (op == "solve") {
+        return [&d, n, col] {
+            d.load();
+            std::fill(d.b.begin(), d.b.end(), 1.0);
+            LAPACKE_dgesv_work(col, n, 1, d.a.data(), n, d.ipiv.data(), d.b.data(), n);
+        };
+    }
+    if (op == "cholesky") {
+        return [&d, n, col] {
+            d.load();
+            LAPACKE_dpotrf_work(col, 'L', n, d.a.data(), n);
+        };
+    }
+    return [&d, n, col] {  // det
+        d.load();
+        LAPACKE_dgetrf_work(col, n, n, d.a.data(), n, d.ipiv.data());
+        double det = 1;
+        for (lapack_int i = 0; i < n; ++i) det *= d.ipiv[static_cast<size_t>(i)] != i + 1 ? -d.a[static_cast<size_t>(i * n + i)] : d.a[static_cast<size_t>(i * n + i)];
+        d.w[0] = det;
+    };
+}
+
+std::function<void()> ferro_call(const std::string& op, const Tensor& A, const Tensor& b) {
+    if (op == "svd") return [&A] { (void)ferro::linalg::svd(A, /*full_matrices=*/false); };
+    if (op == "eigh") return [&A] { (void)ferro::linalg::eigh(A); };
+    if (op == "qr") return [&A] { (void)ferro::linalg::qr(A); };
+    if (op == "solve") return [&A, &b] { (void)ferro::linalg::solve(A, b); };
+    if (op == "cholesky") return [&A] { (void)ferro::linalg::cholesky(A); };
+    return [&A] { (void)ferro::linalg::det(A); };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    const ferro::Runtime rt;  // finds libferro_linalg.so in the default plugin directory
+    std::vector<int64_t> sizes = {64, 256, 1024};
+    if (quick) sizes = {64, 256};
+    for (const char* op : {"svd", "eigh", "qr", "solve", "cholesky", "det"}) {
+        for (int64_t n : sizes) {
+            // Symmetric positive definite: valid for every op (and the same matrix numpy gets).
+            const Tensor X = rt.rand({n, n}, ferro::DType::f64, 11);
+            const Tensor A = (ferro::matmul(X, X.mT()) + rt.eye(n) * static_cast<double>(n)).contiguous();
+            const Tensor b = rt.full({n}, 1.0);
+            Direct direct(A.to_vector<double>(), static_cast<int>(n));
+            const auto mine = ferro_call(op, A, b);
+            const auto theirs = direct_call(op, direct);
+            const int inner = n <= 64 ? 50 : n <= 256 ? 4 : 1;
+            const int samples = quick ? 5 : n >= 1024 ? 5 : 9;
+            const auto [ferro_s, lapack_s] = bench::paired_medians(mine, theirs, samples, inner);
+            std::printf("{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"samples\": %d, \"inner\": %d}\n",
+                        op, static_cast<long long>(n), ferro_s, lapack_s, samples, inner);
+            std::fflush(stdout);
+        }
+    }
+}
