@@ -275,3 +275,17 @@ TEST_CASE("linalg grad: forward over reverse through rules that use their output
     }
     CHECK(rt.engine_memory().live_bytes == base);
 }
+
+TEST_CASE("linalg grad: matrix_exp through the block Frechet derivative, to second order", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (double scale : {0.3, 4.0}) {  // a low Pade degree, and scaling and squaring
+            const Tensor A = random_matrix(rt, {2, 3, 3}, dt, 102) * scale;
+            check_grad("matrix_exp " + name_of(dt) + " scale " + std::to_string(scale),
+                       [](const std::vector<Tensor>& x) { return std::vector{linalg::matrix_exp(x[0])}; }, {A});
+        }
+        check_second_order(rt, "matrix_exp" + std::string(" ") + name_of(dt),
+                           [](const Tensor& x) { return (linalg::matrix_exp(x) * linalg::matrix_exp(x).conj()).real().sum(); },
+                           random_matrix(rt, {3, 3}, dt, 103));
+    }
+}

@@ -141,6 +141,7 @@ std::optional<Fn> function_of(const json& rec) {
         return Outputs{{"values", w}, {"vectors", v.abs()}};
     };
     if (op == "eigvals") return [](auto& x) { return Outputs{{"value", linalg::eigvals(x[0])}}; };
+    if (op == "matrix_exp") return [](auto& x) { return Outputs{{"value", linalg::matrix_exp(x[0])}}; };
     return std::nullopt;
 }
 

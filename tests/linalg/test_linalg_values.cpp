@@ -360,3 +360,33 @@ TEST_CASE("linalg values: eig and eigvals of general matrices (real with complex
     CHECK(std::abs(w[0] - std::complex<double>(0, 1)) < 1e-15);
     CHECK(std::abs(w[1] - std::complex<double>(0, -1)) < 1e-15);
 }
+
+TEST_CASE("linalg values: matrix_exp against closed forms, eigendecompositions and its own identities", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    // exp of a rotation generator: [[cos t, -sin t], [sin t, cos t]], for small and large t
+    // (every Pade degree and the scaling path).
+    for (double t : {1e-3, 0.1, 0.7, 2.0, 5.0, 40.0}) {
+        for (DType dt : all_dtypes) {
+            INFO(name_of(dt) << " t = " << t);
+            const Tensor G = rt.tensor<double>({0, -t, t, 0}, {2, 2}).to(dt);
+            const Tensor want = rt.tensor<double>({std::cos(t), -std::sin(t), std::sin(t), std::cos(t)}, {2, 2}).to(dt);
+            CHECK_NEAR_T(linalg::matrix_exp(G), want, tol(dt, 2) * std::max(1.0, t));
+        }
+    }
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        // Hermitian: exp(A) = V diag(exp(w)) V^H; batched; and exp(A) exp(-A) = I for any A.
+        const Tensor X = random_matrix(rt, {3, 6, 6}, dt, 100);
+        const Tensor H = (X + mH(X)) * 1.5;
+        const auto [w, V] = linalg::eigh(H);
+        const Tensor want = matmul(V * w.exp().to(dt).unsqueeze(-2), mH(V));
+        const Tensor got = linalg::matrix_exp(H);
+        CHECK_NEAR_T(got, want, tol(dt, 6) * 10 * want.abs().max().to(DType::f64).item<double>());
+        const Tensor Y = random_matrix(rt, {6, 6}, dt, 101) * 3.0;
+        CHECK_NEAR_T(matmul(linalg::matrix_exp(Y), linalg::matrix_exp(Y * -1.0)), rt.eye(6, dt), tol(dt, 6) * 100);
+        // A nilpotent matrix: the series ends, exp(N) = I + N + N^2 / 2.
+        const Tensor N = rt.tensor<double>({0, 1, 2, 0, 0, 3, 0, 0, 0}, {3, 3}).to(dt);
+        CHECK_NEAR_T(linalg::matrix_exp(N), rt.eye(3, dt) + N + matmul(N, N) * 0.5, tol(dt, 3));
+    }
+    CHECK(linalg::matrix_exp(rt.zeros({0, 0})).shape() == Shape{0, 0});
+}

@@ -70,6 +70,7 @@ inline SVD svd(const Tensor& A, bool full_matrices = true, double eps = 0.0) {
     return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
 }
 inline Tensor svdvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.svdvals", {A}); }
+inline Tensor matrix_exp(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.matrix_exp", {A}); }
 
 // X with A X = B (left) or X A = B for triangular A; only the `upper` or lower triangle is read.
 inline Tensor triangular_solve(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false) {

@@ -32,6 +32,7 @@ enum class Op : uint32_t {
     lu_solve,
     eig,
     eigvals,
+    matrix_exp,
     count
 };
 
@@ -124,5 +125,7 @@ ferro_status lu_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status lu_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status eig_vjp(const ferro_host_api*, const ferro_vjp_args*);  // eig and eigvals
 ferro_status eig_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status matrix_exp_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status matrix_exp_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 }  // namespace ferro::linalg

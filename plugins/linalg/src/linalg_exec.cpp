@@ -7,6 +7,7 @@
 // results come out row-major without transposing copies: solve is getrs with trans = 'T',
 // the Cholesky factor of A is the other triangle of M's, QR of A is the LQ of M, and the SVD
 // of M holds Vh and U of A in its U and Vt.
+#include "expm.hpp"
 #include "lapack.hpp"
 #include "linalg.hpp"
 #include "matrix_io.hpp"
@@ -62,6 +63,7 @@ int64_t scratch_bytes(const Plan& p) {
         case Op::lu_factor: case Op::lu: return align64(m * n * t) + align64(std::max(m, k) * i) + align64(m * i);
         case Op::lu_unpack: return align64(std::max(m, k) * i) + align64(m * i);  // pivots, permutation
         case Op::lu_solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
+        case Op::matrix_exp: return align64(n * n * t) + align64(6 * n * n * t) + align64(n * i);
         case Op::eig: case Op::eigvals:  // A, eigenvalues (2n reals or n complex), vectors, work, rwork
             return align64(n * n * t) + align64(2 * n * r) + align64(n * n * t) + align64(p.lwork * t) + align64(2 * n * r);
         case Op::count: break;
@@ -376,6 +378,13 @@ public:
                 return store_matrix(0, b, x, n, 1, k, n, p_.adjoint);
             }
             case Op::eig: case Op::eigvals: return eig(b, c, a, fail);
+            case Op::matrix_exp: {
+                T* work = c.take<T>(6 * n * n);
+                lapack_int* piv = c.take<lapack_int>(n);
+                if (!all_finite(a, n * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+                expm(a, n, work, piv);  // `a` holds A row-major
+                return store_matrix(0, b, a, n, 1, n, n);
+            }
             case Op::lu_unpack: case Op::count: break;
         }
     }

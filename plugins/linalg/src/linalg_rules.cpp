@@ -883,4 +883,30 @@ ferro_status eig_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     });
 }
 
+// ---- matrix_exp: the Frechet derivative L(X, E) is the upper-right block of
+// exp([[X, E], [0, X]]) (Mathias 1996; Higham's "block" method): dexp = L(A, dA), and the
+// adjoint gA = L(A^H, gE). Both are matrix_exp calls, so every order differentiates.
+namespace {
+TensorRef frechet(const Ops& r, Arg X, Arg E) {
+    const int64_t n = r.dim(X, 1);
+    const TensorRef top = r.concat(X, E, -1);
+    const TensorRef bottom = r.concat(r.zeros_shaped(X, {n, n}), X, -1);
+    const TensorRef block = r.call("linalg.matrix_exp", {r.concat(top, bottom, -2)});
+    return r.slice(r.slice(block, -2, 0, n), -1, n, 2 * n);
+}
+}  // namespace
+
+ferro_status matrix_exp_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        a.input_cotangents[0] = frechet(r, r.mH(a.inputs[0]), r.cast(a.cotangents[0], a.input_sigs[0].dtype)).release();
+    });
+}
+ferro_status matrix_exp_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        a.output_tangents[0] = frechet(r, a.inputs[0], r.cast(a.input_tangents[0], r.signature(a.inputs[0]).dtype)).release();
+    });
+}
+
 }  // namespace ferro::linalg

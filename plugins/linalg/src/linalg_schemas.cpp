@@ -137,7 +137,7 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 }
                 out[0] = out_sig(in.dtype, broadcast_batch(op, batch, batch_of(b)), {n, cols(b)});
             }
-        } else if constexpr (op == Op::inv || op == Op::cholesky) {
+        } else if constexpr (op == Op::inv || op == Op::cholesky || op == Op::matrix_exp) {
             out[0] = in;
         } else if constexpr (op == Op::det) {
             out[0] = out_sig(in.dtype, batch, {});
@@ -273,6 +273,8 @@ std::vector<ferro_op_schema> build_schemas() {
          infer<Op::eig, true>, bit(0), bit(0) | bit(1), 0, bit(0) | bit(1), eig_vjp, eig_jvp},
         {"eigvals", "eigenvalues of a general matrix (complex)", 1, 1, {}, infer<Op::eigvals, true>, bit(0), bit(0),
          bit(0), 0, eig_vjp, eig_jvp},
+        {"matrix_exp", "exp(A) = sum A^k / k! (scaling and squaring, Pade; Higham 2005)", 1, 1, {},
+         infer<Op::matrix_exp, true>, bit(0), bit(0), bit(0), 0, matrix_exp_vjp, matrix_exp_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
