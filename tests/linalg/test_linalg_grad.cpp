@@ -289,3 +289,19 @@ TEST_CASE("linalg grad: matrix_exp through the block Frechet derivative, to seco
                            random_matrix(rt, {3, 3}, dt, 103));
     }
 }
+
+TEST_CASE("linalg grad: pinv of tall, wide, square and Hermitian matrices", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (const Shape& s : {Shape{5, 3}, Shape{2, 4, 4}, Shape{3, 5}}) {
+            const Tensor A = random_matrix(rt, s, dt, 114);
+            check_grad("pinv " + name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back()),
+                       [](const std::vector<Tensor>& x) { return std::vector{linalg::pinv(x[0])}; }, {A});
+        }
+        linalg::Tolerance herm;
+        herm.hermitian = true;
+        check_grad("pinv hermitian " + name_of(dt), [herm](const std::vector<Tensor>& x) {
+            return std::vector{linalg::pinv(x[0] + mH(x[0]), herm)};
+        }, {random_matrix(rt, {4, 4}, dt, 115)});
+    }
+}

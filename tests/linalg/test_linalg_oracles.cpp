@@ -142,6 +142,17 @@ std::optional<Fn> function_of(const json& rec) {
     };
     if (op == "eigvals") return [](auto& x) { return Outputs{{"value", linalg::eigvals(x[0])}}; };
     if (op == "matrix_exp") return [](auto& x) { return Outputs{{"value", linalg::matrix_exp(x[0])}}; };
+    if (op == "pinv" || op == "pinv_singular" || op == "pinv_hermitian") {
+        linalg::Tolerance t;
+        const json& k = rec.value("op_kwargs", json::object());
+        if (k.is_object() && k.contains("rtol") && !k.at("rtol").is_null()) t.rtol = k.at("rtol").get<double>();
+        if (k.is_object() && k.contains("atol") && !k.at("atol").is_null()) t.atol = k.at("atol").get<double>();
+        t.hermitian = kwarg(rec, "hermitian", false);
+        if (op == "pinv_singular") {  // PyTorch's sample: a low-rank product, pinv(a b^T)
+            return [t](auto& x) { return Outputs{{"value", linalg::pinv(matmul(x[0], x[1].mT()), t)}}; };
+        }
+        return [t, herm = t.hermitian](auto& x) { return Outputs{{"value", linalg::pinv(herm ? hermitian_part(x[0]) : x[0], t)}}; };
+    }
     return std::nullopt;
 }
 

@@ -390,3 +390,41 @@ TEST_CASE("linalg values: matrix_exp against closed forms, eigendecompositions a
     }
     CHECK(linalg::matrix_exp(rt.zeros({0, 0})).shape() == Shape{0, 0});
 }
+
+TEST_CASE("linalg values: pinv satisfies the Penrose conditions, matrix_rank counts above the tolerance", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        for (const Shape& shape : {Shape{2, 6, 4}, Shape{4, 4}, Shape{3, 7}}) {
+            INFO(name_of(dt) << " shape " << shape[shape.size() - 2] << "x" << shape.back());
+            const int64_t m = shape[shape.size() - 2], n = shape.back();
+            const Tensor A = random_matrix(rt, shape, dt, 110);
+            const Tensor X = linalg::pinv(A);
+            CHECK(X.shape()[X.ndim() - 2] == n);
+            CHECK(X.shape().back() == m);
+            const double t = tol(dt, std::max(m, n)) * 100;
+            CHECK_NEAR_T(matmul(A, matmul(X, A)), A, t);          // A X A = A
+            CHECK_NEAR_T(matmul(X, matmul(A, X)), X, t * 10);     // X A X = X
+            CHECK_NEAR_T(mH(matmul(A, X)), matmul(A, X), t);      // (A X)^H = A X
+            CHECK_NEAR_T(mH(matmul(X, A)), matmul(X, A), t);      // (X A)^H = X A
+            CHECK(linalg::matrix_rank(A).to_vector<int64_t>() == std::vector<int64_t>(static_cast<size_t>(numel(shape) / (m * n)), std::min(m, n)));
+        }
+        // Rank 2 of 4: the pseudo-inverse ignores the null space; the rank sees it.
+        const Tensor U = random_matrix(rt, {4, 2}, dt, 111), V = random_matrix(rt, {2, 5}, dt, 112);
+        const Tensor low = matmul(U, V);
+        CHECK(linalg::matrix_rank(low).item<int64_t>() == 2);
+        const Tensor X = linalg::pinv(low);
+        CHECK_NEAR_T(matmul(low, matmul(X, low)), low, tol(dt, 5) * 1000);
+        // A tolerance above every singular value: rank 0 and a zero pseudo-inverse.
+        linalg::Tolerance huge;
+        huge.atol = 1e6;
+        CHECK(linalg::matrix_rank(low, huge).item<int64_t>() == 0);
+        CHECK_NEAR_T(linalg::pinv(low, huge), rt.zeros({5, 4}, dt), 0.0);
+        // Hermitian: through eigh, same answer as the SVD route.
+        const Tensor H = random_matrix(rt, {5, 5}, dt, 113);
+        const Tensor S = H + mH(H);
+        linalg::Tolerance herm;
+        herm.hermitian = true;
+        CHECK_NEAR_T(linalg::pinv(S, herm), linalg::pinv(S), tol(dt, 5) * 1000);
+        CHECK(linalg::matrix_rank(S, herm).item<int64_t>() == 5);
+    }
+}

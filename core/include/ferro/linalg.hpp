@@ -6,6 +6,7 @@
 
 #include <ferro/ferro.hpp>
 
+#include <optional>
 #include <string>
 
 namespace ferro::linalg {
@@ -71,6 +72,25 @@ inline SVD svd(const Tensor& A, bool full_matrices = true, double eps = 0.0) {
 }
 inline Tensor svdvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.svdvals", {A}); }
 inline Tensor matrix_exp(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.matrix_exp", {A}); }
+
+// Pseudo-inverse and rank: singular values <= max(atol, rtol * largest) count as zero. Omitted
+// tolerances follow PyTorch (rtol = eps * max(m, n) unless atol > 0).
+struct Tolerance {
+    std::optional<double> atol, rtol;
+    bool hermitian = false;
+};
+inline Attrs tolerance_attrs(const Tolerance& t) {
+    Attrs a{Attr("hermitian", t.hermitian)};
+    if (t.atol) a.emplace_back("atol", *t.atol);
+    if (t.rtol) a.emplace_back("rtol", *t.rtol);
+    return a;
+}
+inline Tensor pinv(const Tensor& A, const Tolerance& t = {}) {
+    return call_one(A.runtime_ref(), "linalg.pinv", {A}, tolerance_attrs(t));
+}
+inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
+    return call_one(A.runtime_ref(), "linalg.matrix_rank", {A}, tolerance_attrs(t));
+}
 
 // X with A X = B (left) or X A = B for triangular A; only the `upper` or lower triangle is read.
 inline Tensor triangular_solve(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false) {

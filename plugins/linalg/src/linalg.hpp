@@ -33,6 +33,8 @@ enum class Op : uint32_t {
     eig,
     eigvals,
     matrix_exp,
+    pinv,
+    matrix_rank,
     count
 };
 
@@ -56,6 +58,16 @@ struct Plan {
     bool adjoint = false;        // lu_solve: with A^H
     bool unit = false;           // triangular_solve: unit diagonal assumed
     std::vector<int> matrix_dims;  // per input: trailing dims that form one item (2 matrix, 1 vector)
+    // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
+    bool hermitian = false;
+    double atol = 0, rtol = 0;
+    // The decomposition whose LAPACK routine (and workspace) the op runs: itself, or for pinv
+    // and matrix_rank the SVD or Hermitian eigendecomposition underneath.
+    Op lapack_op() const {
+        if (op == Op::pinv) return hermitian ? Op::eigh : Op::svd;
+        if (op == Op::matrix_rank) return hermitian ? Op::eigvalsh : Op::svdvals;
+        return op;
+    }
     bool upper = false;          // cholesky; eigh: use the upper triangle
     bool full = false;           // svd: full_matrices
     QrMode qr_mode = QrMode::reduced;
@@ -127,5 +139,7 @@ ferro_status eig_vjp(const ferro_host_api*, const ferro_vjp_args*);  // eig and 
 ferro_status eig_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status matrix_exp_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status matrix_exp_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status pinv_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status pinv_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 }  // namespace ferro::linalg

@@ -7,6 +7,7 @@
 // results come out row-major without transposing copies: solve is getrs with trans = 'T',
 // the Cholesky factor of A is the other triangle of M's, QR of A is the LQ of M, and the SVD
 // of M holds Vh and U of A in its U and Vt.
+#include "blas.hpp"
 #include "expm.hpp"
 #include "lapack.hpp"
 #include "linalg.hpp"
@@ -45,7 +46,12 @@ private:
 int64_t scratch_bytes(const Plan& p) {
     const int64_t t = itemsize(p.dtype), r = itemsize(real_dtype(p.dtype)), i = sizeof(lapack_int);
     const int64_t m = p.m, n = p.n, k = p.k;
-    switch (p.op) {
+    if (p.op == Op::pinv) {  // the decomposition's, then the scaled factor and the product
+        Plan d = p;
+        d.op = p.lapack_op();
+        return scratch_bytes(d) + align64(std::max(m, n) * std::max(m, n) * t) + align64(n * m * t);
+    }
+    switch (p.lapack_op()) {
         case Op::solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
         case Op::inv: return align64(n * n * t) + align64(n * i) + align64(p.lwork * t);
         case Op::det: case Op::slogdet: return align64(n * n * t) + align64(n * i);
@@ -66,7 +72,7 @@ int64_t scratch_bytes(const Plan& p) {
         case Op::matrix_exp: return align64(n * n * t) + align64(6 * n * n * t) + align64(n * i);
         case Op::eig: case Op::eigvals:  // A, eigenvalues (2n reals or n complex), vectors, work, rwork
             return align64(n * n * t) + align64(2 * n * r) + align64(n * n * t) + align64(p.lwork * t) + align64(2 * n * r);
-        case Op::count: break;
+        default: break;
     }
     return 0;
 }
@@ -78,7 +84,8 @@ void query_workspace(Plan& p) {
     T w{};
     Real<T> rw{};
     lapack_int iw = 0;
-    switch (p.op) {
+    const Op op = p.lapack_op();
+    switch (op) {
         case Op::inv:
             lapack::getri(n, nullptr, std::max(n, 1), nullptr, &w, -1);
             p.lwork = lapack::query_size(w);
@@ -96,14 +103,14 @@ void query_workspace(Plan& p) {
             break;
         }
         case Op::eigh: case Op::eigvalsh:
-            lapack::heevd(p.op == Op::eigh ? 'V' : 'N', 'U', n, nullptr, std::max(n, 1), nullptr, &w, -1, &rw, -1,
+            lapack::heevd(op == Op::eigh ? 'V' : 'N', 'U', n, nullptr, std::max(n, 1), nullptr, &w, -1, &rw, -1,
                           &iw, -1);
             p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
             p.lrwork = lapack::is_complex_v<T> ? std::max<int64_t>(static_cast<int64_t>(rw), 1) : 0;
             p.liwork = std::max<int64_t>(iw, 1);
             break;
         case Op::eig: case Op::eigvals: {
-            const char job = p.op == Op::eig ? 'V' : 'N';
+            const char job = op == Op::eig ? 'V' : 'N';
             if constexpr (lapack::is_complex_v<T>) {
                 std::vector<Real<T>> rwork(static_cast<size_t>(2 * n + 1));  // ?trevc3's query writes rwork(1)
                 lapack::geev(job, n, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), &w, -1, rwork.data());
@@ -114,7 +121,7 @@ void query_workspace(Plan& p) {
             break;
         }
         case Op::svd: case Op::svdvals: {
-            const char job = p.op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
+            const char job = op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
             const lapack_int ucols = p.full ? n : k, vrows = p.full ? m : k;
             lapack::gesdd(job, n, m, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), nullptr,
                           std::max(vrows, 1), &w, -1, nullptr, &iw);
@@ -378,6 +385,7 @@ public:
                 return store_matrix(0, b, x, n, 1, k, n, p_.adjoint);
             }
             case Op::eig: case Op::eigvals: return eig(b, c, a, fail);
+            case Op::pinv: case Op::matrix_rank: return pseudo_inverse(b, c, a, fail);
             case Op::matrix_exp: {
                 T* work = c.take<T>(6 * n * n);
                 lapack_int* piv = c.take<lapack_int>(n);
@@ -487,6 +495,64 @@ private:
         unpack(b, input<T>(0, b), LU.strides[LU.ndim - 2], LU.strides[LU.ndim - 1], piv, c);
     }
 
+    // pinv and matrix_rank from the SVD of M = A^T (= conj(Vh_A)... as in svd) or, hermitian,
+    // the eigendecomposition of M = conj(A). Singular values <= max(atol, rtol * largest) are
+    // dropped (their reciprocals become 0).
+    template <class Fail> void pseudo_inverse(int64_t b, Carver& c, T* a, Fail&& fail) {
+        const int64_t m = p_.m, n = p_.n, k = p_.k;
+        const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), ldn = std::max<lapack_int>(ln, 1);
+        const bool pinv = p_.op == Op::pinv;
+        if (!all_finite(a, m * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+        R* s = c.take<R>(p_.hermitian ? n : k);
+        R largest = 0;
+        int64_t count = p_.hermitian ? n : k;
+        T *u = nullptr, *vt = nullptr;
+        lapack_int info = 0;
+        if (p_.hermitian) {  // eigenvalues of M = conj(A) (lower triangle of A = upper of M), vectors Z in a
+            T* work = c.take<T>(p_.lwork);
+            R* rwork = c.take<R>(p_.lrwork);
+            lapack_int* iwork = c.take<lapack_int>(p_.liwork);
+            info = lapack::heevd(pinv ? 'V' : 'N', 'U', ln, a, ldn, s, work, static_cast<lapack_int>(p_.lwork), rwork,
+                                 static_cast<lapack_int>(p_.lrwork), iwork, static_cast<lapack_int>(p_.liwork));
+            for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(s[i]));
+        } else {
+            u = c.take<T>(n * k);
+            vt = c.take<T>(k * m);
+            T* work = c.take<T>(p_.lwork);
+            R* rwork = c.take<R>(p_.lrwork);
+            lapack_int* iwork = c.take<lapack_int>(p_.liwork);
+            info = lapack::gesdd(pinv ? 'S' : 'N', ln, lm, a, ldn, s, u, ldn, vt, std::max<lapack_int>(static_cast<lapack_int>(k), 1),
+                                 work, static_cast<lapack_int>(p_.lwork), rwork, iwork);
+            largest = k > 0 ? s[0] : R(0);
+        }
+        if (info > 0) return fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK info " + std::to_string(info) + ")");
+        const double cutoff = std::max(p_.atol, p_.rtol * static_cast<double>(largest));
+        if (!pinv) {
+            int64_t rank = 0;
+            for (int64_t i = 0; i < count; ++i) rank += static_cast<double>(std::abs(s[i])) > cutoff ? 1 : 0;
+            *output<int64_t>(0, b) = rank;
+            return;
+        }
+        auto inverse = [&](R v) { return static_cast<double>(std::abs(v)) > cutoff ? T(R(1) / v) : T(0); };
+        T* w = c.take<T>(std::max(m, n) * std::max(m, n));
+        T* x = c.take<T>(n * m);
+        if (p_.hermitian) {
+            // A = conj(Z) diag(s) Z^T: pinv(A) = conj(Z) diag(1/s) Z^T. The buffer a holds Z
+            // column-major, that is Z^T row-major.
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j) w[i * n + j] = inverse(s[i]) * a[i * n + j];
+            blas::gemm('C', 'N', n, n, n, T(1), a, n, w, n, T(0), x, n);
+        } else {
+            // A = Vt'^T S U'^T: pinv(A) = conj(U') S^+ conj(Vt'). u is U' column-major, that is
+            // U'^T row-major (k x n); w = S^+ conj(Vt') row-major (k x m).
+            for (int64_t i = 0; i < k; ++i)
+                for (int64_t j = 0; j < m; ++j) w[i * m + j] = inverse(s[i]) * conj_if(vt[i + j * k], true);
+            if (k > 0) blas::gemm('C', 'N', n, m, k, T(1), u, n, w, m, T(0), x, m);
+            else std::fill(x, x + n * m, T(0));
+        }
+        store_matrix(0, b, x, m, 1, n, m);
+    }
+
     // General eigendecomposition of A (column-major in `a`): complex eigenvalues and right
     // eigenvectors, as LAPACK normalises them (norm 1, largest component real).
     template <class Fail> void eig(int64_t b, Carver& c, T* a, Fail&& fail) {
@@ -583,6 +649,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         case Op::det: case Op::slogdet: out_matrix_dims = 0; break;
         case Op::eigvalsh: case Op::svdvals: out_matrix_dims = 1; break;
         case Op::eigh: case Op::eig: case Op::eigvals: out_matrix_dims = 1; break;
+        case Op::matrix_rank: out_matrix_dims = 0; break;
         case Op::svd: out_matrix_dims = 2; break;
         default: break;
     }
@@ -609,6 +676,14 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         p.k = p.left ? b.shape[b.ndim - 1] : b.shape[b.ndim - 2];  // right-hand sides
     }
     if (op == Op::lu_unpack) p.matrix_dims[1] = 1;
+    if (op == Op::pinv || op == Op::matrix_rank) {
+        p.hermitian = attrs[2].v.boolean != 0;
+        const bool has_atol = attrs[0].type == FERRO_ATTR_F64, has_rtol = attrs[1].type == FERRO_ATTR_F64;
+        p.atol = has_atol ? attrs[0].v.f64 : 0.0;
+        // PyTorch's default: eps * max(m, n) unless an absolute tolerance was given.
+        const double eps = p.dtype == FERRO_DTYPE_F32 || p.dtype == FERRO_DTYPE_C64 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+        p.rtol = has_rtol ? attrs[1].v.f64 : (!has_atol || p.atol == 0 ? eps * static_cast<double>(std::max(p.m, p.n)) : 0.0);
+    }
     p.batch.assign(out0.shape, out0.shape + out0.ndim - out_matrix_dims);
     for (int64_t d : p.batch) p.batch_count *= d;
     switch (op) {

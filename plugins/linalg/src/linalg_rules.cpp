@@ -909,4 +909,35 @@ ferro_status matrix_exp_jvp(const ferro_host_api* host, const ferro_jvp_args* ar
     });
 }
 
+// ---- pinv (X = A^+, constant rank; Golub and Pereyra 1973):
+//   dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X,
+//   gA = -X^H gX X^H + (I - A X) gX^H X X^H + X^H X gX^H (I - X A).
+// The I - P products are formed as B - P B, without identity matrices.
+ferro_status pinv_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
+        const TensorRef Xh = r.mH(X), g = r.borrow(a.cotangents[0]), gh = r.mH(a.cotangents[0]);
+        TensorRef out = r.neg(r.matmul(Xh, r.matmul(g, Xh)));
+        const TensorRef right = r.matmul(gh, r.matmul(X, Xh));  // gX^H X X^H, then (I - A X) on the left
+        out = r.add(out, r.sub(right, r.matmul(A, r.matmul(X, right))));
+        const TensorRef left = r.matmul(r.matmul(Xh, X), gh);  // X^H X gX^H, then (I - X A) on the right
+        out = r.add(out, r.sub(left, r.matmul(r.matmul(left, X), A)));
+        a.input_cotangents[0] = out.release();
+    });
+}
+ferro_status pinv_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const ferro_tensor A = a.inputs[0], X = a.outputs[0], dA = a.input_tangents[0];
+        const TensorRef Xh = r.mH(X), dAh = r.mH(dA);
+        TensorRef out = r.neg(r.matmul(X, r.matmul(dA, X)));
+        const TensorRef first = r.matmul(r.matmul(X, Xh), dAh);  // X X^H dA^H, then (I - A X) on the right
+        out = r.add(out, r.sub(first, r.matmul(r.matmul(first, A), X)));
+        const TensorRef second = r.matmul(dAh, r.matmul(Xh, X));  // dA^H X^H X, then (I - X A) on the left
+        out = r.add(out, r.sub(second, r.matmul(X, r.matmul(A, second))));
+        a.output_tangents[0] = out.release();
+    });
+}
+
 }  // namespace ferro::linalg

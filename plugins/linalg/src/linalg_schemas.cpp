@@ -55,6 +55,17 @@ ferro_attr_spec required_bool(const char* name, const char* doc) {
     a.default_value.type = FERRO_ATTR_NONE;
     return a;
 }
+ferro_attr_spec optional_f64(const char* name, const char* doc) {
+    ferro_attr_spec a = f64_attr(name, 0.0, doc);
+    a.flags = FERRO_ATTR_FLAG_OPTIONAL;
+    a.default_value.type = FERRO_ATTR_NONE;
+    return a;
+}
+const ferro_attr_spec pinv_attrs[] = {
+    optional_f64("atol", "absolute tolerance: singular values <= atol are zero (None: 0)"),
+    optional_f64("rtol", "relative tolerance, times the largest singular value (None: eps * max(m, n) when atol is "
+                         "None or 0, else 0; numpy's rcond)"),
+    bool_attr("hermitian", false, "A is Hermitian: use its eigendecomposition (reads the lower triangle)")};
 const ferro_attr_spec triangular_attrs[] = {
     required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
     bool_attr("left", true, "solve A X = B (else X A = B)"),
@@ -194,6 +205,18 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 out[1] = out_sig(complex_dtype(in.dtype), batch, {n, n});
                 count = 2;
             }
+        } else if constexpr (op == Op::pinv || op == Op::matrix_rank) {
+            if (a->attrs[2].v.boolean != 0 && m != n) {
+                invalid(op, "input 0 must be square with hermitian=true, got shape " + shape_str(dims(in)));
+            }
+            for (int i = 0; i < 2; ++i) {
+                if (a->attrs[i].type == FERRO_ATTR_F64 && !(a->attrs[i].v.f64 >= 0)) {
+                    invalid(op, std::string("attribute ") + (i ? "rtol" : "atol") + " must be >= 0, got " +
+                                    std::to_string(a->attrs[i].v.f64));
+                }
+            }
+            if constexpr (op == Op::pinv) out[0] = out_sig(in.dtype, batch, {n, m});
+            else out[0] = out_sig(FERRO_DTYPE_I64, batch, {});
         } else if constexpr (op == Op::lu_solve) {
             require_pivots(op, a->inputs[1], 1, batch, n);
             out[0] = solve_rhs(op, in, a->inputs[2], 2, a->attrs[0].v.boolean != 0);
@@ -275,6 +298,10 @@ std::vector<ferro_op_schema> build_schemas() {
          bit(0), 0, eig_vjp, eig_jvp},
         {"matrix_exp", "exp(A) = sum A^k / k! (scaling and squaring, Pade; Higham 2005)", 1, 1, {},
          infer<Op::matrix_exp, true>, bit(0), bit(0), bit(0), 0, matrix_exp_vjp, matrix_exp_jvp},
+        {"pinv", "the Moore-Penrose pseudo-inverse, through the SVD (or eigh when hermitian)", 1, 1, pinv_attrs,
+         infer<Op::pinv, false>, bit(0), bit(0), bit(0), bit(0), pinv_vjp, pinv_jvp},
+        {"matrix_rank", "the number of singular values above the tolerance (i64)", 1, 1, pinv_attrs,
+         infer<Op::matrix_rank, false>, 0, 0, 0, 0, nullptr, nullptr},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
