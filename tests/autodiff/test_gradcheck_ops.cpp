@@ -67,7 +67,7 @@ TEST_CASE("gradcheck: unary elementwise ops, real and complex", "[autodiff]") {
         {"core.sinh", -1, 1, true},       {"core.cosh", -1, 1, true},     {"core.arcsin", -0.5, 0.5, true},
         {"core.arccos", -0.5, 0.5, true}, {"core.arctan", -1, 1, true},   {"core.sigmoid", -1, 1, true},
         {"core.erf", -1, 1, false},       {"core.real", -1, 1, true},     {"core.imag", -1, 1, true},
-        {"core.angle", 0.2, 1, true},     {"core.sign", 0.1, 1, false},   {"core.floor", 0.1, 0.9, false},
+        {"core.angle", 0.2, 1, true},     {"core.sign", 0.1, 1, true} ,   {"core.floor", 0.1, 0.9, false},
         {"core.ceil", 0.1, 0.9, false},   {"core.round", 0.1, 0.4, false},
     };
     uint32_t seed = 1;

@@ -305,3 +305,17 @@ TEST_CASE("linalg grad: pinv of tall, wide, square and Hermitian matrices", "[li
         }, {random_matrix(rt, {4, 4}, dt, 115)});
     }
 }
+
+TEST_CASE("linalg grad: vector_norm for every order", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor x = random_matrix(rt, {3, 4}, dt, 121);
+        const double inf = std::numeric_limits<double>::infinity();
+        for (double ord : {2.0, 1.0, 3.0, 0.7, -1.5, inf, -inf}) {
+            check_grad("vector_norm " + name_of(dt) + " ord " + std::to_string(ord),
+                       [ord](const std::vector<Tensor>& v) {
+                           return std::vector{linalg::vector_norm(v[0], ord, {1}), linalg::vector_norm(v[0], ord, {}, true)};
+                       }, {x});
+        }
+    }
+}

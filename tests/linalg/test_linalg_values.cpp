@@ -428,3 +428,38 @@ TEST_CASE("linalg values: pinv satisfies the Penrose conditions, matrix_rank cou
         CHECK(linalg::matrix_rank(S, herm).item<int64_t>() == 5);
     }
 }
+
+TEST_CASE("linalg values: vector_norm for every order, over chosen axes, with keepdim", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const std::vector<double> v = {3, -4, 0, 1e-200, 12};
+    const Tensor x = rt.tensor<double>(v, {5});
+    auto norm = [&](double ord) { return linalg::vector_norm(x, ord).item<double>(); };
+    CHECK(norm(2) == Approx(13.0));
+    CHECK(norm(1) == Approx(19.0));
+    CHECK(norm(INFINITY) == 12.0);
+    CHECK(norm(-INFINITY) == 0.0);
+    CHECK(norm(0) == 4.0);
+    CHECK(norm(3) == Approx(std::cbrt(27.0 + 64 + 1728)));
+    CHECK(norm(-1.5) == 0.0);  // a zero element
+    CHECK(norm(0.5) == Approx(std::pow(std::sqrt(3.0) + 2 + std::sqrt(12.0), 2)));
+    // No overflow or underflow: scaled by the largest magnitude first.
+    CHECK(linalg::vector_norm(rt.tensor<double>({3e300, 4e300}, {2})).item<double>() == Approx(5e300));
+    CHECK(linalg::vector_norm(rt.tensor<double>({3e-300, 4e-300}, {2})).item<double>() == Approx(5e-300));
+    // Complex: |z|; axes and keepdim on a strided view.
+    const Tensor z = rt.tensor<std::complex<double>>({{3, 4}, {0, 0}, {1, 0}, {0, 2}}, {2, 2});
+    check_close(linalg::vector_norm(z, 2, {1}).to_vector<double>(), std::vector<double>{5.0, std::sqrt(5.0)});
+    check_close(linalg::vector_norm(z.mT(), 1, {0}, true).to_vector<double>(), std::vector<double>{5.0, 3.0});
+    CHECK(linalg::vector_norm(z.mT(), 1, {0}, true).shape() == Shape{1, 2});
+    for (DType dt : all_dtypes) {
+        const Tensor a = random_matrix(rt, {3, 4, 5}, dt, 120);
+        const Tensor sq = (a * a.conj()).real();
+        CHECK_NEAR_T(linalg::vector_norm(a, 2, {0, 2}), sq.sum({0, 2}).sqrt(), tol(dt, 20));
+        CHECK_NEAR_T(linalg::vector_norm(a, 2), sq.sum().sqrt(), tol(dt, 60));
+    }
+    check_error([&] { linalg::vector_norm(x, 2, {1}); }, FERRO_INVALID_ARGUMENT,
+                "linalg.vector_norm: axes entry 0 is 1, out of range for input 0 with 1 dimensions");
+    check_error([&] { linalg::vector_norm(rt.zeros({2, 2}), 2, {0, -2}); }, FERRO_INVALID_ARGUMENT, "repeats axis 0");
+    check_error([&] { linalg::vector_norm(rt.zeros({0}), INFINITY); }, FERRO_INVALID_ARGUMENT,
+                "linalg.vector_norm: the inf-norm of an empty reduction is undefined");
+    CHECK(linalg::vector_norm(rt.zeros({0})).item<double>() == 0.0);
+}

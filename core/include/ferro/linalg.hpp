@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ferro::linalg {
 
@@ -87,6 +88,12 @@ inline Attrs tolerance_attrs(const Tolerance& t) {
 }
 inline Tensor pinv(const Tensor& A, const Tolerance& t = {}) {
     return call_one(A.runtime_ref(), "linalg.pinv", {A}, tolerance_attrs(t));
+}
+// ||x||_ord over `axes` (empty: all). ord: any real, +-infinity, or 0 (count of non-zeros).
+inline Tensor vector_norm(const Tensor& x, double ord = 2, std::vector<int64_t> axes = {}, bool keepdim = false) {
+    Attrs a{Attr("ord", ord), Attr("keepdim", keepdim)};
+    if (!axes.empty()) a.emplace_back("axes", std::move(axes));
+    return call_one(x.runtime_ref(), "linalg.vector_norm", {x}, a);
 }
 inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
     return call_one(A.runtime_ref(), "linalg.matrix_rank", {A}, tolerance_attrs(t));

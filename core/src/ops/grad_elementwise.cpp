@@ -91,8 +91,19 @@ void add_unary(std::vector<CoreOp>& ops) {
         if (!plugin::is_complex(v.sig(0).dtype)) return;
         v.set(0, v.r.call("core.complex", {v.r.zeros_like(v.g()), v.g()}));
     }, kIn0, 0, 0);
+    // sign: piecewise constant for real x (no gradient). For complex z, sgn(z) = z / |z| moves
+    // with z's phase: g_z = (g - y Re(conj(y) g)) / |z| (y = sgn(z); 0 at 0), as PyTorch's sgn.
+    set_rule(ops, "sign", [](const Vjp& v) {
+        if (!plugin::is_complex(v.sig(0).dtype)) return;
+        const ferro_tensor z = v.x(0), y = v.y();
+        const TensorRef mag = v.r.call("core.abs", {z});
+        const TensorRef radial = v.r.mul(y, v.r.real(v.r.mul(v.r.conj(y), v.g())));
+        const TensorRef is_zero = v.r.call("core.eq", {mag, v.r.scalar(mag, 0)});
+        const TensorRef safe = v.r.where(is_zero, v.r.scalar(mag, 1), mag);
+        v.set(0, v.r.where(is_zero, v.r.scalar(z, 0), v.r.div(v.r.sub(v.g(), radial), safe)));
+    }, kIn0, kIn0, kOut0);
     // Piecewise constant: the gradient is zero (NULL) almost everywhere, as in PyTorch.
-    for (const char* name : {"sign", "floor", "ceil", "round"}) set_rule(ops, name, [](const Vjp&) {}, kIn0, 0, 0);
+    for (const char* name : {"floor", "ceil", "round"}) set_rule(ops, name, [](const Vjp&) {}, kIn0, 0, 0);
 }
 
 // maximum/minimum: the gradient goes to the winner, split evenly on ties (as PyTorch).

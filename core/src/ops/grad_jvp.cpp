@@ -95,7 +95,17 @@ void add_unary(std::vector<CoreOp>& ops) {
         const TensorRef zero = j.r.scalar(norm2, 0);
         j.set(j.r.where(j.r.call("core.eq", {norm2, zero}), zero, j.r.div(num, norm2)));
     });
-    for (const char* name : {"sign", "floor", "ceil", "round"}) set_jvp(ops, name, [](const Jvp&) {});
+    // sign: zero for real x; for complex z, (t - y Re(conj(y) t)) / |z| (y = sgn(z); 0 at 0).
+    set_jvp(ops, "sign", [](const Jvp& j) {
+        const ferro_tensor z = j.x(0), y = j.y();
+        if (!plugin::is_complex(j.r.signature(z).dtype)) return;
+        const TensorRef mag = j.r.call("core.abs", {z});
+        const TensorRef radial = j.r.mul(y, j.r.real(j.r.mul(j.r.conj(y), j.t(0))));
+        const TensorRef is_zero = j.r.call("core.eq", {mag, j.r.scalar(mag, 0)});
+        const TensorRef safe = j.r.where(is_zero, j.r.scalar(mag, 1), mag);
+        j.set(j.r.where(is_zero, j.r.scalar(z, 0), j.r.div(j.r.sub(j.t(0), radial), safe)));
+    });
+    for (const char* name : {"floor", "ceil", "round"}) set_jvp(ops, name, [](const Jvp&) {});
 }
 
 // maximum/minimum: the winner's tangent, the mean of both on ties (matching the VJP).

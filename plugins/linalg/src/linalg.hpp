@@ -35,6 +35,7 @@ enum class Op : uint32_t {
     matrix_exp,
     pinv,
     matrix_rank,
+    vector_norm,
     count
 };
 
@@ -61,6 +62,8 @@ struct Plan {
     // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
     bool hermitian = false;
     double atol = 0, rtol = 0;
+    double ord = 2;                  // vector_norm
+    std::vector<int64_t> reduced;    // vector_norm: reduced axes of input 0
     // The decomposition whose LAPACK routine (and workspace) the op runs: itself, or for pinv
     // and matrix_rank the SVD or Hermitian eigendecomposition underneath.
     Op lapack_op() const {
@@ -141,5 +144,11 @@ ferro_status matrix_exp_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status matrix_exp_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status pinv_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status pinv_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status vector_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status vector_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
+
+// vector_norm's reduced axes (normalised, ascending): the `axes` attribute, or all when it is
+// None or empty (PyTorch).
+std::vector<int64_t> norm_axes(Op op, const ferro_attr_value& axes, int ndim);
 
 }  // namespace ferro::linalg

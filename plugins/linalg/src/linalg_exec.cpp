@@ -12,6 +12,7 @@
 #include "lapack.hpp"
 #include "linalg.hpp"
 #include "matrix_io.hpp"
+#include "vector_norm.hpp"
 
 #include <ferro/cpu_context.h>
 
@@ -393,7 +394,7 @@ public:
                 expm(a, n, work, piv);  // `a` holds A row-major
                 return store_matrix(0, b, a, n, 1, n, n);
             }
-            case Op::lu_unpack: case Op::count: break;
+            case Op::lu_unpack: case Op::vector_norm: case Op::count: break;  // handled before the switch, or elsewhere
         }
     }
 
@@ -639,6 +640,12 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     p.op = op;
     const ferro_signature& a = args.inputs[0];
     p.dtype = a.dtype;
+    if (op == Op::vector_norm) {  // not a matrix op: any rank
+        p.ord = args.attrs[0].v.f64;
+        p.reduced = norm_axes(op, args.attrs[1], a.ndim);
+        p.scratch_bytes = 64;
+        return p;
+    }
     p.m = a.shape[a.ndim - 2];
     p.n = a.shape[a.ndim - 1];
     p.k = std::min(p.m, p.n);
@@ -707,6 +714,12 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
 }
 
 void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context) {
+    if (plan.op == Op::vector_norm) {
+        return visit_float(plan.dtype, [&](auto t) {
+            using T = decltype(t);
+            vector_norm<T>(args.inputs[0], plan.reduced, plan.ord, static_cast<lapack::Real<T>*>(args.outputs[0].data));
+        });
+    }
     if (plan.batch_count == 0) return;
     visit_float(plan.dtype, [&](auto t) { Runner<decltype(t)>(plan, args).run(cpu_context, args.workspace); });
 }

@@ -8,6 +8,7 @@
 
 #include <ferro/rules.hpp>
 
+#include <cmath>
 #include <vector>
 
 namespace ferro::linalg {
@@ -937,6 +938,77 @@ ferro_status pinv_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         const TensorRef second = r.matmul(dAh, r.matmul(Xh, X));  // dA^H X^H X, then (I - X A) on the left
         out = r.add(out, r.sub(second, r.matmul(X, r.matmul(A, second))));
         a.output_tangents[0] = out.release();
+    });
+}
+
+// ---- vector_norm, n = ||x||_p over the reduced axes, s = sgn(x) = x / |x| (0 at 0):
+//   p = 2: gx = g x / n;  p = 1: g s;  p = +-inf: g s on the elements with |x| = n, shared
+//   evenly (PyTorch);  p = 0: no gradient;  other p: g s |x|^(p-1) / n^(p-1) (0 where x = 0).
+//   The JVP is Re of the same weights against dx: dn = sum Re(conj(w) dx).
+namespace {
+
+struct NormParts {
+    TensorRef n, weight;  // n with reduced axes kept (size 1); weight: dn/dx-bar per element (x's dtype)
+};
+
+NormParts norm_weight(const Ops& r, ferro_tensor x, ferro_tensor n_out, const ferro_attr_value* attrs) {
+    const ferro_signature sx = r.signature(x);
+    const double ord = attrs[0].v.f64;
+    const std::vector<int64_t> axes = norm_axes(Op::vector_norm, attrs[1], sx.ndim);
+    std::vector<int64_t> kept(sx.shape, sx.shape + sx.ndim);
+    for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
+    NormParts p;
+    p.n = r.reshape(n_out, kept);
+    if (ord == 0) return p;
+    const TensorRef s = r.call("core.sign", {x});  // x / |x|, 0 at 0
+    if (ord == 1) {
+        p.weight = r.borrow(s.get());
+        return p;
+    }
+    const TensorRef mag = r.call("core.abs", {x});
+    if (std::isinf(ord)) {
+        const TensorRef hit = r.cast(r.call("core.eq", {mag, r.expand(p.n, r.shape(x))}), real_dtype(sx.dtype));
+        const TensorRef count = r.sum(hit, axes, true);
+        p.weight = r.mul(s, r.cast(r.div(hit, count), sx.dtype));
+        return p;
+    }
+    if (ord == 2) {
+        const TensorRef safe = r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
+        p.weight = r.div(x, r.cast(safe, sx.dtype));  // 0 / 1 where the norm is 0
+        return p;
+    }
+    // |x|^(p-1) / n^(p-1), 0 where x = 0 (and where n = 0).
+    const TensorRef ratio = r.div(mag, r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n));
+    const TensorRef powered = r.call("core.pow", {ratio, r.scalar(ratio, ord - 1)});
+    const TensorRef zero = r.call("core.eq", {mag, r.scalar(mag, 0)});
+    p.weight = r.mul(s, r.cast(r.where(zero, r.scalar(powered, 0), powered), sx.dtype));
+    return p;
+}
+
+}  // namespace
+
+ferro_status vector_norm_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const NormParts p = norm_weight(r, a.inputs[0], a.outputs[0], a.attrs);
+        if (!p.weight) return;  // ord 0: no gradient
+        const TensorRef g = r.reshape(a.cotangents[0], r.shape(p.n));
+        a.input_cotangents[0] = r.mul(p.weight, r.cast(g, a.input_sigs[0].dtype)).release();
+    });
+}
+ferro_status vector_norm_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const NormParts p = norm_weight(r, a.inputs[0], a.outputs[0], a.attrs);
+        const ferro_signature sx = r.signature(a.inputs[0]);
+        const std::vector<int64_t> axes = norm_axes(Op::vector_norm, a.attrs[1], sx.ndim);
+        const ferro_signature so = r.signature(a.outputs[0]);
+        if (!p.weight) {
+            a.output_tangents[0] = r.zeros_like(a.outputs[0]).release();
+            return;
+        }
+        const TensorRef dn = r.sum(r.real_part(r.mul(r.conj(p.weight), a.input_tangents[0])), axes, true);
+        a.output_tangents[0] = r.reshape(dn, std::span<const int64_t>(so.shape, static_cast<size_t>(so.ndim))).release();
     });
 }
 

@@ -6,6 +6,7 @@
 #include <ferro/rules.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace ferro::linalg {
@@ -66,6 +67,19 @@ const ferro_attr_spec pinv_attrs[] = {
     optional_f64("rtol", "relative tolerance, times the largest singular value (None: eps * max(m, n) when atol is "
                          "None or 0, else 0; numpy's rcond)"),
     bool_attr("hermitian", false, "A is Hermitian: use its eigendecomposition (reads the lower triangle)")};
+ferro_attr_spec optional_axes(const char* name, const char* doc) {
+    ferro_attr_spec a{};
+    a.struct_size = sizeof a;
+    a.type = FERRO_ATTR_I64_ARRAY;
+    a.flags = FERRO_ATTR_FLAG_OPTIONAL;
+    a.name = name;
+    a.default_value.type = FERRO_ATTR_NONE;
+    a.doc = doc;
+    return a;
+}
+const ferro_attr_spec vector_norm_attrs[] = {
+    f64_attr("ord", 2.0, "p: any real, inf, -inf, or 0 (the count of non-zeros)"),
+    optional_axes("axes", "axes to reduce (None or []: all)"), bool_attr("keepdim", false, "keep reduced axes as size 1")};
 const ferro_attr_spec triangular_attrs[] = {
     required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
     bool_attr("left", true, "solve A X = B (else X A = B)"),
@@ -225,6 +239,34 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
     });
 }
 
+ferro_status infer_vector_norm(const ferro_host_api* host, ferro_infer_args* a) {
+    return plugin::guard(host, [&] {
+        constexpr Op op = Op::vector_norm;
+        const ferro_signature& in = a->inputs[0];
+        require_float(op, in, 0);
+        const std::vector<int64_t> axes = norm_axes(op, a->attrs[1], in.ndim);
+        const bool keepdim = a->attrs[2].v.boolean != 0;
+        const double ord = a->attrs[0].v.f64;
+        if (std::isnan(ord)) invalid(op, "attribute ord must be a number, got nan");
+        ferro_signature out{};
+        out.struct_size = sizeof out;
+        out.dtype = real_dtype(in.dtype);
+        int64_t reduced = 1;
+        for (int d = 0; d < in.ndim; ++d) {
+            const bool r = std::find(axes.begin(), axes.end(), d) != axes.end();
+            if (r) reduced *= in.shape[d];
+            if (!r) out.shape[out.ndim++] = in.shape[d];
+            else if (keepdim) out.shape[out.ndim++] = 1;
+        }
+        if (reduced == 0 && std::isinf(ord)) {
+            invalid(op, "the " + std::string(ord > 0 ? "inf" : "-inf") + "-norm of an empty reduction is undefined (input 0 has shape " +
+                            shape_str(dims(in)) + ")");
+        }
+        a->outputs[0] = out;
+        a->n_outputs = 1;
+    });
+}
+
 struct Entry {
     const char* name;
     const char* doc;
@@ -302,6 +344,8 @@ std::vector<ferro_op_schema> build_schemas() {
          infer<Op::pinv, false>, bit(0), bit(0), bit(0), bit(0), pinv_vjp, pinv_jvp},
         {"matrix_rank", "the number of singular values above the tolerance (i64)", 1, 1, pinv_attrs,
          infer<Op::matrix_rank, false>, 0, 0, 0, 0, nullptr, nullptr},
+        {"vector_norm", "(sum |x|^p)^(1/p) over axes; max |x| for inf, min for -inf, non-zeros for 0", 1, 1,
+         vector_norm_attrs, infer_vector_norm, bit(0), bit(0), bit(0), bit(0), vector_norm_vjp, vector_norm_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
@@ -355,6 +399,30 @@ std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::spa
         }
         out[out.size() - 1 - i] = da == 1 ? db : da;
     }
+    return out;
+}
+
+std::vector<int64_t> norm_axes(Op op, const ferro_attr_value& axes, int ndim) {
+    std::vector<int64_t> out;
+    if (axes.type == FERRO_ATTR_NONE || axes.count == 0) {
+        for (int d = 0; d < ndim; ++d) out.push_back(d);
+        return out;
+    }
+    for (uint32_t i = 0; i < axes.count; ++i) {
+        const int64_t axis = axes.v.i64_array[i];
+        const bool ok = ndim == 0 ? (axis == 0 || axis == -1) : (axis >= -ndim && axis < ndim);  // a 0-d tensor has axis 0
+        if (!ok) {
+            invalid(op, "axes entry " + std::to_string(i) + " is " + std::to_string(axis) + ", out of range for input 0 with " +
+                            std::to_string(ndim) + " dimensions");
+        }
+        const int64_t normal = ndim == 0 ? 0 : (axis < 0 ? axis + ndim : axis);
+        if (std::find(out.begin(), out.end(), normal) != out.end()) {
+            invalid(op, "axes entry " + std::to_string(i) + " repeats axis " + std::to_string(normal));
+        }
+        out.push_back(normal);
+    }
+    if (ndim == 0) out.clear();  // a 0-d tensor: the norm of its one element
+    std::sort(out.begin(), out.end());
     return out;
 }
 
