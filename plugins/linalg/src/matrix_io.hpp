@@ -74,6 +74,16 @@ void copy_lower(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t ds
     }
 }
 
+// The element offset of linear index `index` (row-major over `sizes`) with `strides`.
+inline int64_t offset_of(int64_t index, std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+    int64_t offset = 0;
+    for (size_t d = sizes.size(); d-- > 0;) {
+        offset += (index % sizes[d]) * strides[d];
+        index /= sizes[d];
+    }
+    return offset;
+}
+
 // One operand's element offset of each matrix of a batch: its batch dims (the leading
 // ndim - matrix_dims) right-aligned against the batch shape, stride 0 where it broadcasts.
 class BatchOffsets {
@@ -86,14 +96,7 @@ public:
             strides_[at] = v.shape[i] == 1 ? 0 : v.strides[i];
         }
     }
-    int64_t operator()(int64_t index) const {
-        int64_t offset = 0;
-        for (size_t d = batch_.size(); d-- > 0;) {
-            offset += (index % batch_[d]) * strides_[d];
-            index /= batch_[d];
-        }
-        return offset;
-    }
+    int64_t operator()(int64_t index) const { return offset_of(index, batch_, strides_); }
 
 private:
     std::span<const int64_t> batch_;

@@ -3,6 +3,8 @@
 // nor underflow (as LAPACK's nrm2).
 #pragma once
 
+#include "matrix_io.hpp"
+
 #include <ferro/types.h>
 
 #include <algorithm>
@@ -25,14 +27,7 @@ public:
         }
     }
     int64_t count() const { return count_; }
-    int64_t operator()(int64_t index) const {
-        int64_t offset = 0;
-        for (size_t d = sizes_.size(); d-- > 0;) {
-            offset += (index % sizes_[d]) * strides_[d];
-            index /= sizes_[d];
-        }
-        return offset;
-    }
+    int64_t operator()(int64_t index) const { return offset_of(index, sizes_, strides_); }
 
 private:
     std::vector<int64_t> sizes_, strides_;
