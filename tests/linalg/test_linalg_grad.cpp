@@ -319,3 +319,15 @@ TEST_CASE("linalg grad: vector_norm for every order", "[linalg]") {
         }
     }
 }
+
+TEST_CASE("linalg grad: matrix_norm for every order", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor A = random_matrix(rt, {2, 3, 4}, dt, 131);
+        for (const char* ord : {"fro", "nuc", "inf", "-inf", "1", "-1", "2", "-2"}) {
+            check_grad("matrix_norm " + name_of(dt) + " " + ord, [ord](const std::vector<Tensor>& x) {
+                return std::vector{linalg::matrix_norm(x[0], ord), linalg::matrix_norm(x[0], ord, {2, 0}, true)};
+            }, {A});
+        }
+    }
+}

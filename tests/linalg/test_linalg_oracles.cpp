@@ -160,6 +160,25 @@ std::optional<Fn> function_of(const json& rec) {
         const bool keepdim = kwarg(rec, "keepdim", false);
         return [ord, keepdim, axes = dims_of(k)](auto& x) { return Outputs{{"value", linalg::vector_norm(x[0], ord, axes, keepdim)}}; };
     }
+    if (op == "matrix_norm" || op == "norm") {
+        // matrix_norm(A, ord, dim, keepdim) positionally; norm(x, ord=None, dim=None, keepdim) as
+        // torch.linalg.norm: a 2-tuple dim or a 2-d input without dim is a matrix norm, else a
+        // vector norm (the flattened 2-norm when ord is None).
+        const json& args = rec.value("op_args", json::array());
+        const json& k = rec.value("op_kwargs", json::object());
+        json ord = args.is_array() && !args.empty() ? args.at(0) : (k.is_object() && k.contains("ord") ? k.at("ord") : json());
+        std::vector<int64_t> axes = op == "matrix_norm" ? args.at(1).get<std::vector<int64_t>>() : dims_of(k);
+        const bool keepdim = op == "matrix_norm" ? args.at(2).get<bool>() : kwarg(rec, "keepdim", false);
+        const int ndim = static_cast<int>(rec.at("inputs").at("a").at("shape").size());
+        const bool matrix = op == "matrix_norm" || axes.size() == 2 || (axes.empty() && !ord.is_null() && ndim == 2);
+        if (matrix) {
+            std::string name = ord.is_null() ? "fro" : ord.is_string() ? ord.get<std::string>() : std::to_string(ord.get<int>());
+            if (axes.empty()) axes = {-2, -1};
+            return [name, axes, keepdim](auto& x) { return Outputs{{"value", linalg::matrix_norm(x[0], name, axes, keepdim)}}; };
+        }
+        const double p = ord.is_null() ? 2.0 : order_of(ord);
+        return [p, axes, keepdim](auto& x) { return Outputs{{"value", linalg::vector_norm(x[0], p, axes, keepdim)}}; };
+    }
     if (op == "pinv" || op == "pinv_singular" || op == "pinv_hermitian") {
         linalg::Tolerance t;
         const json& k = rec.value("op_kwargs", json::object());

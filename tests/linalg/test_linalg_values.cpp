@@ -463,3 +463,36 @@ TEST_CASE("linalg values: vector_norm for every order, over chosen axes, with ke
                 "linalg.vector_norm: the inf-norm of an empty reduction is undefined");
     CHECK(linalg::vector_norm(rt.zeros({0})).item<double>() == 0.0);
 }
+
+TEST_CASE("linalg values: matrix_norm for every order, on chosen axes, against direct definitions", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor A = rt.tensor<double>({1, -2, 3, -4, 5, 6}, {2, 3});  // columns sums 5, 7, 9; row sums 6, 15
+    auto norm = [&](const char* ord) { return linalg::matrix_norm(A, ord).item<double>(); };
+    CHECK(norm("fro") == Approx(std::sqrt(91.0)));
+    CHECK(norm("1") == 9.0);
+    CHECK(norm("-1") == 5.0);
+    CHECK(norm("inf") == 15.0);
+    CHECK(norm("-inf") == 6.0);
+    const auto s = linalg::svdvals(A).to_vector<double>();
+    CHECK(norm("2") == Approx(s[0]));
+    CHECK(norm("-2") == Approx(s[1]));
+    CHECK(norm("nuc") == Approx(s[0] + s[1]));
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor B = random_matrix(rt, {4, 2, 5}, dt, 130);
+        // The matrices on axes (2, 0): the same as moving them last first.
+        const Tensor moved = B.permute({1, 2, 0});
+        for (const char* ord : {"fro", "nuc", "inf", "-inf", "1", "-1", "2", "-2"}) {
+            INFO(ord);
+            CHECK_NEAR_T(linalg::matrix_norm(B, ord, {2, 0}), linalg::matrix_norm(moved, ord), tol(dt, 5) * 10);
+        }
+        CHECK(linalg::matrix_norm(B, "fro", {2, 0}, true).shape() == Shape{1, 2, 1});
+        CHECK_NEAR_T(linalg::matrix_norm(B), linalg::vector_norm(B, 2, {-2, -1}), tol(dt, 10));
+    }
+    check_error([&] { linalg::matrix_norm(A, "3"); }, FERRO_INVALID_ARGUMENT,
+                "linalg.matrix_norm: attribute ord must be one of fro, nuc, inf, -inf, 1, -1, 2, -2, got \"3\"");
+    check_error([&] { linalg::matrix_norm(A, "fro", {1, -1}); }, FERRO_INVALID_ARGUMENT, "axes entry 1 repeats axis 1");
+    check_error([&] { linalg::matrix_norm(rt.zeros({0, 3}), "2"); }, FERRO_INVALID_ARGUMENT,
+                "linalg.matrix_norm: the 2-norm of an empty matrix is undefined");
+    CHECK(linalg::matrix_norm(rt.zeros({0, 3}), "nuc").item<double>() == 0.0);
+}

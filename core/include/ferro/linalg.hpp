@@ -95,6 +95,13 @@ inline Tensor vector_norm(const Tensor& x, double ord = 2, std::vector<int64_t> 
     if (!axes.empty()) a.emplace_back("axes", std::move(axes));
     return call_one(x.runtime_ref(), "linalg.vector_norm", {x}, a);
 }
+// ord: "fro", "nuc", "inf", "-inf", "1", "-1", "2", "-2"; axes: the (row, column) axes.
+inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::vector<int64_t> axes = {},
+                          bool keepdim = false) {
+    Attrs a{Attr("ord", ord), Attr("keepdim", keepdim)};
+    if (!axes.empty()) a.emplace_back("axes", std::move(axes));
+    return call_one(A.runtime_ref(), "linalg.matrix_norm", {A}, a);
+}
 inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
     return call_one(A.runtime_ref(), "linalg.matrix_rank", {A}, tolerance_attrs(t));
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ enum class Op : uint32_t {
     pinv,
     matrix_rank,
     vector_norm,
+    matrix_norm,
     count
 };
 
@@ -44,6 +46,9 @@ inline const char* op_name(Op op) { return schemas()[static_cast<uint32_t>(op)].
 std::string qualified(Op op);  // "linalg.solve"
 
 enum class QrMode : uint32_t { reduced, complete, r };
+
+// matrix_norm's orders.
+enum class MatrixOrd { fro, nuc, one, minus_one, two, minus_two, inf, minus_inf };
 
 // What a cpu plan knows about its call: the geometry of the matrices, the batch it loops over
 // and the LAPACK workspace it needs per matrix (sizes from the routines' own queries).
@@ -64,6 +69,8 @@ struct Plan {
     double atol = 0, rtol = 0;
     double ord = 2;                  // vector_norm
     std::vector<int64_t> reduced;    // vector_norm: reduced axes of input 0
+    MatrixOrd matrix_ord = MatrixOrd::fro;
+    int64_t row_axis = 0, col_axis = 1;  // matrix_norm
     // The decomposition whose LAPACK routine (and workspace) the op runs: itself, or for pinv
     // and matrix_rank the SVD or Hermitian eigendecomposition underneath.
     Op lapack_op() const {
@@ -146,6 +153,13 @@ ferro_status pinv_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status pinv_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status vector_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status vector_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
+
+ferro_status matrix_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status matrix_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
+
+MatrixOrd matrix_ord(Op op, const char* ord);  // INVALID_ARGUMENT for an unknown name
+// matrix_norm's (row axis, column axis), normalised: the `axes` attribute, or (-2, -1).
+std::pair<int64_t, int64_t> matrix_axes(Op op, const ferro_attr_value& axes, int ndim);
 
 // vector_norm's reduced axes (normalised, ascending): the `axes` attribute, or all when it is
 // None or empty (PyTorch).

@@ -1012,4 +1012,89 @@ ferro_status vector_norm_jvp(const ferro_host_api* host, const ferro_jvp_args* a
     });
 }
 
+// ---- matrix_norm, n = ||A|| over the (row, column) axes. With the axes moved last, gA = g W
+// and dn = sum Re(conj(W) o dA) for the weight W: A / n (fro), U Vh (nuc), u1 v1^H (2),
+// u_k v_k^H (-2), sgn(A) on the largest (smallest) column (1, -1) or row (inf, -inf) sums,
+// shared evenly on ties (PyTorch).
+namespace {
+
+struct MatrixNormParts {
+    std::vector<int64_t> perm, inverse;  // the matrix axes last, and back
+    TensorRef A, n, weight;              // A and W permuted; n as [..., 1, 1]
+};
+
+MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_out, const ferro_attr_value* attrs) {
+    const ferro_signature s = r.signature(A);
+    const auto [row, col] = matrix_axes(Op::matrix_norm, attrs[1], s.ndim);
+    MatrixNormParts p;
+    std::vector<int64_t> kept_shape;
+    for (int64_t d = 0; d < s.ndim; ++d) {
+        if (d != row && d != col) {
+            p.perm.push_back(d);
+            kept_shape.push_back(s.shape[d]);
+        }
+    }
+    p.perm.push_back(row);
+    p.perm.push_back(col);
+    p.inverse.resize(p.perm.size());
+    for (size_t i = 0; i < p.perm.size(); ++i) p.inverse[static_cast<size_t>(p.perm[i])] = static_cast<int64_t>(i);
+    kept_shape.push_back(1);
+    kept_shape.push_back(1);
+    p.A = r.permute(A, p.perm);
+    p.n = r.reshape(n_out, kept_shape);
+    const ferro_dtype dtype = s.dtype;
+    const int64_t rows = s.shape[row], cols = s.shape[col], k = std::min(rows, cols);
+    switch (matrix_ord(Op::matrix_norm, attrs[0].v.str)) {
+        case MatrixOrd::fro: {
+            const TensorRef safe = r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
+            p.weight = r.div(p.A, r.cast(safe, dtype));
+            break;
+        }
+        case MatrixOrd::nuc: case MatrixOrd::two: case MatrixOrd::minus_two: {
+            const auto usv = r.call_all("linalg.svd", {p.A}, {plugin::attr_bool("full_matrices", false)});
+            const MatrixOrd o = matrix_ord(Op::matrix_norm, attrs[0].v.str);
+            if (o == MatrixOrd::nuc) {
+                p.weight = r.matmul(usv[0], usv[2]);
+            } else {
+                const int64_t i = o == MatrixOrd::two ? 0 : k - 1;
+                p.weight = r.matmul(r.slice(usv[0], -1, i, i + 1), r.slice(usv[2], -2, i, i + 1));
+            }
+            break;
+        }
+        default: {
+            const MatrixOrd o = matrix_ord(Op::matrix_norm, attrs[0].v.str);
+            const bool by_column = o == MatrixOrd::one || o == MatrixOrd::minus_one;
+            const int64_t across[1] = {by_column ? -2 : -1}, along[1] = {by_column ? -1 : -2};
+            const TensorRef sums = r.sum(r.call("core.abs", {p.A}), across, true);
+            const TensorRef hit = r.cast(r.call("core.eq", {sums, p.n}), real_dtype(dtype));
+            const TensorRef share = r.div(hit, r.sum(hit, along, true));
+            p.weight = r.mul(r.call("core.sign", {p.A}), r.cast(share, dtype));
+            (void)rows, (void)cols;
+            break;
+        }
+    }
+    return p;
+}
+
+}  // namespace
+
+ferro_status matrix_norm_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const MatrixNormParts p = matrix_norm_parts(r, a.inputs[0], a.outputs[0], a.attrs);
+        const TensorRef g = r.cast(r.reshape(a.cotangents[0], r.shape(p.n)), a.input_sigs[0].dtype);
+        a.input_cotangents[0] = r.permute(r.mul(g, p.weight), p.inverse).release();
+    });
+}
+ferro_status matrix_norm_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const MatrixNormParts p = matrix_norm_parts(r, a.inputs[0], a.outputs[0], a.attrs);
+        const int64_t last2[2] = {-2, -1};
+        const TensorRef dA = r.permute(a.input_tangents[0], p.perm);
+        const TensorRef dn = r.sum(r.real_part(r.mul(r.conj(p.weight), dA)), last2, false);
+        a.output_tangents[0] = r.reshape(dn, r.shape(a.outputs[0])).release();
+    });
+}
+
 }  // namespace ferro::linalg

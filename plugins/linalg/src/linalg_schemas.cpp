@@ -80,6 +80,10 @@ ferro_attr_spec optional_axes(const char* name, const char* doc) {
 const ferro_attr_spec vector_norm_attrs[] = {
     f64_attr("ord", 2.0, "p: any real, inf, -inf, or 0 (the count of non-zeros)"),
     optional_axes("axes", "axes to reduce (None or []: all)"), bool_attr("keepdim", false, "keep reduced axes as size 1")};
+const ferro_attr_spec matrix_norm_attrs[] = {
+    str_attr("ord", "fro", "fro | nuc | inf | -inf | 1 | -1 | 2 | -2"),
+    optional_axes("axes", "the (row, column) axes of the matrices (None: (-2, -1))"),
+    bool_attr("keepdim", false, "keep the two axes as size 1")};
 const ferro_attr_spec triangular_attrs[] = {
     required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
     bool_attr("left", true, "solve A X = B (else X A = B)"),
@@ -267,6 +271,37 @@ ferro_status infer_vector_norm(const ferro_host_api* host, ferro_infer_args* a) 
     });
 }
 
+ferro_status infer_matrix_norm(const ferro_host_api* host, ferro_infer_args* a) {
+    return plugin::guard(host, [&] {
+        constexpr Op op = Op::matrix_norm;
+        const ferro_signature& in = a->inputs[0];
+        require_float(op, in, 0);
+        if (in.ndim < 2) invalid(op, "input 0 must have at least 2 dimensions, got shape " + shape_str(dims(in)));
+        const MatrixOrd ord = matrix_ord(op, a->attrs[0].v.str);
+        const auto [r, c] = matrix_axes(op, a->attrs[1], in.ndim);
+        const bool keepdim = a->attrs[2].v.boolean != 0;
+        // The max or min over row sums (inf, -inf), column sums (1, -1) or singular values (2, -2)
+        // needs at least one of them; fro and nuc of an empty matrix are 0.
+        const bool by_rows = ord == MatrixOrd::inf || ord == MatrixOrd::minus_inf;
+        const bool by_columns = ord == MatrixOrd::one || ord == MatrixOrd::minus_one;
+        const bool spectral = ord == MatrixOrd::two || ord == MatrixOrd::minus_two;
+        if ((by_rows && in.shape[r] == 0) || (by_columns && in.shape[c] == 0) ||
+            (spectral && (in.shape[r] == 0 || in.shape[c] == 0))) {
+            invalid(op, std::string("the ") + a->attrs[0].v.str + "-norm of an empty matrix is undefined (input 0 has shape " +
+                            shape_str(dims(in)) + ")");
+        }
+        ferro_signature out{};
+        out.struct_size = sizeof out;
+        out.dtype = real_dtype(in.dtype);
+        for (int d = 0; d < in.ndim; ++d) {
+            if (d != r && d != c) out.shape[out.ndim++] = in.shape[d];
+            else if (keepdim) out.shape[out.ndim++] = 1;
+        }
+        a->outputs[0] = out;
+        a->n_outputs = 1;
+    });
+}
+
 struct Entry {
     const char* name;
     const char* doc;
@@ -346,6 +381,8 @@ std::vector<ferro_op_schema> build_schemas() {
          infer<Op::matrix_rank, false>, 0, 0, 0, 0, nullptr, nullptr},
         {"vector_norm", "(sum |x|^p)^(1/p) over axes; max |x| for inf, min for -inf, non-zeros for 0", 1, 1,
          vector_norm_attrs, infer_vector_norm, bit(0), bit(0), bit(0), bit(0), vector_norm_vjp, vector_norm_jvp},
+        {"matrix_norm", "Frobenius, nuclear, spectral (2, -2), max/min column (1, -1) or row (inf, -inf) sum norms", 1, 1,
+         matrix_norm_attrs, infer_matrix_norm, bit(0), bit(0), bit(0), bit(0), matrix_norm_vjp, matrix_norm_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
@@ -400,6 +437,36 @@ std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::spa
         out[out.size() - 1 - i] = da == 1 ? db : da;
     }
     return out;
+}
+
+MatrixOrd matrix_ord(Op op, const char* ord) {
+    const std::string o = ord;
+    if (o == "fro") return MatrixOrd::fro;
+    if (o == "nuc") return MatrixOrd::nuc;
+    if (o == "1") return MatrixOrd::one;
+    if (o == "-1") return MatrixOrd::minus_one;
+    if (o == "2") return MatrixOrd::two;
+    if (o == "-2") return MatrixOrd::minus_two;
+    if (o == "inf") return MatrixOrd::inf;
+    if (o == "-inf") return MatrixOrd::minus_inf;
+    invalid(op, "attribute " + std::string(op == Op::matrix_norm ? "ord" : "p") +
+                    " must be one of fro, nuc, inf, -inf, 1, -1, 2, -2, got \"" + o + "\"");
+}
+
+std::pair<int64_t, int64_t> matrix_axes(Op op, const ferro_attr_value& axes, int ndim) {
+    if (axes.type == FERRO_ATTR_NONE) return {ndim - 2, ndim - 1};
+    if (axes.count != 2) invalid(op, "attribute axes must name 2 axes, got " + std::to_string(axes.count));
+    int64_t out[2];
+    for (int i = 0; i < 2; ++i) {
+        const int64_t axis = axes.v.i64_array[i];
+        if (axis < -ndim || axis >= ndim) {
+            invalid(op, "axes entry " + std::to_string(i) + " is " + std::to_string(axis) + ", out of range for input 0 with " +
+                            std::to_string(ndim) + " dimensions");
+        }
+        out[i] = axis < 0 ? axis + ndim : axis;
+    }
+    if (out[0] == out[1]) invalid(op, "axes entry 1 repeats axis " + std::to_string(out[0]));
+    return {out[0], out[1]};
 }
 
 std::vector<int64_t> norm_axes(Op op, const ferro_attr_value& axes, int ndim) {
