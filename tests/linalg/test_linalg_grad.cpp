@@ -331,3 +331,15 @@ TEST_CASE("linalg grad: matrix_norm for every order", "[linalg]") {
         }
     }
 }
+
+TEST_CASE("linalg grad: cond in every norm", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const Tensor A = random_matrix(rt, {2, 3, 3}, dt, 142) + rt.eye(3, dt) * 2.0;
+        for (const char* p : {"2", "-2", "fro", "nuc", "inf", "-inf", "1", "-1"}) {
+            check_grad("cond " + name_of(dt) + " " + p, [p](const std::vector<Tensor>& x) { return std::vector{linalg::cond(x[0], p)}; }, {A});
+        }
+        check_grad("cond wide " + name_of(dt), [](const std::vector<Tensor>& x) { return std::vector{linalg::cond(x[0])}; },
+                   {random_matrix(rt, {3, 5}, dt, 143)});
+    }
+}

@@ -160,6 +160,13 @@ std::optional<Fn> function_of(const json& rec) {
         const bool keepdim = kwarg(rec, "keepdim", false);
         return [ord, keepdim, axes = dims_of(k)](auto& x) { return Outputs{{"value", linalg::vector_norm(x[0], ord, axes, keepdim)}}; };
     }
+    if (op == "cond") {
+        const json& args = rec.value("op_args", json::array());
+        const json& k = rec.value("op_kwargs", json::object());
+        json p = args.is_array() && !args.empty() ? args.at(0) : (k.is_object() && k.contains("p") ? k.at("p") : json());
+        const std::string name = p.is_null() ? "2" : p.is_string() ? p.get<std::string>() : std::to_string(p.get<int>());
+        return [name](auto& x) { return Outputs{{"value", linalg::cond(x[0], name)}}; };
+    }
     if (op == "matrix_norm" || op == "norm") {
         // matrix_norm(A, ord, dim, keepdim) positionally; norm(x, ord=None, dim=None, keepdim) as
         // torch.linalg.norm: a 2-tuple dim or a 2-d input without dim is a matrix norm, else a

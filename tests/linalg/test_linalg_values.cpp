@@ -496,3 +496,25 @@ TEST_CASE("linalg values: matrix_norm for every order, on chosen axes, against d
                 "linalg.matrix_norm: the 2-norm of an empty matrix is undefined");
     CHECK(linalg::matrix_norm(rt.zeros({0, 3}), "nuc").item<double>() == 0.0);
 }
+
+TEST_CASE("linalg values: cond in every norm, inf for singular matrices", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = random_matrix(rt, {2, 4, 4}, dt, 140) + rt.eye(4, dt) * 2.0;
+        const Tensor s = linalg::svdvals(A);
+        CHECK_NEAR_T(linalg::cond(A), s.slice(-1, 0, 1).squeeze() / s.slice(-1, 3, 4).squeeze(), tol(dt, 4) * 100);
+        for (const char* p : {"fro", "nuc", "inf", "-inf", "1", "-1", "-2"}) {
+            INFO(p);
+            const Tensor want = linalg::matrix_norm(A, p) * linalg::matrix_norm(linalg::inv(A), p);
+            CHECK_NEAR_T(linalg::cond(A, p), want, tol(dt, 4) * 100 * want.abs().max().to(DType::f64).item<double>());
+        }
+        const Tensor wide = random_matrix(rt, {3, 5}, dt, 141);
+        const Tensor sw = linalg::svdvals(wide);
+        CHECK_NEAR_T(linalg::cond(wide), sw.slice(-1, 0, 1).squeeze() / sw.slice(-1, 2, 3).squeeze(), tol(dt, 5) * 100);
+    }
+    const Tensor S = rt.tensor<double>({1, 2, 2, 4}, {2, 2});
+    CHECK(linalg::cond(S).item<double>() > 1e15);  // the SVD sees a rounding-sized smallest value, as numpy
+    CHECK(std::isinf(linalg::cond(S, "1").item<double>()));  // LU finds the exact zero pivot
+    check_error([&] { linalg::cond(rt.zeros({3, 4}), "fro"); }, FERRO_INVALID_ARGUMENT, "linalg.cond: input 0 must be square");
+}

@@ -102,6 +102,10 @@ inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::
     if (!axes.empty()) a.emplace_back("axes", std::move(axes));
     return call_one(A.runtime_ref(), "linalg.matrix_norm", {A}, a);
 }
+// The condition number in the p norm (names as matrix_norm; "2": largest / smallest singular value).
+inline Tensor cond(const Tensor& A, const std::string& p = "2") {
+    return call_one(A.runtime_ref(), "linalg.cond", {A}, {Attr("p", p)});
+}
 inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
     return call_one(A.runtime_ref(), "linalg.matrix_rank", {A}, tolerance_attrs(t));
 }

@@ -38,6 +38,7 @@ enum class Op : uint32_t {
     matrix_rank,
     vector_norm,
     matrix_norm,
+    cond,
     count
 };
 
@@ -156,6 +157,8 @@ ferro_status vector_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 ferro_status matrix_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status matrix_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status cond_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status cond_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 MatrixOrd matrix_ord(Op op, const char* ord);  // INVALID_ARGUMENT for an unknown name
 // matrix_norm's (row axis, column axis), normalised: the `axes` attribute, or (-2, -1).

@@ -396,7 +396,7 @@ public:
                 expm(a, n, work, piv);  // `a` holds A row-major
                 return store_matrix(0, b, a, n, 1, n, n);
             }
-            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::count: break;  // handled before the switch, or elsewhere
+            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::cond: case Op::count: break;  // handled before the switch, or elsewhere
         }
     }
 
@@ -648,6 +648,11 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         p.scratch_bytes = 64;
         return p;
     }
+    if (op == Op::cond) {
+        p.matrix_ord = matrix_ord(op, args.attrs[0].v.str);
+        p.scratch_bytes = 64;
+        return p;
+    }
     if (op == Op::matrix_norm) {  // the matrix axes anywhere
         p.matrix_ord = matrix_ord(op, args.attrs[0].v.str);
         std::tie(p.row_axis, p.col_axis) = matrix_axes(op, args.attrs[1], a.ndim);
@@ -726,6 +731,12 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
         return visit_float(plan.dtype, [&](auto t) {
             using T = decltype(t);
             vector_norm<T>(args.inputs[0], plan.reduced, plan.ord, static_cast<lapack::Real<T>*>(args.outputs[0].data));
+        });
+    }
+    if (plan.op == Op::cond) {
+        return visit_float(plan.dtype, [&](auto t) {
+            using T = decltype(t);
+            cond<T>(plan, args.inputs[0], static_cast<lapack::Real<T>*>(args.outputs[0].data));
         });
     }
     if (plan.op == Op::matrix_norm) {

@@ -1097,4 +1097,58 @@ ferro_status matrix_norm_jvp(const ferro_host_api* host, const ferro_jvp_args* a
     });
 }
 
+// ---- cond: with G the weight of d(kappa) (gA = g G, d kappa = sum Re(conj(G) dA)):
+//   p = 2: G = u1 v1^H / s_k - s_1 / s_k^2 u_k v_k^H (and -2 the other way round);
+//   others: kappa = n1 n2, n1 = ||A||, n2 = ||A^-1||: G = n2 W1 - n1 A^-H W2 A^-H, with W1, W2
+//   the matrix_norm weights at A and A^-1.
+namespace {
+
+TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
+    const MatrixOrd ord = matrix_ord(Op::cond, p);
+    const ferro_dtype dtype = r.signature(A).dtype;
+    if (ord == MatrixOrd::two || ord == MatrixOrd::minus_two) {
+        const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+        const int64_t k = r.dim(usv[1], 1);
+        auto pair = [&](int64_t i) { return r.matmul(r.slice(usv[0], -1, i, i + 1), r.slice(usv[2], -2, i, i + 1)); };
+        auto value = [&](int64_t i) { return r.unsqueeze(r.cast(r.slice(usv[1], -1, i, i + 1), dtype), -1); };  // [..., 1, 1]
+        const int64_t top = ord == MatrixOrd::two ? 0 : k - 1, bottom = ord == MatrixOrd::two ? k - 1 : 0;
+        // kappa = s_top / s_bottom
+        const TensorRef st = value(top), sb = value(bottom);
+        return r.sub(r.div(pair(top), sb), r.mul(r.div(st, r.mul(sb, sb)), pair(bottom)));
+    }
+    ferro_attr_value attrs[3] = {};
+    attrs[0].type = FERRO_ATTR_STR;
+    attrs[0].v.str = p;
+    attrs[1].type = FERRO_ATTR_NONE;
+    attrs[2].type = FERRO_ATTR_BOOL;
+    const TensorRef inv = r.inv(A);
+    const TensorRef n1 = r.call("linalg.matrix_norm", {A}, {plugin::attr_str("ord", p)});
+    const TensorRef n2 = r.call("linalg.matrix_norm", {inv}, {plugin::attr_str("ord", p)});
+    const MatrixNormParts w1 = matrix_norm_parts(r, A, n1.get(), attrs);
+    const MatrixNormParts w2 = matrix_norm_parts(r, inv.get(), n2.get(), attrs);
+    const TensorRef invh = r.mH(inv);
+    const TensorRef a_part = r.mul(r.cast(r.unsqueeze(r.unsqueeze(n2, -1), -1), dtype), w1.weight);
+    const TensorRef inv_part = r.mul(r.cast(r.unsqueeze(r.unsqueeze(n1, -1), -1), dtype), r.matmul(invh, r.matmul(w2.weight, invh)));
+    return r.sub(a_part, inv_part);
+}
+
+}  // namespace
+
+ferro_status cond_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const TensorRef G = cond_weight(r, a.inputs[0], a.attrs[0].v.str);
+        const TensorRef g = r.cast(r.unsqueeze(r.unsqueeze(a.cotangents[0], -1), -1), a.input_sigs[0].dtype);
+        a.input_cotangents[0] = r.mul(g, G).release();
+    });
+}
+ferro_status cond_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        if (!a.input_tangents[0]) return;
+        const TensorRef G = cond_weight(r, a.inputs[0], a.attrs[0].v.str);
+        const int64_t last2[2] = {-2, -1};
+        a.output_tangents[0] = r.sum(r.real_part(r.mul(r.conj(G), a.input_tangents[0])), last2, false).release();
+    });
+}
+
 }  // namespace ferro::linalg

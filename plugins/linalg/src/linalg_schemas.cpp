@@ -84,6 +84,7 @@ const ferro_attr_spec matrix_norm_attrs[] = {
     str_attr("ord", "fro", "fro | nuc | inf | -inf | 1 | -1 | 2 | -2"),
     optional_axes("axes", "the (row, column) axes of the matrices (None: (-2, -1))"),
     bool_attr("keepdim", false, "keep the two axes as size 1")};
+const ferro_attr_spec cond_attrs[] = {str_attr("p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
 const ferro_attr_spec triangular_attrs[] = {
     required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
     bool_attr("left", true, "solve A X = B (else X A = B)"),
@@ -223,6 +224,11 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 out[1] = out_sig(complex_dtype(in.dtype), batch, {n, n});
                 count = 2;
             }
+        } else if constexpr (op == Op::cond) {
+            const MatrixOrd p = matrix_ord(op, a->attrs[0].v.str);
+            if (p != MatrixOrd::two && p != MatrixOrd::minus_two) require_matrix(op, in, 0, true);
+            if (k == 0) invalid(op, "the condition number of an empty matrix is undefined (input 0 has shape " + shape_str(dims(in)) + ")");
+            out[0] = out_sig(real, batch, {});
         } else if constexpr (op == Op::pinv || op == Op::matrix_rank) {
             if (a->attrs[2].v.boolean != 0 && m != n) {
                 invalid(op, "input 0 must be square with hermitian=true, got shape " + shape_str(dims(in)));
@@ -383,6 +389,8 @@ std::vector<ferro_op_schema> build_schemas() {
          vector_norm_attrs, infer_vector_norm, bit(0), bit(0), bit(0), bit(0), vector_norm_vjp, vector_norm_jvp},
         {"matrix_norm", "Frobenius, nuclear, spectral (2, -2), max/min column (1, -1) or row (inf, -inf) sum norms", 1, 1,
          matrix_norm_attrs, infer_matrix_norm, bit(0), bit(0), bit(0), bit(0), matrix_norm_vjp, matrix_norm_jvp},
+        {"cond", "the condition number ||A|| ||A^-1|| (p = 2: largest / smallest singular value)", 1, 1, cond_attrs,
+         infer<Op::cond, false>, bit(0), bit(0), bit(0), 0, cond_vjp, cond_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
