@@ -343,3 +343,18 @@ TEST_CASE("linalg grad: cond in every norm", "[linalg]") {
                    {random_matrix(rt, {3, 5}, dt, 143)});
     }
 }
+
+TEST_CASE("linalg grad: lstsq solution, residuals and singular values", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        for (const Shape& s : {Shape{2, 5, 3}, Shape{3, 3}, Shape{3, 5}}) {
+            const Shape bs = {s[s.size() - 2], 2};
+            const Tensor A = random_matrix(rt, s, dt, 156), B = random_matrix(rt, bs, dt, 157);
+            check_grad("lstsq " + name_of(dt) + " " + std::to_string(s[s.size() - 2]) + "x" + std::to_string(s.back()),
+                       [](const std::vector<Tensor>& x) {
+                           const auto r = linalg::lstsq(x[0], x[1]);
+                           return std::vector{r.solution, r.residuals, r.singular_values};
+                       }, {A, B});
+        }
+    }
+}

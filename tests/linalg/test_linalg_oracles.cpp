@@ -160,6 +160,13 @@ std::optional<Fn> function_of(const json& rec) {
         const bool keepdim = kwarg(rec, "keepdim", false);
         return [ord, keepdim, axes = dims_of(k)](auto& x) { return Outputs{{"value", linalg::vector_norm(x[0], ord, axes, keepdim)}}; };
     }
+    if (op == "lstsq_grad_oriented") {  // PyTorch's sample: (solution, residuals) of lstsq(a, b, driver)
+        const std::string driver = kwarg_str(rec, "driver", "gelsd");
+        return [driver](auto& x) {
+            const auto r = linalg::lstsq(x[0], x[1], std::nullopt, driver);
+            return Outputs{{"output_0", r.solution}, {"output_1", r.residuals}};
+        };
+    }
     if (op == "cond") {
         const json& args = rec.value("op_args", json::array());
         const json& k = rec.value("op_kwargs", json::object());

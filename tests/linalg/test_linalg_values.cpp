@@ -518,3 +518,36 @@ TEST_CASE("linalg values: cond in every norm, inf for singular matrices", "[lina
     CHECK(std::isinf(linalg::cond(S, "1").item<double>()));  // LU finds the exact zero pivot
     check_error([&] { linalg::cond(rt.zeros({3, 4}), "fro"); }, FERRO_INVALID_ARGUMENT, "linalg.cond: input 0 must be square");
 }
+
+TEST_CASE("linalg values: lstsq solves over- and underdetermined systems, with residuals, rank and singular values", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        // Overdetermined: the normal equations hold, residuals are the squared column norms.
+        const Tensor A = random_matrix(rt, {2, 6, 3}, dt, 150), B = random_matrix(rt, {6, 2}, dt, 151);
+        const auto r = linalg::lstsq(A, B);
+        CHECK(r.solution.shape() == Shape{2, 3, 2});
+        CHECK_NEAR_T(matmul(mH(A), matmul(A, r.solution) - B), rt.zeros({2, 3, 2}, dt), tol(dt, 6) * 10);
+        const Tensor R = matmul(A, r.solution) - B;
+        CHECK_NEAR_T(r.residuals, (R * R.conj()).real().sum({-2}), tol(dt, 6) * 10);
+        CHECK(r.rank.to_vector<int64_t>() == std::vector<int64_t>{3, 3});
+        CHECK_NEAR_T(r.singular_values, linalg::svdvals(A), tol(dt, 6));
+        CHECK_NEAR_T(r.solution, matmul(linalg::pinv(A), B), tol(dt, 6) * 10);
+        // Underdetermined: the minimum-norm solution, pinv(A) B; no residuals.
+        const Tensor W = random_matrix(rt, {3, 5}, dt, 152), C = random_matrix(rt, {3, 1}, dt, 153);
+        const auto u = linalg::lstsq(W, C);
+        CHECK_NEAR_T(u.solution, matmul(linalg::pinv(W), C), tol(dt, 5) * 10);
+        CHECK(u.residuals.shape() == Shape{0});
+        // Rank deficient: rank 1, and the residuals computed from A X - B.
+        const Tensor L = matmul(random_matrix(rt, {5, 1}, dt, 154), random_matrix(rt, {1, 3}, dt, 155));
+        const auto d = linalg::lstsq(L, B.slice(0, 0, 5));
+        CHECK(d.rank.item<int64_t>() == 1);
+        const Tensor Rd = matmul(L, d.solution) - B.slice(0, 0, 5);
+        CHECK_NEAR_T(d.residuals, (Rd * Rd.conj()).real().sum({-2}), tol(dt, 5) * 100);
+        CHECK(linalg::lstsq(A, B, std::nullopt, "gelsy").residuals.shape() == Shape{0});
+    }
+    check_error([&] { linalg::lstsq(rt.eye(3), rt.zeros({4, 1})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.lstsq: input 1 (B) has shape [4, 1], expected [..., 3, k] to match input 0 of shape [3, 3]");
+    check_error([&] { linalg::lstsq(rt.eye(3), rt.zeros({3, 1}), std::nullopt, "qr"); }, FERRO_INVALID_ARGUMENT,
+                "linalg.lstsq: attribute driver must be gelsd, gelss, gelsy or gels, got \"qr\"");
+}

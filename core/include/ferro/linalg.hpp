@@ -30,6 +30,9 @@ struct LUFactor {
 struct PLU {
     Tensor P, L, U;
 };
+struct Lstsq {
+    Tensor solution, residuals, rank, singular_values;
+};
 
 // X with A X = B. b is a vector (or a batch of them) when 1-D or shaped like A without its last
 // dimension (PyTorch's rule); otherwise B is [..., n, k].
@@ -105,6 +108,15 @@ inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::
 // The condition number in the p norm (names as matrix_norm; "2": largest / smallest singular value).
 inline Tensor cond(const Tensor& A, const std::string& p = "2") {
     return call_one(A.runtime_ref(), "linalg.cond", {A}, {Attr("p", p)});
+}
+// Least squares: the minimum-norm X minimising ||A X - B|| (through ?gelsd). residuals has
+// shape [..., k] when m > n (and driver is not "gelsy"), else [0].
+inline Lstsq lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                   const std::string& driver = "gelsd") {
+    Attrs a{Attr("driver", driver)};
+    if (rcond) a.emplace_back("rcond", *rcond);
+    auto out = call_all(A.runtime_ref(), "linalg.lstsq", {A, B}, a);
+    return {std::move(out[0]), std::move(out[1]), std::move(out[2]), std::move(out[3])};
 }
 inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
     return call_one(A.runtime_ref(), "linalg.matrix_rank", {A}, tolerance_attrs(t));

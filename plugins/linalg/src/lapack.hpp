@@ -98,6 +98,13 @@ inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, lapack
 inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c64* a, lapack_int lda, float* s, c64* u, lapack_int ldu, c64* vt, lapack_int ldvt, c64* wk, lapack_int lwk, float* rw, lapack_int* iw) { return LAPACKE_cgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, rw, iw); }
 inline lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c128* a, lapack_int lda, double* s, c128* u, lapack_int ldu, c128* vt, lapack_int ldvt, c128* wk, lapack_int lwk, double* rw, lapack_int* iw) { return LAPACKE_zgesdd_work(col, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, wk, lwk, rw, iw); }
 
+// Least squares through the SVD, divide and conquer: B's first n rows become the minimum-norm
+// solution; s the singular values; rank the effective rank under rcond. rwork unused for real.
+inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, float* b, lapack_int ldb, float* s, float rcond, lapack_int* rank, float* w, lapack_int lw, float*, lapack_int* iw) { return LAPACKE_sgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, iw); }
+inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, double* b, lapack_int ldb, double* s, double rcond, lapack_int* rank, double* w, lapack_int lw, double*, lapack_int* iw) { return LAPACKE_dgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, iw); }
+inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, c64* b, lapack_int ldb, float* s, float rcond, lapack_int* rank, c64* w, lapack_int lw, float* rw, lapack_int* iw) { return LAPACKE_cgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, rw, iw); }
+inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, c128* b, lapack_int ldb, double* s, double rcond, lapack_int* rank, c128* w, lapack_int lw, double* rw, lapack_int* iw) { return LAPACKE_zgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, rw, iw); }
+
 // A workspace size a query reported (in the first element of its work array).
 template <class T> int64_t query_size(T v) {
     if constexpr (is_complex_v<T>) return static_cast<int64_t>(v.real());

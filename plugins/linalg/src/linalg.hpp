@@ -39,6 +39,7 @@ enum class Op : uint32_t {
     vector_norm,
     matrix_norm,
     cond,
+    lstsq,
     count
 };
 
@@ -69,6 +70,7 @@ struct Plan {
     bool hermitian = false;
     double atol = 0, rtol = 0;
     double ord = 2;                  // vector_norm
+    bool residuals = true;           // lstsq: computed (m > n and a driver other than gelsy)
     std::vector<int64_t> reduced;    // vector_norm: reduced axes of input 0
     MatrixOrd matrix_ord = MatrixOrd::fro;
     int64_t row_axis = 0, col_axis = 1;  // matrix_norm
@@ -159,6 +161,8 @@ ferro_status matrix_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status matrix_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status cond_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status cond_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status lstsq_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status lstsq_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 MatrixOrd matrix_ord(Op op, const char* ord);  // INVALID_ARGUMENT for an unknown name
 // matrix_norm's (row axis, column axis), normalised: the `axes` attribute, or (-2, -1).

@@ -11,6 +11,7 @@
 #include "expm.hpp"
 #include "lapack.hpp"
 #include "linalg.hpp"
+#include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
 #include "vector_norm.hpp"
@@ -396,7 +397,7 @@ public:
                 expm(a, n, work, piv);  // `a` holds A row-major
                 return store_matrix(0, b, a, n, 1, n, n);
             }
-            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::cond: case Op::count: break;  // handled before the switch, or elsewhere
+            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::cond: case Op::lstsq: case Op::count: break;  // handled before the switch, or elsewhere
         }
     }
 
@@ -648,6 +649,20 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         p.scratch_bytes = 64;
         return p;
     }
+    if (op == Op::lstsq) {
+        const ferro_signature& b = args.inputs[1];
+        p.m = a.shape[a.ndim - 2];
+        p.n = a.shape[a.ndim - 1];
+        p.k = b.shape[b.ndim - 1];
+        const ferro_signature& x = args.outputs[0];
+        p.batch.assign(x.shape, x.shape + x.ndim - 2);
+        for (int64_t d : p.batch) p.batch_count *= d;
+        const double eps = p.dtype == FERRO_DTYPE_F32 || p.dtype == FERRO_DTYPE_C64 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+        p.rtol = args.attrs[0].type == FERRO_ATTR_F64 ? args.attrs[0].v.f64 : eps * static_cast<double>(std::max(p.m, p.n));
+        p.residuals = p.m > p.n && std::string(args.attrs[1].v.str) != "gelsy";
+        p.scratch_bytes = 64;
+        return p;
+    }
     if (op == Op::cond) {
         p.matrix_ord = matrix_ord(op, args.attrs[0].v.str);
         p.scratch_bytes = 64;
@@ -733,6 +748,7 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
             vector_norm<T>(args.inputs[0], plan.reduced, plan.ord, static_cast<lapack::Real<T>*>(args.outputs[0].data));
         });
     }
+    if (plan.op == Op::lstsq) return visit_float(plan.dtype, [&](auto t) { lstsq<decltype(t)>(plan, args); });
     if (plan.op == Op::cond) {
         return visit_float(plan.dtype, [&](auto t) {
             using T = decltype(t);

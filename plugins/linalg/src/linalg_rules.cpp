@@ -914,30 +914,35 @@ ferro_status matrix_exp_jvp(const ferro_host_api* host, const ferro_jvp_args* ar
 //   dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X,
 //   gA = -X^H gX X^H + (I - A X) gX^H X X^H + X^H X gX^H (I - X A).
 // The I - P products are formed as B - P B, without identity matrices.
+namespace {
+TensorRef pinv_backward(const Ops& r, Arg A, Arg X, Arg g) {
+    const TensorRef Xh = r.mH(X), gh = r.mH(g);
+    TensorRef out = r.neg(r.matmul(Xh, r.matmul(g, Xh)));
+    const TensorRef right = r.matmul(gh, r.matmul(X, Xh));  // gX^H X X^H, then (I - A X) on the left
+    out = r.add(out, r.sub(right, r.matmul(A, r.matmul(X, right))));
+    const TensorRef left = r.matmul(r.matmul(Xh, X), gh);  // X^H X gX^H, then (I - X A) on the right
+    return r.add(out, r.sub(left, r.matmul(r.matmul(left, X), A)));
+}
+TensorRef pinv_forward(const Ops& r, Arg A, Arg X, Arg dA) {
+    const TensorRef Xh = r.mH(X), dAh = r.mH(dA);
+    TensorRef out = r.neg(r.matmul(X, r.matmul(dA, X)));
+    const TensorRef first = r.matmul(r.matmul(X, Xh), dAh);  // X X^H dA^H, then (I - A X) on the right
+    out = r.add(out, r.sub(first, r.matmul(r.matmul(first, A), X)));
+    const TensorRef second = r.matmul(dAh, r.matmul(Xh, X));  // dA^H X^H X, then (I - X A) on the left
+    return r.add(out, r.sub(second, r.matmul(X, r.matmul(A, second))));
+}
+}  // namespace
+
 ferro_status pinv_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         if (!a.cotangents[0]) return;
-        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
-        const TensorRef Xh = r.mH(X), g = r.borrow(a.cotangents[0]), gh = r.mH(a.cotangents[0]);
-        TensorRef out = r.neg(r.matmul(Xh, r.matmul(g, Xh)));
-        const TensorRef right = r.matmul(gh, r.matmul(X, Xh));  // gX^H X X^H, then (I - A X) on the left
-        out = r.add(out, r.sub(right, r.matmul(A, r.matmul(X, right))));
-        const TensorRef left = r.matmul(r.matmul(Xh, X), gh);  // X^H X gX^H, then (I - X A) on the right
-        out = r.add(out, r.sub(left, r.matmul(r.matmul(left, X), A)));
-        a.input_cotangents[0] = out.release();
+        a.input_cotangents[0] = pinv_backward(r, a.inputs[0], a.outputs[0], a.cotangents[0]).release();
     });
 }
 ferro_status pinv_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
         if (!a.input_tangents[0]) return;
-        const ferro_tensor A = a.inputs[0], X = a.outputs[0], dA = a.input_tangents[0];
-        const TensorRef Xh = r.mH(X), dAh = r.mH(dA);
-        TensorRef out = r.neg(r.matmul(X, r.matmul(dA, X)));
-        const TensorRef first = r.matmul(r.matmul(X, Xh), dAh);  // X X^H dA^H, then (I - A X) on the right
-        out = r.add(out, r.sub(first, r.matmul(r.matmul(first, A), X)));
-        const TensorRef second = r.matmul(dAh, r.matmul(Xh, X));  // dA^H X^H X, then (I - X A) on the left
-        out = r.add(out, r.sub(second, r.matmul(X, r.matmul(A, second))));
-        a.output_tangents[0] = out.release();
+        a.output_tangents[0] = pinv_forward(r, a.inputs[0], a.outputs[0], a.input_tangents[0]).release();
     });
 }
 
@@ -1148,6 +1153,78 @@ ferro_status cond_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         const TensorRef G = cond_weight(r, a.inputs[0], a.attrs[0].v.str);
         const int64_t last2[2] = {-2, -1};
         a.output_tangents[0] = r.sum(r.real_part(r.mul(r.conj(G), a.input_tangents[0])), last2, false).release();
+    });
+}
+
+// ---- lstsq: X = P B with P = A^+ (constant rank), residuals r_j = ||A x_j - b_j||^2 with
+// R = A X - B (A^H R = 0 at the solution), singular values as svdvals:
+//   gA = pinv_backward(gX B^H) + 2 (R diag(g_r)) X^H + U diag(g_s) Vh,  gB = P^H gX - 2 R diag(g_r);
+//   dX = dP B + P dB,  dr = 2 Re sum_i conj(R) o (dA X - dB),  ds = Re diag(U^H dA V).
+namespace {
+struct LstsqParts {
+    TensorRef P, R;  // A^+, and A X - B (only with residuals)
+};
+LstsqParts lstsq_parts(const Ops& r, ferro_tensor A, ferro_tensor B, ferro_tensor X, bool residuals, const ferro_attr_value* attrs) {
+    LstsqParts p;
+    std::vector<ferro_named_attr> tol;
+    if (attrs[0].type == FERRO_ATTR_F64) tol.push_back(plugin::attr_f64("rtol", attrs[0].v.f64));
+    p.P = r.call("linalg.pinv", std::span<const ferro_tensor>(&A, 1), tol);
+    if (residuals) p.R = r.sub(r.matmul(A, X), B);
+    return p;
+}
+bool has_residuals(const Ops& r, ferro_tensor residuals) {  // else the output is empty, [0]
+    const ferro_signature s = r.signature(residuals);
+    return !(s.ndim == 1 && s.shape[0] == 0);
+}
+}  // namespace
+
+ferro_status lstsq_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor A = a.inputs[0], B = a.inputs[1], X = a.outputs[0];
+        const ferro_tensor gX = a.cotangents[0], gr = a.cotangents[1], gs = a.cotangents[3];
+        const bool residuals = gr != nullptr && has_residuals(r, gr);
+        if (!gX && !residuals && !gs) return;
+        const LstsqParts p = lstsq_parts(r, A, B, X, residuals, a.attrs);
+        const ferro_dtype dtype = a.input_sigs[0].dtype;
+        TensorRef gA, gB;
+        if (gX) {
+            gA = pinv_backward(r, A, p.P, r.matmul(gX, r.mH(B)));
+            gB = r.matmul(r.mH(p.P), gX);
+        }
+        if (residuals) {
+            const TensorRef Rg = r.mul(p.R, r.cast(r.unsqueeze(gr, -2), dtype));  // R diag(g_r)
+            gA = r.plus(std::move(gA), r.scale(r.matmul(Rg, r.mH(X)), 2));
+            gB = r.plus(std::move(gB), r.scale(Rg, -2));
+        }
+        if (gs) {
+            const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+            gA = r.plus(std::move(gA), r.matmul(r.mul(usv[0], r.cast(r.unsqueeze(gs, -2), dtype)), usv[2]));
+        }
+        if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
+        if (a.needs_input_grad[1] && gB) a.input_cotangents[1] = gB.release();
+    });
+}
+ferro_status lstsq_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor A = a.inputs[0], B = a.inputs[1], X = a.outputs[0];
+        const ferro_tensor dA = a.input_tangents[0], dB = a.input_tangents[1];
+        if (!dA && !dB) return;
+        const bool residuals = has_residuals(r, a.outputs[1]);
+        const LstsqParts p = lstsq_parts(r, A, B, X, residuals, a.attrs);
+        TensorRef dX;
+        if (dA) dX = r.matmul(pinv_forward(r, A, p.P, dA), B);
+        if (dB) dX = r.plus(std::move(dX), r.matmul(p.P, dB));
+        a.output_tangents[0] = dX.release();
+        if (residuals) {
+            TensorRef change = dA ? r.matmul(dA, X) : TensorRef();
+            if (dB) change = change ? r.sub(change, dB) : r.neg(dB);
+            const int64_t rows[1] = {-2};
+            a.output_tangents[1] = r.scale(r.sum(r.real_part(r.mul(r.conj(p.R), change)), rows, false), 2).release();
+        }
+        if (dA) {
+            const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+            a.output_tangents[3] = r.real_part(r.diagonal(r.matmul(r.mH(usv[0]), r.matmul(dA, r.mH(usv[2]))))).release();
+        }
     });
 }
 

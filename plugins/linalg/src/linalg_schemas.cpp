@@ -85,6 +85,10 @@ const ferro_attr_spec matrix_norm_attrs[] = {
     optional_axes("axes", "the (row, column) axes of the matrices (None: (-2, -1))"),
     bool_attr("keepdim", false, "keep the two axes as size 1")};
 const ferro_attr_spec cond_attrs[] = {str_attr("p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
+const ferro_attr_spec lstsq_attrs[] = {
+    optional_f64("rcond", "singular values <= rcond * largest count as zero (None: eps * max(m, n))"),
+    str_attr("driver", "gelsd", "gelsd | gelss | gelsy | gels: all solved by ?gelsd; the driver decides, as in "
+                                "PyTorch, whether residuals are returned (not for gelsy)")};
 const ferro_attr_spec triangular_attrs[] = {
     required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
     bool_attr("left", true, "solve A X = B (else X A = B)"),
@@ -224,6 +228,34 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 out[1] = out_sig(complex_dtype(in.dtype), batch, {n, n});
                 count = 2;
             }
+        } else if constexpr (op == Op::lstsq) {
+            const ferro_signature& b = a->inputs[1];
+            require_float(op, b, 1);
+            if (b.dtype != in.dtype) {
+                invalid(op, std::string("input 1 (B) must have input 0's dtype ") + plugin::dtype_attr_name(in.dtype) + ", got " +
+                                plugin::dtype_attr_name(b.dtype));
+            }
+            require_matrix(op, b, 1, false);
+            if (rows(b) != m) {
+                invalid(op, "input 1 (B) has shape " + shape_str(dims(b)) + ", expected [..., " + std::to_string(m) +
+                                ", k] to match input 0 of shape " + shape_str(dims(in)));
+            }
+            const std::string driver = a->attrs[1].v.str;
+            if (driver != "gelsd" && driver != "gelss" && driver != "gelsy" && driver != "gels") {
+                invalid(op, "attribute driver must be gelsd, gelss, gelsy or gels, got \"" + driver + "\"");
+            }
+            if (a->attrs[0].type == FERRO_ATTR_F64 && !(a->attrs[0].v.f64 >= 0)) {
+                invalid(op, "attribute rcond must be >= 0, got " + std::to_string(a->attrs[0].v.f64));
+            }
+            const auto bb = broadcast_batch(op, batch, batch_of(b));
+            const int64_t nrhs = cols(b);
+            out[0] = out_sig(in.dtype, bb, {n, nrhs});
+            const bool residuals = m > n && driver != "gelsy";
+            const int64_t none[1] = {0};
+            out[1] = residuals ? out_sig(real, bb, {nrhs}) : out_sig(real, std::span<const int64_t>(none, 0), {0});
+            out[2] = out_sig(FERRO_DTYPE_I64, bb, {});
+            out[3] = out_sig(real, bb, {k});
+            count = 4;
         } else if constexpr (op == Op::cond) {
             const MatrixOrd p = matrix_ord(op, a->attrs[0].v.str);
             if (p != MatrixOrd::two && p != MatrixOrd::minus_two) require_matrix(op, in, 0, true);
@@ -391,6 +423,8 @@ std::vector<ferro_op_schema> build_schemas() {
          matrix_norm_attrs, infer_matrix_norm, bit(0), bit(0), bit(0), bit(0), matrix_norm_vjp, matrix_norm_jvp},
         {"cond", "the condition number ||A|| ||A^-1|| (p = 2: largest / smallest singular value)", 1, 1, cond_attrs,
          infer<Op::cond, false>, bit(0), bit(0), bit(0), 0, cond_vjp, cond_jvp},
+        {"lstsq", "(X, residuals, rank, singular values): X minimises ||A X - B|| (minimum norm)", 2, 4, lstsq_attrs,
+         infer<Op::lstsq, false>, bit(0) | bit(1), bit(0) | bit(1) | bit(3), bit(0) | bit(1), bit(0), lstsq_vjp, lstsq_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
