@@ -126,10 +126,9 @@ void query_workspace(Plan& p) {
         }
         case Op::svd: case Op::svdvals: {
             const char job = op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
-            const lapack_int ucols = p.full ? n : k, vrows = p.full ? m : k;
+            const lapack_int vrows = p.full ? m : k;
             lapack::gesdd(job, n, m, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), nullptr,
                           std::max(vrows, 1), &w, -1, nullptr, &iw);
-            (void)ucols;
             p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
             // LAPACK 3.7+ documents these rwork sizes for ?gesdd (no query for rwork).
             const int64_t mx = std::max(m, n), mn = k;

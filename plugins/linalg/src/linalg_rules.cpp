@@ -1048,7 +1048,7 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
     p.A = r.permute(A, p.perm);
     p.n = r.reshape(n_out, kept_shape);
     const ferro_dtype dtype = s.dtype;
-    const int64_t rows = s.shape[row], cols = s.shape[col], k = std::min(rows, cols);
+    const int64_t k = std::min(s.shape[row], s.shape[col]);
     switch (matrix_ord(Op::matrix_norm, attrs[0].v.str)) {
         case MatrixOrd::fro: {
             const TensorRef safe = r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
@@ -1074,7 +1074,6 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
             const TensorRef hit = r.cast(r.call("core.eq", {sums, p.n}), real_dtype(dtype));
             const TensorRef share = r.div(hit, r.sum(hit, along, true));
             p.weight = r.mul(r.call("core.sign", {p.A}), r.cast(share, dtype));
-            (void)rows, (void)cols;
             break;
         }
     }
