@@ -3,7 +3,8 @@
 // Creates a runtime that loads every plugin on the search path, prints the search path,
 // plugins, engines (and why an engine kind has no device), op families and load diagnostics,
 // then finds the largest eigenvalue of the 1-D Laplacian by power iteration with core ops and
-// compares it with the analytic value 2 - 2 cos(n pi / (n + 1)).
+// compares it with the analytic value 2 - 2 cos(n pi / (n + 1)); with the linalg plugin
+// installed, also with linalg.eigvalsh and the gradient of that eigenvalue (v v^T).
 #include <ferro/ferro.hpp>
 
 #include <cmath>
@@ -43,12 +44,16 @@ void print_inventory(const ferro::Runtime& rt) {
     }
 }
 
-// Largest eigenvalue of the n x n Laplacian tridiag(-1, 2, -1) by power iteration.
-double laplacian_top_eigenvalue(const ferro::Runtime& rt, int64_t n, int iterations) {
+// The n x n Laplacian tridiag(-1, 2, -1).
+ferro::Tensor laplacian(const ferro::Runtime& rt, int64_t n) {
     using ferro::Attr;
     const ferro::Tensor upper = rt.call("core.eye", {}, {Attr("n", n), Attr("k", 1)})[0];
-    const ferro::Tensor lower = upper.transpose();
-    const ferro::Tensor a = 2.0 * rt.eye(n) - upper - lower;
+    return 2.0 * rt.eye(n) - upper - upper.transpose();
+}
+
+// Its largest eigenvalue by power iteration.
+double laplacian_top_eigenvalue(const ferro::Runtime& rt, int64_t n, int iterations) {
+    const ferro::Tensor a = laplacian(rt, n);
     ferro::Tensor v = rt.rand({n, 1}, ferro::DType::f64, 2026);
     for (int i = 0; i < iterations; ++i) {
         const ferro::Tensor w = a.matmul(v);
@@ -70,7 +75,21 @@ int main() {
                     static_cast<long long>(n));
         std::printf("  ferro    %.15f\n  analytic %.15f\n  relative error %.1e\n", estimate, exact,
                     std::abs(estimate - exact) / exact);
-        return std::abs(estimate - exact) / exact < 1e-9 ? 0 : 1;
+        bool ok = std::abs(estimate - exact) / exact < 1e-9;
+        bool have_linalg = false;
+        for (const auto& op : rt.inventory().ops) have_linalg = have_linalg || op.name == "linalg.eigvalsh";
+        if (have_linalg) {
+            // d lambda_max / dA = v v^T for the top eigenvector v: its trace is |v|^2 = 1.
+            ferro::Tensor a = laplacian(rt, n);
+            a.set_requires_grad();
+            const ferro::Tensor top = ferro::linalg::eigvalsh(a).slice(0, n - 1, n).sum();
+            top.backward();
+            const double trace = a.grad().diagonal().sum().item<double>();
+            std::printf("  linalg.eigvalsh %.15f (relative error %.1e), trace of its gradient %.15f\n", top.item<double>(),
+                        std::abs(top.item<double>() - exact) / exact, trace);
+            ok = ok && std::abs(top.item<double>() - exact) / exact < 1e-13 && std::abs(trace - 1.0) < 1e-12;
+        }
+        return ok ? 0 : 1;
     } catch (const ferro::Error& e) {
         std::fprintf(stderr, "ferro-demo: %s: %s\n", e.code_name(), e.what());
         return 1;
