@@ -105,12 +105,11 @@ public:
     // 1/d regularised as d / (d^2 + eps), with 0 on the diagonal: the factor of the
     // off-diagonal terms in eigh and SVD derivatives. `e` has 0 on its diagonal.
     TensorRef inverse_gaps(Arg e, double eps) const {
-        const int64_t n = dim(e, 1);
-        const TensorRef eye_n = constant_matrix(e, n, [](int64_t i, int64_t j) { return i == j ? 1.0 : 0.0; });
-        const TensorRef off = constant_matrix(e, n, [](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; });
+        const TensorRef eye_n = eye(e, dim(e, 1));
         const TensorRef safe = add(e, eye_n);  // 1 on the diagonal: no 0/0 there
-        const TensorRef f = eps > 0 ? div(safe, add(mul(safe, safe), scalar(safe, eps))) : div(scalar(safe, 1), safe);
-        return mul(f, off);
+        if (eps == 0) return sub(call("core.reciprocal", {safe}), eye_n);  // the diagonal's 1 / 1 taken off
+        const TensorRef f = div(safe, add(mul(safe, safe), scalar(safe, eps)));
+        return sub(f, mul(eye_n, scalar(eye_n, 1 / (1 + eps))));
     }
 };
 
