@@ -24,7 +24,11 @@ namespace {
 
 fs::path oracle_dir() {
     if (const char* env = std::getenv("FERRO_ORACLES_DIR")) return env;
-    // The shared data sits next to the repository: <dir>/shared/data, with the build tree below <dir>/main.
+    // Recorded by CMake: the shared data next to the source tree this build came from.
+    std::ifstream recorded(fs::path(build_dir()) / "tests" / "linalg" / "oracles_dir.txt");
+    std::string path;
+    if (std::getline(recorded, path) && fs::exists(fs::path(path) / "tolerance_audit.json")) return path;
+    // Else next to any directory above the build tree: <dir>/shared/data.
     for (fs::path p = fs::absolute(build_dir()); !p.empty() && p != p.root_path(); p = p.parent_path()) {
         const fs::path candidate = p / "shared" / "data" / "tensor-ad-oracles";
         if (fs::exists(candidate / "tolerance_audit.json")) return candidate;
