@@ -66,19 +66,6 @@ inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, double* a, lap
 inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, const c64* tau, c64* w, lapack_int lw) { return LAPACKE_cungqr_work(col, m, n, k, a, lda, tau, w, lw); }
 inline lapack_int ungqr(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, const c128* tau, c128* w, lapack_int lw) { return LAPACKE_zungqr_work(col, m, n, k, a, lda, tau, w, lw); }
 
-// LQ: L in the lower triangle, reflectors above it and in tau. The linalg module runs QR of a
-// row-major A as the LQ of A^T, which is what A's memory is to column-major LAPACK.
-inline lapack_int gelqf(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau, float* w, lapack_int lw) { return LAPACKE_sgelqf_work(col, m, n, a, lda, tau, w, lw); }
-inline lapack_int gelqf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* w, lapack_int lw) { return LAPACKE_dgelqf_work(col, m, n, a, lda, tau, w, lw); }
-inline lapack_int gelqf(lapack_int m, lapack_int n, c64* a, lapack_int lda, c64* tau, c64* w, lapack_int lw) { return LAPACKE_cgelqf_work(col, m, n, a, lda, tau, w, lw); }
-inline lapack_int gelqf(lapack_int m, lapack_int n, c128* a, lapack_int lda, c128* tau, c128* w, lapack_int lw) { return LAPACKE_zgelqf_work(col, m, n, a, lda, tau, w, lw); }
-
-// The first m rows of Q from gelqf's reflectors (orglq / unglq).
-inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, const float* tau, float* w, lapack_int lw) { return LAPACKE_sorglq_work(col, m, n, k, a, lda, tau, w, lw); }
-inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, const double* tau, double* w, lapack_int lw) { return LAPACKE_dorglq_work(col, m, n, k, a, lda, tau, w, lw); }
-inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, const c64* tau, c64* w, lapack_int lw) { return LAPACKE_cunglq_work(col, m, n, k, a, lda, tau, w, lw); }
-inline lapack_int unglq(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, const c128* tau, c128* w, lapack_int lw) { return LAPACKE_zunglq_work(col, m, n, k, a, lda, tau, w, lw); }
-
 // Hermitian eigendecomposition, divide and conquer (syevd / heevd). rwork is unused for real.
 inline lapack_int heevd(char jobz, char uplo, lapack_int n, float* a, lapack_int lda, float* w, float* wk, lapack_int lwk, float*, lapack_int, lapack_int* iw, lapack_int liw) { return LAPACKE_ssyevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, iw, liw); }
 inline lapack_int heevd(char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w, double* wk, lapack_int lwk, double*, lapack_int, lapack_int* iw, lapack_int liw) { return LAPACKE_dsyevd_work(col, jobz, uplo, n, a, lda, w, wk, lwk, iw, liw); }
