@@ -38,6 +38,12 @@ inline Tensor random_matrix(const Runtime& rt, Shape shape, DType dtype, uint32_
 // I of size n broadcast against a batch, as dtype.
 inline Tensor identity(const Runtime& rt, int64_t n, DType dtype) { return rt.eye(n, dtype); }
 
+// A well-conditioned n x n (batch) matrix: random + n I.
+inline Tensor well_conditioned(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
+    const int64_t n = shape.back();
+    return random_matrix(rt, shape, dtype, seed) + rt.eye(n, dtype) * static_cast<double>(n);
+}
+
 inline Tensor mH(const Tensor& a) { return is_complex(a.dtype()) ? a.mT().conj() : a.mT(); }
 
 // Largest |a - b| over all elements (broadcasting), as a double.

@@ -21,11 +21,6 @@ void check_grad(const std::string& what, const Fn& f, const std::vector<Tensor>&
     CHECK(r.ok);
 }
 
-Tensor well_conditioned(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
-    const int64_t n = shape.back();
-    return random_matrix(rt, shape, dtype, seed) + rt.eye(n, dtype) * static_cast<double>(n);
-}
-
 // |X| elementwise: invariant under the phase of each column/row (the gauge of eigenvectors
 // and singular vectors).
 Tensor abs_of(const Tensor& x) { return x.abs(); }

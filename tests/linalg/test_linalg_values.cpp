@@ -9,12 +9,6 @@ using cd = std::complex<double>;
 
 namespace {
 
-// A well-conditioned n x n (batch) matrix: random + n I.
-Tensor well_conditioned(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
-    const int64_t n = shape.back();
-    return random_matrix(rt, shape, dtype, seed) + rt.eye(n, dtype) * static_cast<double>(n);
-}
-
 // A Hermitian positive-definite (batch) matrix: X X^H + n I.
 Tensor hpd(const Runtime& rt, Shape shape, DType dtype, uint32_t seed) {
     const Tensor x = random_matrix(rt, shape, dtype, seed);

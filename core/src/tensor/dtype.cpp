@@ -1,5 +1,7 @@
 #include "tensor/dtype.hpp"
 
+#include <ferro/rules.hpp>
+
 #include <fmt/format.h>
 
 namespace ferro {
@@ -65,16 +67,7 @@ ferro_dtype promote(ferro_dtype a, ferro_dtype b) {
 
 ferro_dtype to_inexact(ferro_dtype d) { return is_inexact(d) ? d : FERRO_DTYPE_F64; }
 
-ferro_dtype real_dtype(ferro_dtype d) {
-    if (d == FERRO_DTYPE_C64) return FERRO_DTYPE_F32;
-    if (d == FERRO_DTYPE_C128) return FERRO_DTYPE_F64;
-    return d;
-}
-
-ferro_dtype complex_dtype(ferro_dtype d) {
-    if (d == FERRO_DTYPE_F32) return FERRO_DTYPE_C64;
-    if (d == FERRO_DTYPE_F64) return FERRO_DTYPE_C128;
-    return d;
-}
+ferro_dtype real_dtype(ferro_dtype d) { return plugin::real_dtype(d); }
+ferro_dtype complex_dtype(ferro_dtype d) { return plugin::complex_dtype(d); }
 
 }  // namespace ferro

@@ -63,6 +63,13 @@ inline ferro_named_attr attr_i64s(const char* name, std::span<const int64_t> v) 
 }
 
 inline bool is_complex(ferro_dtype dtype) { return dtype == FERRO_DTYPE_C64 || dtype == FERRO_DTYPE_C128; }
+// The real dtype of a complex one (c64 -> f32, c128 -> f64), and back; others unchanged.
+inline ferro_dtype real_dtype(ferro_dtype dtype) {
+    return dtype == FERRO_DTYPE_C64 ? FERRO_DTYPE_F32 : dtype == FERRO_DTYPE_C128 ? FERRO_DTYPE_F64 : dtype;
+}
+inline ferro_dtype complex_dtype(ferro_dtype dtype) {
+    return dtype == FERRO_DTYPE_F32 ? FERRO_DTYPE_C64 : dtype == FERRO_DTYPE_F64 ? FERRO_DTYPE_C128 : dtype;
+}
 
 // The short name of a dtype as core ops take it in a "dtype" attribute.
 inline const char* dtype_attr_name(ferro_dtype dtype) {

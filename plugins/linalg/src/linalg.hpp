@@ -3,7 +3,7 @@
 // reaches the host only through plugin_api.
 #pragma once
 
-#include <ferro/plugin.hpp>
+#include <ferro/rules.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -110,9 +110,9 @@ inline bool solve_vector_rhs(const ferro_signature& a, const ferro_signature& b)
     return b.ndim == 1 || (b.ndim == a.ndim - 1 && std::equal(b.shape, b.shape + b.ndim, a.shape));
 }
 
-bool is_complex(ferro_dtype d);
-ferro_dtype real_dtype(ferro_dtype d);
-ferro_dtype complex_dtype(ferro_dtype d);
+using plugin::complex_dtype;
+using plugin::is_complex;
+using plugin::real_dtype;
 
 // ---- execution (linalg_exec.cpp) ----
 

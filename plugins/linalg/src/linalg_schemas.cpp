@@ -535,16 +535,4 @@ std::vector<int64_t> norm_axes(Op op, const ferro_attr_value& axes, int ndim) {
     return out;
 }
 
-bool is_complex(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
-ferro_dtype complex_dtype(ferro_dtype d) {
-    if (d == FERRO_DTYPE_F32) return FERRO_DTYPE_C64;
-    if (d == FERRO_DTYPE_F64) return FERRO_DTYPE_C128;
-    return d;
-}
-ferro_dtype real_dtype(ferro_dtype d) {
-    if (d == FERRO_DTYPE_C64) return FERRO_DTYPE_F32;
-    if (d == FERRO_DTYPE_C128) return FERRO_DTYPE_F64;
-    return d;
-}
-
 }  // namespace ferro::linalg
