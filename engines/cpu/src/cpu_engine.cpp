@@ -39,31 +39,65 @@ ferro_status properties(void* self, ferro_device_props* out) {
                                   FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
     out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
     std::memcpy(out->dtypes, dtypes, sizeof dtypes);
-    std::snprintf(out->details, sizeof out->details, "gemm: OpenBLAS (cblas); %u-byte aligned memory",
-                  static_cast<unsigned>(kAlignment));
+    std::snprintf(out->details, sizeof out->details,
+                  "gemm: OpenBLAS (cblas); %u-byte aligned memory; freed blocks of 64 KiB and more kept "
+                  "for reuse up to %llu MiB (FERRO_CPU_CACHE_MB)",
+                  static_cast<unsigned>(kAlignment),
+                  static_cast<unsigned long long>(self_of(self).blocks->limit() >> 20));
     return nullptr;
 }
 
-// Aligned allocation by over-allocating with malloc and storing malloc's pointer just before
-// the aligned block: glibc's memalign costs ~5x a malloc, which showed in tiny-op dispatch.
+// Aligned allocation by over-allocating with malloc and storing, just before the aligned
+// block, malloc's pointer and the block's size class (0: not from the block cache). glibc's
+// memalign costs ~5x a malloc, which showed in tiny-op dispatch.
+struct BlockHeader {
+    void* raw;
+    uint64_t size_class;
+};
+
+BlockHeader& header_of(ferro_buffer buffer) { return reinterpret_cast<BlockHeader*>(buffer)[-1]; }
+
 ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer,
                    void** out_address) {
+    Engine& e = self_of(self);
     const uint64_t align = std::max(alignment, kAlignment);
-    void* raw = bytes <= UINT64_MAX - align - sizeof(void*) ? std::malloc(bytes + align + sizeof(void*)) : nullptr;
+    constexpr uint64_t overhead = sizeof(BlockHeader);
+    void* raw = nullptr;
+    uint64_t size_class = 0;
+    if (bytes <= UINT64_MAX / 2) {
+        const uint64_t total = bytes + align + overhead;
+        size_class = align == kAlignment ? e.blocks->size_class(total) : 0;
+        raw = size_class != 0 ? e.blocks->take(size_class) : nullptr;
+        if (raw == nullptr) raw = std::malloc(size_class != 0 ? size_class : total);
+    }
     if (raw == nullptr) {
         const std::string message = "cpu engine: cannot allocate " + std::to_string(bytes) + " bytes";
-        return self_of(self).host->status_make(FERRO_RESOURCE_EXHAUSTED, message.c_str());
+        return e.host->status_make(FERRO_RESOURCE_EXHAUSTED, message.c_str());
     }
-    const auto start = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
+    const auto start = reinterpret_cast<uintptr_t>(raw) + overhead;
     void* aligned = reinterpret_cast<void*>((start + align - 1) & ~(align - 1));
-    static_cast<void**>(aligned)[-1] = raw;
     *out_buffer = static_cast<ferro_buffer>(aligned);
+    header_of(*out_buffer) = {raw, size_class};
     *out_address = aligned;
     return nullptr;
 }
 
-void free_buffer(void*, ferro_buffer buffer) {
-    if (buffer != nullptr) std::free(reinterpret_cast<void**>(buffer)[-1]);
+void free_buffer(void* self, ferro_buffer buffer) {
+    if (buffer == nullptr) return;
+    const BlockHeader h = header_of(buffer);
+    if (h.size_class != 0) self_of(self).blocks->give(h.size_class, h.raw);
+    else std::free(h.raw);
+}
+
+// FERRO_CPU_CACHE_MB: the most memory freed blocks may hold for reuse (0 turns it off).
+uint64_t block_cache_limit() {
+    uint64_t mib = 256;
+    if (const char* env = std::getenv("FERRO_CPU_CACHE_MB")) {
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(env, &end, 10);
+        if (end != env && *end == '\0' && n <= (uint64_t{1} << 40)) mib = n;
+    }
+    return mib << 20;
 }
 
 ferro_status copy_h2d(void*, const void* src, ferro_buffer dst, uint64_t offset, uint64_t bytes) {
@@ -130,6 +164,7 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
         auto engine = std::make_unique<Engine>();
         engine->host = host;
         engine->pool = std::make_unique<ThreadPool>(thread_count());
+        engine->blocks = std::make_unique<BlockCache>(block_cache_limit());
         engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for,
                            engine->pool.get()};
         out->self = engine.release();

@@ -3,6 +3,7 @@
 // engine ABI as every plugin (ferro_cpu_plugin_query).
 #pragma once
 
+#include "block_cache.hpp"
 #include "thread_pool.hpp"
 
 #include <ferro/cpu_context.h>
@@ -16,6 +17,7 @@ namespace ferro::cpu {
 struct Engine {
     const ferro_host_api* host;
     std::unique_ptr<ThreadPool> pool;
+    std::unique_ptr<BlockCache> blocks;
     ferro_cpu_context context{};
 };
 

@@ -1,0 +1,130 @@
+// The cpu engine's cache of freed large blocks: size classes, reuse, the byte limit with
+// oldest-first eviction, and allocation through the engine ABI from many threads.
+#include "cpu_fixture.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+using ferro::cpu::BlockCache;
+using namespace ferro::test;
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
+
+// A malloc'd block the cache may keep (it frees what it evicts).
+void* block(uint64_t bytes) {
+    void* p = std::malloc(bytes);
+    REQUIRE(p != nullptr);
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: block cache size classes are a quarter of a power of two, small blocks excluded", "[cpu]") {
+    const BlockCache cache(64 * MiB);
+    CHECK(cache.size_class(BlockCache::kMinBytes - 1) == 0);
+    CHECK(cache.size_class(64 * KiB) == 64 * KiB);
+    CHECK(cache.size_class(64 * KiB + 1) == 80 * KiB);
+    CHECK(cache.size_class(100 * KiB) == 112 * KiB);
+    CHECK(cache.size_class(512 * KiB + 200) == 640 * KiB);
+    CHECK(cache.size_class(7 * MiB) == 7 * MiB);
+    for (uint64_t bytes = 64 * KiB; bytes < 64 * MiB; bytes = bytes * 9 / 7 + 13) {
+        const uint64_t c = cache.size_class(bytes);
+        CHECK(c >= bytes);
+        CHECK(c - bytes < bytes / 4);  // at most 25% slack
+    }
+    CHECK(BlockCache(0).size_class(MiB) == 0);  // limit 0: the cache is off
+}
+
+TEST_CASE("cpu: block cache reuses a block of the same class, most recently freed first", "[cpu]") {
+    BlockCache cache(16 * MiB);
+    CHECK(cache.take(MiB) == nullptr);
+    void* a = block(MiB);
+    void* b = block(MiB);
+    cache.give(MiB, a);
+    cache.give(MiB, b);
+    CHECK(cache.cached_bytes() == 2 * MiB);
+    CHECK(cache.take(1280 * KiB) == nullptr);  // another class is never served
+    CHECK(cache.take(MiB) == b);
+    CHECK(cache.take(MiB) == a);
+    CHECK(cache.take(MiB) == nullptr);
+    CHECK(cache.cached_bytes() == 0);
+    std::free(a);
+    std::free(b);
+}
+
+TEST_CASE("cpu: block cache stays under its limit by dropping the oldest blocks", "[cpu]") {
+    BlockCache cache(3 * MiB);
+    void* first = block(MiB);
+    void* second = block(2 * MiB);
+    void* third = block(MiB);
+    cache.give(MiB, first);
+    cache.give(2 * MiB, second);
+    CHECK(cache.cached_bytes() == 3 * MiB);
+    cache.give(MiB, third);  // 4 MiB > 3: `first` (the oldest) goes
+    CHECK(cache.cached_bytes() == 3 * MiB);
+    CHECK(cache.take(MiB) == third);
+    CHECK(cache.take(MiB) == nullptr);
+    cache.give(4 * MiB, block(4 * MiB));  // larger than the limit: freed at once, nothing evicted
+    CHECK(cache.cached_bytes() == 2 * MiB);
+    CHECK(cache.take(2 * MiB) == second);
+    std::free(second);
+    std::free(third);
+}
+
+TEST_CASE("cpu: engine memory of a freed large tensor is reused and stays 64-byte aligned", "[cpu]") {
+    CpuEngine engine;
+    const auto& f = engine.f();
+    ferro_buffer buf = nullptr;
+    void* first = nullptr;
+    REQUIRE(f.alloc(engine.inst.self, 300 * KiB, 64, &buf, &first) == nullptr);
+    std::memset(first, 1, 300 * KiB);
+    f.free(engine.inst.self, buf);
+    void* again = nullptr;
+    REQUIRE(f.alloc(engine.inst.self, 290 * KiB, 64, &buf, &again) == nullptr);  // same class
+    CHECK(again == first);
+    CHECK(reinterpret_cast<uintptr_t>(again) % 64 == 0);
+    f.free(engine.inst.self, buf);
+    // Small blocks and unusual alignments bypass the cache and still come back aligned.
+    for (const auto& [bytes, align] : {std::pair<uint64_t, uint64_t>{100, 64}, {MiB, 4096}, {0, 64}}) {
+        void* p = nullptr;
+        REQUIRE(f.alloc(engine.inst.self, bytes, align, &buf, &p) == nullptr);
+        CHECK(reinterpret_cast<uintptr_t>(p) % align == 0);
+        f.free(engine.inst.self, buf);
+    }
+    ferro_device_props props{};
+    REQUIRE(f.properties(engine.inst.self, &props) == nullptr);
+    CHECK(std::strstr(props.details, "FERRO_CPU_CACHE_MB") != nullptr);
+}
+
+TEST_CASE("concurrency: cpu engine allocates and frees large blocks from many threads", "[cpu]") {
+    CpuEngine engine;
+    const auto& f = engine.f();
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 200; ++i) {
+                const uint64_t bytes = (64 + 32 * ((i + t) % 5)) * KiB;
+                ferro_buffer buf = nullptr;
+                void* p = nullptr;
+                if (f.alloc(engine.inst.self, bytes, 64, &buf, &p) != nullptr) {
+                    ++failures;
+                    continue;
+                }
+                auto* bytes_of = static_cast<unsigned char*>(p);
+                std::memset(p, t + 1, bytes);
+                std::this_thread::yield();
+                for (uint64_t k = 0; k < bytes; k += 4093) failures += bytes_of[k] != t + 1;  // nobody else wrote it
+                f.free(engine.inst.self, buf);
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(failures.load() == 0);
+}
