@@ -164,7 +164,9 @@ public:
     TensorRef matmul(Arg a, Arg b) const { return call("core.matmul", {a, b}); }
     TensorRef where(Arg c, Arg a, Arg b) const { return call("core.where", {c, a, b}); }
     TensorRef unary(const char* name, Arg a) const { return call(name, {a}); }
+    // A cast to the dtype `a` already has is `a` itself (no op call).
     TensorRef cast(Arg a, ferro_dtype dtype) const {
+        if (signature(a).dtype == dtype) return borrow(a.get());
         return call("core.cast", {a}, {attr_str("dtype", dtype_attr_name(dtype))});
     }
 

@@ -327,25 +327,32 @@ QrParts qr_parts(const Ops& r, ferro_tensor A, const ferro_tensor* outputs, uint
     return {r.borrow(outputs[0]), r.borrow(outputs[1])};
 }
 
+// i Im diag(X) as a matrix; absent (zero) for real X.
+TensorRef imag_diagonal(const Ops& r, Arg x) {
+    if (!is_complex(r.signature(x).dtype)) return TensorRef();
+    return r.diag_embed(r.i_imag(r.diagonal(x)));
+}
 TensorRef omega_of(const Ops& r, Arg c) {  // phi(C)
     const TensorRef low = r.strictly_lower(c);
-    return r.add(r.sub(low, r.mH(low)), r.diag_embed(r.i_imag(r.diagonal(c))));
+    return r.plus(r.sub(low, r.mH(low)), imag_diagonal(r, c));
 }
 TensorRef omega_adjoint(const Ops& r, Arg n) {  // phi*(N)
-    return r.add(r.sub(r.strictly_lower(n), r.strictly_lower(r.mH(n))), r.diag_embed(r.i_imag(r.diagonal(n))));
+    return r.plus(r.sub(r.strictly_lower(n), r.strictly_lower(r.mH(n))), imag_diagonal(r, n));
 }
 // X R^-H and X R^-1: triangular solves from the right (no LU of R).
 TensorRef times_inv_rh(const Ops& r, Arg x, Arg R) { return r.tri_solve(r.mH(R), x, /*upper=*/false, /*left=*/false); }
 TensorRef times_inv_r(const Ops& r, Arg x, Arg R) { return r.tri_solve(R, x, /*upper=*/true, /*left=*/false); }
 
-// The tall-or-square VJP (gQ or gR may be empty).
+// The tall-or-square VJP (gQ or gR may be empty), with Q Q^H gQ folded into N:
+// gA = [Q (phi*(N) - N) + gQ] R^-H, three products and one triangular solve.
 TensorRef qr_vjp_tall(const Ops& r, Arg Q, Arg R, const TensorRef& gQ, const TensorRef& gR) {
-    TensorRef gRRh = gR ? r.matmul(gR, r.mH(R)) : TensorRef();
-    TensorRef QhgQ = gQ ? r.matmul(r.mH(Q), gQ) : TensorRef();
-    TensorRef N = QhgQ ? (gRRh ? r.sub(QhgQ, gRRh) : r.borrow(QhgQ.get())) : r.neg(gRRh);
-    TensorRef inner = r.plus(gRRh ? r.borrow(gRRh.get()) : TensorRef(), omega_adjoint(r, N));
-    TensorRef lhs = r.matmul(Q, inner);
-    if (gQ) lhs = r.add(lhs, r.sub(gQ, r.matmul(Q, QhgQ)));
+    TensorRef N = gQ ? r.matmul(r.mH(Q), gQ) : TensorRef();
+    if (gR) {
+        TensorRef gRRh = r.matmul(gR, r.mH(R));
+        N = N ? r.sub(N, gRRh) : r.neg(gRRh);
+    }
+    TensorRef lhs = r.matmul(Q, r.sub(omega_adjoint(r, N), N));
+    if (gQ) lhs = r.add(lhs, gQ);
     return times_inv_rh(r, lhs, R);
 }
 
