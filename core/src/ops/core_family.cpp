@@ -3,41 +3,23 @@
 #include "ops/grad_rules.hpp"
 #include "ops/op_util.hpp"
 
+#include <ferro/schema.hpp>
+
 #include <array>
 #include <utility>
 
 namespace ferro {
 namespace ops {
 
-ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc) {
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64, 0, 0, name, {}, doc};
-    s.default_value.type = FERRO_ATTR_I64;
-    s.default_value.v.i64 = def;
-    return s;
-}
-ferro_attr_spec attr_f64(const char* name, double def, const char* doc) {
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_F64, 0, 0, name, {}, doc};
-    s.default_value.type = FERRO_ATTR_F64;
-    s.default_value.v.f64 = def;
-    return s;
-}
-ferro_attr_spec attr_bool(const char* name, bool def, const char* doc) {
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_BOOL, 0, 0, name, {}, doc};
-    s.default_value.type = FERRO_ATTR_BOOL;
-    s.default_value.v.boolean = def ? 1 : 0;
-    return s;
-}
-ferro_attr_spec attr_str(const char* name, const char* def, const char* doc) {
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_STR, def ? 0u : FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
-    s.default_value.type = def ? FERRO_ATTR_STR : FERRO_ATTR_NONE;
-    s.default_value.v.str = def;
-    return s;
-}
+ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc) { return plugin::spec_i64(name, def, doc); }
+ferro_attr_spec attr_f64(const char* name, double def, const char* doc) { return plugin::spec_f64(name, def, doc); }
+ferro_attr_spec attr_bool(const char* name, bool def, const char* doc) { return plugin::spec_bool(name, def, doc); }
+ferro_attr_spec attr_str(const char* name, const char* def, const char* doc) { return plugin::spec_str(name, def, doc); }
 ferro_attr_spec attr_required(const char* name, uint32_t type, const char* doc) {
-    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_REQUIRED, 0, name, {}, doc};
+    return plugin::spec_required(name, type, doc);
 }
 ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc) {
-    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+    return plugin::spec_optional(name, type, doc);
 }
 
 namespace {

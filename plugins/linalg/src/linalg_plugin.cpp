@@ -4,6 +4,7 @@
 #include "linalg.hpp"
 
 #include <ferro/cpu_context.h>
+#include <ferro/schema.hpp>
 
 #include <cstring>
 #include <memory>
@@ -52,35 +53,12 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
     });
 }
 
-const ferro_family_desc* family() {
-    static const ferro_family_desc desc = [] {
-        ferro_family_desc f{};
-        f.struct_size = sizeof f;
-        f.n_ops = static_cast<uint32_t>(Op::count);
-        f.id = "linalg";
-        f.version = "0.1.0";
-        f.description = "dense linear algebra: solve, inverse, determinants, Cholesky, QR, eigh, SVD (numpy.linalg semantics)";
-        f.ops = schemas();
-        f.create_module = create_module;
-        return f;
-    }();
-    return &desc;
-}
-
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
-    static const ferro_plugin_desc desc = [] {
-        ferro_plugin_desc d{};
-        d.struct_size = sizeof d;
-        d.abi_major = FERRO_ABI_MAJOR;
-        d.abi_minor = FERRO_ABI_MINOR;
-        d.name = "linalg";
-        d.version = "0.1.0";
-        d.description = "linalg family: LAPACK (OpenBLAS) module for the cpu engine";
-        d.n_families = 1;
-        d.families = family();
-        return d;
-    }();
-    *out = &desc;
+    static const plugin::OneFamilyPlugin desc(
+        "linalg", "0.1.0", "linalg family: LAPACK (OpenBLAS) module for the cpu engine",
+        "dense linear algebra: solve, inverse, determinants, Cholesky, QR, eigh, SVD (numpy.linalg semantics)",
+        static_cast<uint32_t>(Op::count), schemas(), create_module);
+    *out = desc.get();
     return nullptr;
 }
 

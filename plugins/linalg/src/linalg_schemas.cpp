@@ -4,6 +4,7 @@
 #include "linalg.hpp"
 
 #include <ferro/rules.hpp>
+#include <ferro/schema.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -14,87 +15,45 @@ namespace {
 
 constexpr ferro_dtype float_dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128};
 
-ferro_attr_spec attr(const char* name, ferro_attr_value default_value, const char* doc) {
-    ferro_attr_spec a{};
-    a.struct_size = sizeof a;
-    a.type = default_value.type;
-    a.name = name;
-    a.default_value = default_value;
-    a.doc = doc;
-    return a;
-}
-ferro_attr_spec bool_attr(const char* name, bool value, const char* doc) {
-    ferro_attr_value v{FERRO_ATTR_BOOL, 0, {}};
-    v.v.boolean = value ? 1 : 0;
-    return attr(name, v, doc);
-}
-ferro_attr_spec str_attr(const char* name, const char* value, const char* doc) {
-    ferro_attr_value v{FERRO_ATTR_STR, 0, {}};
-    v.v.str = value;
-    return attr(name, v, doc);
-}
-ferro_attr_spec f64_attr(const char* name, double value, const char* doc) {
-    ferro_attr_value v{FERRO_ATTR_F64, 0, {}};
-    v.v.f64 = value;
-    return attr(name, v, doc);
-}
-
 constexpr const char* eps_doc =
     "regulariser of the degenerate-spectrum terms of the derivative: 1/d becomes d/(d^2 + eps) "
     "(0: exact, as PyTorch)";
-const ferro_attr_spec cholesky_attrs[] = {bool_attr("upper", false, "return U with A = U^H U instead of L")};
-const ferro_attr_spec qr_attrs[] = {str_attr("mode", "reduced", "reduced | complete | r (R only)")};
-const ferro_attr_spec eigh_attrs[] = {str_attr("uplo", "L", "L | U: the triangle of A that is read"),
-                                      f64_attr("eps", 0.0, eps_doc)};
-const ferro_attr_spec eigvalsh_attrs[] = {str_attr("uplo", "L", "L | U: the triangle of A that is read")};
-const ferro_attr_spec svd_attrs[] = {bool_attr("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
-                                     f64_attr("eps", 0.0, eps_doc)};
+const ferro_attr_spec cholesky_attrs[] = {plugin::spec_bool("upper", false, "return U with A = U^H U instead of L")};
+const ferro_attr_spec qr_attrs[] = {plugin::spec_str("mode", "reduced", "reduced | complete | r (R only)")};
+const ferro_attr_spec eigh_attrs[] = {plugin::spec_str("uplo", "L", "L | U: the triangle of A that is read"),
+                                      plugin::spec_f64("eps", 0.0, eps_doc)};
+const ferro_attr_spec eigvalsh_attrs[] = {plugin::spec_str("uplo", "L", "L | U: the triangle of A that is read")};
+const ferro_attr_spec svd_attrs[] = {plugin::spec_bool("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
+                                     plugin::spec_f64("eps", 0.0, eps_doc)};
 
-ferro_attr_spec required_bool(const char* name, const char* doc) {
-    ferro_attr_spec a = bool_attr(name, false, doc);
-    a.flags = FERRO_ATTR_FLAG_REQUIRED;
-    a.default_value.type = FERRO_ATTR_NONE;
-    return a;
-}
-ferro_attr_spec optional_f64(const char* name, const char* doc) {
-    ferro_attr_spec a = f64_attr(name, 0.0, doc);
-    a.flags = FERRO_ATTR_FLAG_OPTIONAL;
-    a.default_value.type = FERRO_ATTR_NONE;
-    return a;
-}
 const ferro_attr_spec pinv_attrs[] = {
-    optional_f64("atol", "absolute tolerance: singular values <= atol are zero (None: 0)"),
-    optional_f64("rtol", "relative tolerance, times the largest singular value (None: eps * max(m, n) when atol is "
-                         "None or 0, else 0; numpy's rcond)"),
-    bool_attr("hermitian", false, "A is Hermitian: use its eigendecomposition (reads the lower triangle)")};
-ferro_attr_spec optional_axes(const char* name, const char* doc) {
-    ferro_attr_spec a{};
-    a.struct_size = sizeof a;
-    a.type = FERRO_ATTR_I64_ARRAY;
-    a.flags = FERRO_ATTR_FLAG_OPTIONAL;
-    a.name = name;
-    a.default_value.type = FERRO_ATTR_NONE;
-    a.doc = doc;
-    return a;
-}
+    plugin::spec_optional("atol", FERRO_ATTR_F64, "absolute tolerance: singular values <= atol are zero (None: 0)"),
+    plugin::spec_optional("rtol", FERRO_ATTR_F64,
+                          "relative tolerance, times the largest singular value (None: eps * max(m, n) when atol is "
+                          "None or 0, else 0; numpy's rcond)"),
+    plugin::spec_bool("hermitian", false, "A is Hermitian: use its eigendecomposition (reads the lower triangle)")};
 const ferro_attr_spec vector_norm_attrs[] = {
-    f64_attr("ord", 2.0, "p: any real, inf, -inf, or 0 (the count of non-zeros)"),
-    optional_axes("axes", "axes to reduce (None or []: all)"), bool_attr("keepdim", false, "keep reduced axes as size 1")};
+    plugin::spec_f64("ord", 2.0, "p: any real, inf, -inf, or 0 (the count of non-zeros)"),
+    plugin::spec_optional("axes", FERRO_ATTR_I64_ARRAY, "axes to reduce (None or []: all)"),
+    plugin::spec_bool("keepdim", false, "keep reduced axes as size 1")};
 const ferro_attr_spec matrix_norm_attrs[] = {
-    str_attr("ord", "fro", "fro | nuc | inf | -inf | 1 | -1 | 2 | -2"),
-    optional_axes("axes", "the (row, column) axes of the matrices (None: (-2, -1))"),
-    bool_attr("keepdim", false, "keep the two axes as size 1")};
-const ferro_attr_spec cond_attrs[] = {str_attr("p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
+    plugin::spec_str("ord", "fro", "fro | nuc | inf | -inf | 1 | -1 | 2 | -2"),
+    plugin::spec_optional("axes", FERRO_ATTR_I64_ARRAY, "the (row, column) axes of the matrices (None: (-2, -1))"),
+    plugin::spec_bool("keepdim", false, "keep the two axes as size 1")};
+const ferro_attr_spec cond_attrs[] = {plugin::spec_str(
+    "p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
 const ferro_attr_spec lstsq_attrs[] = {
-    optional_f64("rcond", "singular values <= rcond * largest count as zero (None: eps * max(m, n))"),
-    str_attr("driver", "gelsd", "gelsd | gelss | gelsy | gels: all solved by ?gelsd; the driver decides, as in "
-                                "PyTorch, whether residuals are returned (not for gelsy)")};
+    plugin::spec_optional("rcond", FERRO_ATTR_F64,
+                          "singular values <= rcond * largest count as zero (None: eps * max(m, n))"),
+    plugin::spec_str("driver", "gelsd",
+                     "gelsd | gelss | gelsy | gels: all solved by ?gelsd; the driver decides, as in PyTorch, "
+                     "whether residuals are returned (not for gelsy)")};
 const ferro_attr_spec triangular_attrs[] = {
-    required_bool("upper", "A is upper (else lower) triangular; the other triangle is not read"),
-    bool_attr("left", true, "solve A X = B (else X A = B)"),
-    bool_attr("unitriangular", false, "assume a unit diagonal (it is not read)")};
-const ferro_attr_spec lu_solve_attrs[] = {bool_attr("left", true, "solve A X = B (else X A = B)"),
-                                          bool_attr("adjoint", false, "solve with A^H instead of A")};
+    plugin::spec_required("upper", FERRO_ATTR_BOOL, "A is upper (else lower) triangular; the other triangle is not read"),
+    plugin::spec_bool("left", true, "solve A X = B (else X A = B)"),
+    plugin::spec_bool("unitriangular", false, "assume a unit diagonal (it is not read)")};
+const ferro_attr_spec lu_solve_attrs[] = {plugin::spec_bool("left", true, "solve A X = B (else X A = B)"),
+                                          plugin::spec_bool("adjoint", false, "solve with A^H instead of A")};
 
 ferro_signature out_sig(ferro_dtype dtype, std::span<const int64_t> batch, std::initializer_list<int64_t> tail) {
     ferro_signature s{};

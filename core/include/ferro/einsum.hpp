@@ -1,0 +1,92 @@
+// ferro::einsum — typed calls into the einsum family (libferro_einsum.so, loaded from the
+// plugin search path) with numpy.einsum / torch.einsum notation. docs/einsum.md describes the
+// notation, the path optimisers and the cost model. Included by ferro/ferro.hpp.
+#pragma once
+
+#include <ferro/ferro.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ferro {
+
+// How einsum picks its contraction path.
+struct EinsumOptions {
+    std::string optimize = "auto";  // auto | greedy | optimal | random-greedy
+    std::vector<std::pair<int64_t, int64_t>> path;  // explicit (opt_einsum linear form); wins when given
+    std::string minimize = "flops";                 // flops | size: optimal and random-greedy's objective
+    int64_t seed = 0, repeats = 32;                 // random-greedy's trials
+    double max_seconds = 0;                         // random-greedy's time limit (0: none)
+};
+
+namespace detail {
+inline Attrs einsum_attrs(Attr notation, const EinsumOptions& o) {
+    Attrs a{std::move(notation), Attr("optimize", o.optimize), Attr("minimize", o.minimize), Attr("seed", o.seed),
+            Attr("repeats", o.repeats), Attr("max_seconds", o.max_seconds)};
+    if (!o.path.empty()) {
+        std::vector<int64_t> flat;
+        for (const auto& [i, j] : o.path) {
+            flat.push_back(i);
+            flat.push_back(j);
+        }
+        a.emplace_back("path", std::move(flat));
+    }
+    return a;
+}
+// numpy's sublist form as the op's one array: labels, -1 for ..., -2 between operands, -3 output.
+inline std::vector<int64_t> encode_sublists(const std::vector<std::vector<int64_t>>& sublists,
+                                            const std::optional<std::vector<int64_t>>& output) {
+    std::vector<int64_t> flat;
+    for (size_t k = 0; k < sublists.size(); ++k) {
+        if (k > 0) flat.push_back(-2);
+        flat.insert(flat.end(), sublists[k].begin(), sublists[k].end());
+    }
+    if (output) {
+        flat.push_back(-3);
+        flat.insert(flat.end(), output->begin(), output->end());
+    }
+    return flat;
+}
+}  // namespace detail
+
+// Ellipsis in the sublist form.
+inline constexpr int64_t kEllipsis = -1;
+
+// einsum("ij,jk->ik", {A, B}): numpy/torch notation; labels are any Unicode characters.
+inline Tensor einsum(const std::string& subscripts, const std::vector<Tensor>& operands, const EinsumOptions& options = {}) {
+    if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum: at least one operand is required");
+    return call_one(operands[0].runtime_ref(), "einsum.einsum", operands,
+                    detail::einsum_attrs(Attr("subscripts", subscripts), options));
+}
+// numpy's sublist form: einsum({A, B}, {{0, 1}, {1, 2}}, {{0, 2}}); kEllipsis stands for `...`.
+inline Tensor einsum(const std::vector<Tensor>& operands, const std::vector<std::vector<int64_t>>& sublists,
+                     const std::optional<std::vector<int64_t>>& output = std::nullopt, const EinsumOptions& options = {}) {
+    if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum: at least one operand is required");
+    return call_one(operands[0].runtime_ref(), "einsum.einsum", operands,
+                    detail::einsum_attrs(Attr("sublists", detail::encode_sublists(sublists, output)), options));
+}
+
+// The path einsum would take, without contracting: opt_einsum's linear form, the flop count
+// (opt_einsum's cost model) and the element count of the largest intermediate.
+struct EinsumPath {
+    std::vector<std::pair<int64_t, int64_t>> path;
+    double flops = 0;
+    double largest_intermediate = 0;
+};
+inline EinsumPath einsum_path(const std::string& subscripts, const std::vector<Tensor>& operands,
+                              const EinsumOptions& options = {}) {
+    if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum_path: at least one operand is required");
+    auto out = call_all(operands[0].runtime_ref(), "einsum.path", operands,
+                        detail::einsum_attrs(Attr("subscripts", subscripts), options));
+    EinsumPath p;
+    const std::vector<int64_t> flat = out[0].to_vector<int64_t>();
+    for (size_t s = 0; s + 1 < flat.size(); s += 2) p.path.emplace_back(flat[s], flat[s + 1]);
+    p.flops = out[1].item<double>();
+    p.largest_intermediate = out[2].item<double>();
+    return p;
+}
+
+}  // namespace ferro

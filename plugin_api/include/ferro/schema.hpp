@@ -1,0 +1,78 @@
+// ferro plugin ABI — header-only helpers for writing op schemas: attribute specs with their
+// defaults. The strings passed in must live as long as the plugin library (literals do).
+//
+// Since: 1.0 (header-only; no ABI change).
+#pragma once
+
+#include "ferro/family.h"
+#include "ferro/plugin.h"
+
+namespace ferro::plugin {
+
+inline ferro_attr_spec spec_i64(const char* name, int64_t def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_I64;
+    s.default_value.v.i64 = def;
+    return s;
+}
+inline ferro_attr_spec spec_f64(const char* name, double def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_F64, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_F64;
+    s.default_value.v.f64 = def;
+    return s;
+}
+inline ferro_attr_spec spec_bool(const char* name, bool def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_BOOL, 0, 0, name, {}, doc};
+    s.default_value.type = FERRO_ATTR_BOOL;
+    s.default_value.v.boolean = def ? 1 : 0;
+    return s;
+}
+// def NULL: the attribute is optional and defaults to None.
+inline ferro_attr_spec spec_str(const char* name, const char* def, const char* doc) {
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_STR, def ? 0u : FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+    s.default_value.type = def ? FERRO_ATTR_STR : FERRO_ATTR_NONE;
+    s.default_value.v.str = def;
+    return s;
+}
+// A call must give it.
+inline ferro_attr_spec spec_required(const char* name, uint32_t type, const char* doc) {
+    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_REQUIRED, 0, name, {}, doc};
+}
+// None by default.
+inline ferro_attr_spec spec_optional(const char* name, uint32_t type, const char* doc) {
+    return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+}
+
+// The descriptor of a plugin that defines one family named like itself (linalg, einsum, fft):
+// keep it in a function-local static and return get() from the plugin's query.
+class OneFamilyPlugin {
+public:
+    OneFamilyPlugin(const char* name, const char* version, const char* plugin_description,
+                    const char* family_description, uint32_t n_ops, const ferro_op_schema* ops,
+                    ferro_create_module_fn create_module) {
+        family_.struct_size = sizeof family_;
+        family_.n_ops = n_ops;
+        family_.id = name;
+        family_.version = version;
+        family_.description = family_description;
+        family_.ops = ops;
+        family_.create_module = create_module;
+        plugin_.struct_size = sizeof plugin_;
+        plugin_.abi_major = FERRO_ABI_MAJOR;
+        plugin_.abi_minor = FERRO_ABI_MINOR;
+        plugin_.name = name;
+        plugin_.version = version;
+        plugin_.description = plugin_description;
+        plugin_.n_families = 1;
+        plugin_.families = &family_;
+    }
+    OneFamilyPlugin(const OneFamilyPlugin&) = delete;
+    OneFamilyPlugin& operator=(const OneFamilyPlugin&) = delete;
+    const ferro_plugin_desc* get() const { return &plugin_; }
+
+private:
+    ferro_family_desc family_{};
+    ferro_plugin_desc plugin_{};
+};
+
+}  // namespace ferro::plugin

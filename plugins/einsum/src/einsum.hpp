@@ -1,0 +1,27 @@
+// The einsum family: shared pieces of its plugin, schemas and rules.
+#pragma once
+
+#include "expression.hpp"
+#include "program.hpp"
+
+#include <ferro/plugin.h>
+
+#include <span>
+
+namespace ferro::einsum {
+
+enum class Op : uint32_t { einsum = 0, path = 1, count };
+
+// Schema attribute order (both ops take the same attributes).
+enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kAttrCount };
+
+// The expression of a call, from its subscripts or sublists attribute and the operands' ranks.
+Expression expression_of(const ferro_attr_value* attrs, std::span<const ferro_signature> inputs);
+PathOptions path_options_of(const ferro_attr_value* attrs);
+
+const ferro_op_schema* schemas();
+
+ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args);
+ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args);
+
+}  // namespace ferro::einsum

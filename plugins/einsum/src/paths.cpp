@@ -1,0 +1,388 @@
+#include "paths.hpp"
+
+#include <ferro/plugin.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <queue>
+#include <limits>
+#include <set>
+#include <tuple>
+
+namespace ferro::einsum {
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw plugin::Error(FERRO_INVALID_ARGUMENT, "einsum: " + why); }
+
+// A set of label ids as a bitset.
+class LabelSet {
+public:
+    LabelSet() = default;
+    explicit LabelSet(size_t n_labels) : words_((n_labels + 63) / 64, 0) {}
+    LabelSet(size_t n_labels, const std::vector<int>& labels) : LabelSet(n_labels) {
+        for (int l : labels) set(l);
+    }
+    void set(int l) { words_[static_cast<size_t>(l) >> 6] |= uint64_t{1} << (l & 63); }
+    bool test(int l) const { return (words_[static_cast<size_t>(l) >> 6] >> (l & 63)) & 1; }
+    LabelSet& operator|=(const LabelSet& o) {
+        for (size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
+        return *this;
+    }
+    friend LabelSet operator|(LabelSet a, const LabelSet& b) { return a |= b; }
+    friend LabelSet operator&(LabelSet a, const LabelSet& b) {
+        for (size_t i = 0; i < a.words_.size(); ++i) a.words_[i] &= b.words_[i];
+        return a;
+    }
+    bool contains_all(const LabelSet& o) const {
+        for (size_t i = 0; i < words_.size(); ++i) {
+            if ((o.words_[i] & ~words_[i]) != 0) return false;
+        }
+        return true;
+    }
+    template <class F> void for_each(F&& f) const {
+        for (size_t i = 0; i < words_.size(); ++i) {
+            for (uint64_t w = words_[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + std::countr_zero(w)));
+        }
+    }
+    double size(const std::vector<double>& sizes) const {
+        double s = 1;
+        for_each([&](int l) { s *= sizes[static_cast<size_t>(l)]; });
+        return s;
+    }
+
+private:
+    std::vector<uint64_t> words_;
+};
+
+// opt_einsum's cost of one step over `all` labels, producing `kept`.
+double step_flops(const LabelSet& all, const LabelSet& kept, const std::vector<double>& sizes) {
+    return all.size(sizes) * (kept.contains_all(all) ? 1.0 : 2.0);
+}
+
+// splitmix64: a small generator whose sequence is the same everywhere (std distributions are not).
+class Random {
+public:
+    explicit Random(uint64_t seed) : state_(seed) {}
+    uint64_t next() {
+        uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+private:
+    uint64_t state_;
+};
+
+// Paths are built in SSA form (every tensor, input or intermediate, has its own id) and
+// converted to the linear form at the end.
+using SsaPath = std::vector<std::pair<int, int>>;
+
+Path ssa_to_linear(const SsaPath& ssa, int n_inputs) {
+    std::vector<int> current(static_cast<size_t>(n_inputs));
+    for (int i = 0; i < n_inputs; ++i) current[static_cast<size_t>(i)] = i;
+    Path path;
+    int next = n_inputs;
+    for (const auto& [a, b] : ssa) {
+        const auto pos = [&](int id) { return static_cast<int>(std::find(current.begin(), current.end(), id) - current.begin()); };
+        const int i = pos(a), j = pos(b);
+        path.emplace_back(i, j);
+        current.erase(current.begin() + std::max(i, j));
+        current.erase(current.begin() + std::min(i, j));
+        current.push_back(next++);
+    }
+    return path;
+}
+
+// One greedy run. With temperature 0 and alpha 1 it is opt_einsum's greedy; otherwise each
+// choice is drawn among the best few candidates (weights exp(-(cost - best) / T)), and the
+// cost weighs the removed operands by alpha.
+class Greedy {
+public:
+    Greedy(const Network& net, double alpha, double temperature, Random* random)
+        : net_(net), alpha_(alpha), temperature_(temperature), random_(random), output_(net.size.size(), net.output),
+          count_(net.size.size(), 0), holders_(net.size.size()) {
+        for (const auto& in : net.inputs) add(LabelSet(net.size.size(), in));
+    }
+
+    SsaPath run() {
+        for (size_t l = 0; l < holders_.size(); ++l) {
+            if (output_.test(static_cast<int>(l))) continue;
+            const auto& h = holders_[l];
+            for (size_t i = 0; i < h.size(); ++i)
+                for (size_t j = i + 1; j < h.size(); ++j) push(h[i], h[j]);
+        }
+        while (alive_count_ > 1 && !queue_.empty()) {
+            const auto [a, b] = choose();
+            if (a < 0) break;
+            const int c = contract(a, b);
+            std::set<int> neighbours;
+            sets_[static_cast<size_t>(c)].for_each([&](int l) {
+                if (output_.test(l)) return;
+                for (int h : holders_[static_cast<size_t>(l)]) {
+                    if (h != c && alive_[static_cast<size_t>(h)]) neighbours.insert(h);
+                }
+            });
+            for (int h : neighbours) push(c, h);
+        }
+        // Whatever shares no summed label: outer products, the two smallest first.
+        using Entry = std::pair<double, int>;
+        std::priority_queue<Entry, std::vector<Entry>, std::greater<>> smallest;
+        for (int id = 0; id < static_cast<int>(sets_.size()); ++id) {
+            if (alive_[static_cast<size_t>(id)]) smallest.emplace(sets_[static_cast<size_t>(id)].size(net_.size), id);
+        }
+        while (smallest.size() > 1) {
+            const int a = smallest.top().second;
+            smallest.pop();
+            const int b = smallest.top().second;
+            smallest.pop();
+            const int c = contract(a, b);
+            smallest.emplace(sets_[static_cast<size_t>(c)].size(net_.size), c);
+        }
+        return ssa_;
+    }
+
+private:
+    struct Candidate {
+        double cost;
+        int a, b;
+        bool operator>(const Candidate& o) const { return std::tie(cost, a, b) > std::tie(o.cost, o.a, o.b); }
+    };
+
+    int add(LabelSet s) {
+        const int id = static_cast<int>(sets_.size());
+        s.for_each([&](int l) {
+            ++count_[static_cast<size_t>(l)];
+            holders_[static_cast<size_t>(l)].push_back(id);
+        });
+        sets_.push_back(std::move(s));
+        alive_.push_back(true);
+        ++alive_count_;
+        return id;
+    }
+    // The labels a contraction of a and b keeps: those in the output or in another live tensor.
+    LabelSet result_of(int a, int b) const {
+        const LabelSet& sa = sets_[static_cast<size_t>(a)];
+        const LabelSet& sb = sets_[static_cast<size_t>(b)];
+        LabelSet kept(net_.size.size());
+        (sa | sb).for_each([&](int l) {
+            const int others = count_[static_cast<size_t>(l)] - sa.test(l) - sb.test(l);
+            if (output_.test(l) || others > 0) kept.set(l);
+        });
+        return kept;
+    }
+    void push(int a, int b) {
+        if (a > b) std::swap(a, b);
+        const double cost = result_of(a, b).size(net_.size) -
+                            alpha_ * (sets_[static_cast<size_t>(a)].size(net_.size) + sets_[static_cast<size_t>(b)].size(net_.size));
+        queue_.push({cost, a, b});
+    }
+    bool valid(const Candidate& c) const { return alive_[static_cast<size_t>(c.a)] && alive_[static_cast<size_t>(c.b)]; }
+    std::pair<int, int> choose() {
+        while (!queue_.empty() && !valid(queue_.top())) queue_.pop();
+        if (queue_.empty()) return {-1, -1};
+        if (temperature_ <= 0) {
+            const Candidate c = queue_.top();
+            queue_.pop();
+            return {c.a, c.b};
+        }
+        std::vector<Candidate> options;
+        while (!queue_.empty() && options.size() < 8) {
+            if (valid(queue_.top())) options.push_back(queue_.top());
+            queue_.pop();
+        }
+        const double best = options.front().cost;
+        const double scale = temperature_ * std::max(1.0, std::abs(best));
+        std::vector<double> weight;
+        double total = 0;
+        for (const Candidate& c : options) total += weight.emplace_back(std::exp(-(c.cost - best) / scale));
+        double pick = random_->uniform() * total;
+        size_t chosen = 0;
+        while (chosen + 1 < options.size() && pick >= weight[chosen]) pick -= weight[chosen++];
+        for (size_t i = 0; i < options.size(); ++i) {
+            if (i != chosen) queue_.push(options[i]);
+        }
+        return {options[chosen].a, options[chosen].b};
+    }
+    int contract(int a, int b) {
+        LabelSet kept = result_of(a, b);
+        for (int id : {a, b}) {
+            alive_[static_cast<size_t>(id)] = false;
+            --alive_count_;
+            sets_[static_cast<size_t>(id)].for_each([&](int l) { --count_[static_cast<size_t>(l)]; });
+        }
+        ssa_.emplace_back(a, b);
+        return add(std::move(kept));
+    }
+
+    const Network& net_;
+    double alpha_, temperature_;
+    Random* random_;
+    LabelSet output_;
+    std::vector<int> count_;                 // live tensors holding each label
+    std::vector<std::vector<int>> holders_;  // every tensor that ever held each label
+    std::vector<LabelSet> sets_;             // by SSA id
+    std::vector<bool> alive_;
+    int alive_count_ = 0;
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue_;
+    SsaPath ssa_;
+};
+
+}  // namespace
+
+Path greedy_path(const Network& net) {
+    if (net.inputs.size() < 2) return {};
+    return ssa_to_linear(Greedy(net, 1.0, 0.0, nullptr).run(), static_cast<int>(net.inputs.size()));
+}
+
+Path optimal_path(const Network& net, Objective objective) {
+    const int n = static_cast<int>(net.inputs.size());
+    if (n > kOptimalMaxOperands) {
+        fail("the optimal path search takes 3^n steps and is limited to " + std::to_string(kOptimalMaxOperands) +
+             " operands, got " + std::to_string(n) + "; use optimize=\"greedy\" or \"random-greedy\"");
+    }
+    if (n < 2) return {};
+    const size_t L = net.size.size();
+    const uint32_t full = (uint32_t{1} << n) - 1;
+    std::vector<uint32_t> holders(L, 0);
+    for (int t = 0; t < n; ++t)
+        for (int l : net.inputs[static_cast<size_t>(t)]) holders[static_cast<size_t>(l)] |= uint32_t{1} << t;
+    const LabelSet output(L, net.output);
+    // kept[S]: the labels of the contraction of subset S that the rest (or the output) needs.
+    std::vector<LabelSet> kept(size_t{1} << n);
+    std::vector<double> kept_size(size_t{1} << n);
+    for (uint32_t S = 1; S <= full; ++S) {
+        LabelSet k(L);
+        for (size_t l = 0; l < L; ++l) {
+            if ((holders[l] & S) != 0 && (output.test(static_cast<int>(l)) || (holders[l] & ~S & full) != 0)) k.set(static_cast<int>(l));
+        }
+        kept_size[S] = k.size(net.size);
+        kept[S] = std::move(k);
+    }
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> flops(size_t{1} << n, inf), largest(size_t{1} << n, inf);
+    std::vector<uint32_t> split(size_t{1} << n, 0);
+    for (int t = 0; t < n; ++t) flops[uint32_t{1} << t] = largest[uint32_t{1} << t] = 0;
+    const auto better = [&](double f, double s, uint32_t S) {
+        if (objective == Objective::flops) return f < flops[S] || (f == flops[S] && s < largest[S]);
+        return s < largest[S] || (s == largest[S] && f < flops[S]);
+    };
+    for (uint32_t S = 1; S <= full; ++S) {
+        if (std::popcount(S) < 2) continue;
+        const uint32_t low = S & (~S + 1);
+        for (uint32_t A = (S - 1) & S; A != 0; A = (A - 1) & S) {
+            if ((A & low) == 0) continue;
+            const uint32_t B = S ^ A;
+            const double below = flops[A] + flops[B];
+            if (objective == Objective::flops && below > flops[S]) continue;
+            const LabelSet all = kept[A] | kept[B];
+            const double f = below + step_flops(all, kept[S], net.size);
+            const double s = std::max({largest[A], largest[B], kept_size[S]});
+            if (better(f, s, S)) {
+                flops[S] = f;
+                largest[S] = s;
+                split[S] = A;
+            }
+        }
+    }
+    SsaPath ssa;
+    int next = n;
+    const auto build = [&](auto&& self, uint32_t S) -> int {
+        if (std::popcount(S) == 1) return std::countr_zero(S);
+        const int a = self(self, split[S]), b = self(self, S ^ split[S]);
+        ssa.emplace_back(a, b);
+        return next++;
+    };
+    build(build, full);
+    return ssa_to_linear(ssa, n);
+}
+
+Path random_greedy_path(const Network& net, const RandomGreedyOptions& options) {
+    if (net.inputs.size() < 2) return {};
+    if (options.repeats < 1) fail("random-greedy needs repeats >= 1, got " + std::to_string(options.repeats));
+    const auto start = std::chrono::steady_clock::now();
+    Random random(options.seed);
+    Path best;
+    PathCost best_cost;
+    for (int64_t trial = 0; trial < options.repeats; ++trial) {
+        // Trial 0 is plain greedy, so the result is never worse than greedy's.
+        const double temperature = trial == 0 ? 0.0 : std::exp(std::log(0.01) * random.uniform());
+        const double alpha = trial == 0 ? 1.0 : 0.5 + random.uniform();
+        Path path = ssa_to_linear(Greedy(net, alpha, temperature, &random).run(), static_cast<int>(net.inputs.size()));
+        const PathCost cost = path_cost(net, path);
+        const bool wins = best.empty() ||
+                          (options.objective == Objective::flops
+                               ? std::tie(cost.flops, cost.largest) < std::tie(best_cost.flops, best_cost.largest)
+                               : std::tie(cost.largest, cost.flops) < std::tie(best_cost.largest, best_cost.flops));
+        if (wins) {
+            best = std::move(path);
+            best_cost = cost;
+        }
+        if (options.max_seconds > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.max_seconds) {
+            break;
+        }
+    }
+    return best;
+}
+
+PathCost path_cost(const Network& net, const Path& path) {
+    const size_t L = net.size.size();
+    const LabelSet output(L, net.output);
+    std::vector<LabelSet> current;
+    std::vector<int> count(L, 0);
+    for (const auto& in : net.inputs) {
+        current.emplace_back(L, in);
+        for (int l : in) ++count[static_cast<size_t>(l)];
+    }
+    PathCost cost;
+    if (current.size() == 1 && path.empty()) {
+        const LabelSet all = current[0];
+        cost.flops = step_flops(all, output, net.size);
+        cost.largest = (all & output).size(net.size);
+        return cost;
+    }
+    for (size_t s = 0; s < path.size(); ++s) {
+        const auto [i, j] = path[s];
+        const int remain = static_cast<int>(current.size());
+        if (i < 0 || j < 0 || i >= remain || j >= remain) {
+            fail("path step " + std::to_string(s) + " (" + std::to_string(i) + ", " + std::to_string(j) +
+                 ") names an operand that does not exist: " + std::to_string(remain) + " remain");
+        }
+        if (i == j) fail("path step " + std::to_string(s) + " names operand " + std::to_string(i) + " twice");
+        const LabelSet& a = current[static_cast<size_t>(i)];
+        const LabelSet& b = current[static_cast<size_t>(j)];
+        const LabelSet all = a | b;
+        LabelSet kept(L);
+        all.for_each([&](int l) {
+            if (output.test(l) || count[static_cast<size_t>(l)] - a.test(l) - b.test(l) > 0) kept.set(l);
+        });
+        cost.flops += step_flops(all, kept, net.size);
+        cost.largest = std::max(cost.largest, kept.size(net.size));
+        a.for_each([&](int l) { --count[static_cast<size_t>(l)]; });
+        b.for_each([&](int l) { --count[static_cast<size_t>(l)]; });
+        kept.for_each([&](int l) { ++count[static_cast<size_t>(l)]; });
+        current.erase(current.begin() + std::max(i, j));
+        current.erase(current.begin() + std::min(i, j));
+        current.push_back(std::move(kept));
+    }
+    if (current.size() != 1) {
+        fail("the path " + path_str(path) + " leaves " + std::to_string(current.size()) +
+             " operands uncontracted; a complete path has " + std::to_string(net.inputs.size() - 1) + " steps");
+    }
+    return cost;
+}
+
+std::string path_str(const Path& path) {
+    std::string s;
+    for (const auto& [i, j] : path) {
+        if (!s.empty()) s += ", ";
+        s += std::string("(") + std::to_string(i) + ", " + std::to_string(j) + ")";
+    }
+    return s.empty() ? "()" : s;
+}
+
+}  // namespace ferro::einsum

@@ -1,0 +1,59 @@
+// Contraction paths: the order in which an einsum contracts its operands two at a time.
+//
+// Paths use opt_einsum's "linear" form: each step names two positions in the current operand
+// list, removes both and appends their contraction at the end. Costs follow opt_einsum too,
+// so figures compare one to one: a step over the labels L costs prod(size(L)) multiply-adds,
+// doubled when the step sums a label away, and an intermediate's size is its element count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ferro::einsum {
+
+// What path search sees: each operand's distinct labels and every label's size.
+struct Network {
+    std::vector<std::vector<int>> inputs;
+    std::vector<int> output;
+    std::vector<double> size;  // per label id
+};
+
+using Path = std::vector<std::pair<int, int>>;
+
+struct PathCost {
+    double flops = 0;    // opt_einsum's opt_cost
+    double largest = 0;  // elements of the largest intermediate (the result included)
+};
+
+enum class Objective { flops, size };
+
+// opt_einsum's greedy: repeatedly the pair sharing a summed label whose contraction removes the
+// most memory (size(result) - size(a) - size(b)); leftovers joined by outer products, smallest first.
+Path greedy_path(const Network& net);
+
+// Exact dynamic programming over subsets (3^n work): the cheapest contraction tree.
+// `size` minimises the largest intermediate, breaking ties by flops.
+inline constexpr int kOptimalMaxOperands = 16;
+Path optimal_path(const Network& net, Objective objective);
+
+// Greedy with Boltzmann-sampled choices and a jittered cost, `repeats` trials (the first is plain
+// greedy), keeping the best by `objective`. Deterministic for a seed unless max_seconds (> 0)
+// cuts the trials short.
+struct RandomGreedyOptions {
+    uint64_t seed = 0;
+    int64_t repeats = 32;
+    double max_seconds = 0;
+    Objective objective = Objective::flops;
+};
+Path random_greedy_path(const Network& net, const RandomGreedyOptions& options);
+
+// Cost of a path; throws INVALID_ARGUMENT when it is not a complete path for `net`
+// (a step naming a position that does not exist, the same position twice, or leftovers).
+PathCost path_cost(const Network& net, const Path& path);
+
+// The path as text for messages and logs: "(0, 1), (2, 0)".
+std::string path_str(const Path& path);
+
+}  // namespace ferro::einsum

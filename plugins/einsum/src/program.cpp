@@ -1,0 +1,475 @@
+#include "program.hpp"
+
+#include <ferro/host.h>
+#include <ferro/plugin.hpp>
+#include <ferro/rules.hpp>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace ferro::einsum {
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw plugin::Error(FERRO_INVALID_ARGUMENT, "einsum: " + why); }
+
+int64_t itemsize(ferro_dtype d) {
+    switch (d) {
+        case FERRO_DTYPE_F32: return 4;
+        case FERRO_DTYPE_F64: case FERRO_DTYPE_C64: return 8;
+        default: return 16;
+    }
+}
+
+constexpr uint64_t kSlotAlignment = 64;
+
+// A tensor while compiling: its distinct labels (size-1 axes left out: they broadcast and
+// never matter to the arithmetic) with their strides, at some place.
+struct Operand {
+    Place place;
+    int64_t offset = 0;
+    std::vector<int> labels;
+    std::vector<int64_t> strides;
+
+    bool has(int l) const { return std::find(labels.begin(), labels.end(), l) != labels.end(); }
+    int64_t stride_of(int l) const {
+        const auto it = std::find(labels.begin(), labels.end(), l);
+        return it == labels.end() ? 0 : strides[static_cast<size_t>(it - labels.begin())];
+    }
+};
+
+std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
+    std::vector<int> out;
+    for (int l : a) {
+        if (std::find(b.begin(), b.end(), l) == b.end()) out.push_back(l);
+    }
+    return out;
+}
+
+class Compiler {
+public:
+    Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options)
+        : e_(e), inputs_(inputs) {
+        std::vector<std::span<const int64_t>> shapes;
+        for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
+        size_ = label_sizes(e, shapes);
+        p_.dtype = result_dtype(inputs);
+        for (const auto& s : inputs) p_.input_dtypes.push_back(s.dtype);
+        const Network net = network_of(e, size_);
+        p_.path = choose_path(net, options);
+        p_.cost = path_cost(net, p_.path);
+        output_ = output_operand();
+    }
+
+    Program compile() && {
+        if (numel(e_.output) == 0) return std::move(p_);  // nothing to write
+        std::vector<Operand> current;
+        for (size_t k = 0; k < inputs_.size(); ++k) current.push_back(input_operand(k));
+        for (const auto& [i, j] : p_.path) {
+            Operand x = current[static_cast<size_t>(i)], y = current[static_cast<size_t>(j)];
+            current.erase(current.begin() + std::max(i, j));
+            current.erase(current.begin() + std::min(i, j));
+            std::vector<int> keep = output_.labels;
+            for (const Operand& t : current) keep.insert(keep.end(), t.labels.begin(), t.labels.end());
+            current.push_back(contract(std::move(x), std::move(y), keep, current.empty()));
+        }
+        finish(current.front());
+        place_slots();
+        return std::move(p_);
+    }
+
+private:
+    int64_t size(int l) const { return size_[static_cast<size_t>(l)]; }
+    int64_t numel(const std::vector<int>& labels) const {
+        int64_t n = 1;
+        for (int l : labels) n *= size(l);
+        return n;
+    }
+    std::vector<int64_t> row_major(const std::vector<int>& labels) const {
+        std::vector<int64_t> s(labels.size());
+        int64_t stride = 1;
+        for (size_t i = labels.size(); i-- > 0;) {
+            s[i] = stride;
+            stride *= size(labels[i]);
+        }
+        return s;
+    }
+
+    Operand input_operand(size_t k) {
+        const ferro_signature& sig = inputs_[k];
+        Operand t;
+        t.place = {Place::input, static_cast<int>(k)};
+        for (size_t a = 0; a < e_.inputs[k].size(); ++a) {
+            const int l = e_.inputs[k][a];
+            if (sig.shape[a] == 1) continue;
+            const auto it = std::find(t.labels.begin(), t.labels.end(), l);
+            if (it != t.labels.end()) {
+                t.strides[static_cast<size_t>(it - t.labels.begin())] += sig.strides[a];  // a diagonal
+            } else {
+                t.labels.push_back(l);
+                t.strides.push_back(sig.strides[a]);
+            }
+        }
+        if (sig.dtype == p_.dtype) return t;
+        return transfer(Step::cast, t, new_slot(t.labels));
+    }
+
+    Operand output_operand() const {
+        Operand o;
+        o.place = {Place::output, 0};
+        int64_t stride = 1;
+        std::vector<int64_t> strides(e_.output.size());
+        for (size_t i = e_.output.size(); i-- > 0;) {
+            strides[i] = stride;
+            stride *= size(e_.output[i]);
+        }
+        for (size_t i = 0; i < e_.output.size(); ++i) {
+            if (size(e_.output[i]) == 1) continue;
+            o.labels.push_back(e_.output[i]);
+            o.strides.push_back(strides[i]);
+        }
+        return o;
+    }
+
+    Operand new_slot(const std::vector<int>& labels) {
+        Operand t;
+        t.place = {Place::workspace, static_cast<int>(slot_bytes_.size())};
+        t.labels = labels;
+        t.strides = row_major(labels);
+        slot_bytes_.push_back(static_cast<uint64_t>(numel(labels) * itemsize(p_.dtype)));
+        slot_life_.emplace_back(p_.steps.size(), p_.steps.size());
+        return t;
+    }
+
+    // `order`'s labels in t (stride 0 where t lacks one: a broadcast).
+    View view_of(const Operand& t, const std::vector<int>& order) const {
+        View v;
+        v.place = t.place;
+        v.offset = t.offset;
+        for (int l : order) {
+            v.shape.push_back(size(l));
+            v.strides.push_back(t.stride_of(l));
+        }
+        return v;
+    }
+
+    // Appends a step; the workspace slots it reads live at least until it.
+    void push(Step s, std::initializer_list<const Operand*> reads) {
+        for (const Operand* t : reads) {
+            if (t->place.kind == Place::workspace) slot_life_[static_cast<size_t>(t->place.index)].second = p_.steps.size();
+        }
+        p_.steps.push_back(std::move(s));
+    }
+
+    // t with `labels` summed away (a reduce into a new slot).
+    Operand sum_out(const Operand& t, const std::vector<int>& labels) {
+        if (labels.empty()) return t;
+        Operand r = new_slot(minus(t.labels, labels));
+        Step s;
+        s.kind = Step::reduce;
+        s.a = view_of(t, t.labels);
+        s.out = view_of(r, t.labels);
+        for (size_t i = 0; i < t.labels.size(); ++i) {
+            if (!r.has(t.labels[i])) s.out.shape[i] = 1;
+        }
+        push(std::move(s), {&t});
+        return r;
+    }
+
+    // t copied (or cast) into target's layout.
+    Operand transfer(Step::Kind kind, const Operand& t, Operand target) {
+        Step s;
+        s.kind = kind;
+        s.a = view_of(t, t.labels);
+        s.out = view_of(target, t.labels);
+        push(std::move(s), {&t});
+        return target;
+    }
+
+    // Group labels ordered as they nest in t's memory (outermost first).
+    static std::vector<int> by_stride(const Operand& t, std::vector<int> group) {
+        std::stable_sort(group.begin(), group.end(), [&](int a, int b) { return std::abs(t.stride_of(a)) > std::abs(t.stride_of(b)); });
+        return group;
+    }
+    // Whether `order` is one strided dimension of t: each axis steps over the next one whole.
+    bool nests(const Operand& t, const std::vector<int>& order) const {
+        for (size_t i = 0; i + 1 < order.size(); ++i) {
+            if (t.stride_of(order[i]) != t.stride_of(order[i + 1]) * size(order[i + 1])) return false;
+        }
+        return true;
+    }
+    static int64_t inner_stride(const Operand& t, const std::vector<int>& order) {
+        return order.empty() ? 0 : t.stride_of(order.back());
+    }
+
+    Operand contract(Operand x, Operand y, const std::vector<int>& keep, bool last) {
+        const auto needed = [&](const std::vector<int>& labels, const Operand& other) {
+            std::vector<int> gone;
+            for (int l : labels) {
+                if (!other.has(l) && std::find(keep.begin(), keep.end(), l) == keep.end()) gone.push_back(l);
+            }
+            return gone;
+        };
+        x = sum_out(x, needed(x.labels, y));
+        y = sum_out(y, needed(y.labels, x));
+        std::vector<int> batch, summed;
+        for (int l : x.labels) {
+            if (!y.has(l)) continue;
+            (std::find(keep.begin(), keep.end(), l) != keep.end() ? batch : summed).push_back(l);
+        }
+        const std::vector<int> left = minus(x.labels, y.labels), right = minus(y.labels, x.labels);
+        if (summed.empty()) return multiply(x, y, last);
+
+        // Choose each group's axis order among the operands' own, so as to copy the least.
+        const auto candidates = [&](const std::vector<int>& group, std::initializer_list<const Operand*> from) {
+            std::vector<std::vector<int>> out;
+            for (const Operand* t : from) {
+                std::vector<int> o = by_stride(*t, group);
+                if (std::find(out.begin(), out.end(), o) == out.end()) out.push_back(std::move(o));
+            }
+            return out;
+        };
+        const Operand& o = output_;
+        const auto ob = last ? candidates(batch, {&x, &y, &o}) : candidates(batch, {&x, &y});
+        const auto ok = candidates(summed, {&x, &y});
+        const auto ol = last ? candidates(left, {&x, &o}) : candidates(left, {&x});
+        const auto orr = last ? candidates(right, {&y, &o}) : candidates(right, {&y});
+        struct Choice {
+            int64_t cost = -1;
+            std::vector<int> b, k, l, r;
+        } best;
+        for (const auto& b : ob)
+            for (const auto& k : ok)
+                for (const auto& l : ol)
+                    for (const auto& r : orr) {
+                        int64_t cost = 0;
+                        if (!(nests(x, b) && nests(x, l) && nests(x, k))) cost += numel(x.labels);
+                        if (!(nests(y, b) && nests(y, k) && nests(y, r))) cost += numel(y.labels);
+                        if (last && !(nests(o, b) && nests(o, l) && nests(o, r))) cost += 2 * numel(o.labels);
+                        if (best.cost < 0 || cost < best.cost) best = {cost, b, k, l, r};
+                    }
+        const auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
+            std::vector<int> out;
+            for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
+            return out;
+        };
+        if (!(nests(x, best.b) && nests(x, best.l) && nests(x, best.k))) {
+            x = transfer(Step::copy, x, new_slot(cat({&best.b, &best.l, &best.k})));
+        }
+        if (!(nests(y, best.b) && nests(y, best.k) && nests(y, best.r))) {
+            y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
+        }
+        const bool direct = last && nests(o, best.b) && nests(o, best.l) && nests(o, best.r);
+        Operand c = direct ? output_ : new_slot(cat({&best.b, &best.l, &best.r}));
+        Step s;
+        s.kind = Step::gemm;
+        s.batch = numel(best.b);
+        s.m = numel(best.l);
+        s.n = numel(best.r);
+        s.k = numel(best.k);
+        s.a = {x.place, x.offset, {}, {inner_stride(x, best.b), inner_stride(x, best.l), inner_stride(x, best.k)}};
+        s.b = {y.place, y.offset, {}, {inner_stride(y, best.b), inner_stride(y, best.k), inner_stride(y, best.r)}};
+        s.out = {c.place, c.offset, {}, {inner_stride(c, best.b), inner_stride(c, best.l), inner_stride(c, best.r)}};
+        push(std::move(s), {&x, &y});
+        if (last && !direct) return transfer(Step::copy, c, output_);
+        return c;
+    }
+
+    // No label summed: a broadcast product (elementwise, outer or batched outer).
+    Operand multiply(const Operand& x, const Operand& y, bool last) {
+        std::vector<int> order = x.labels;
+        for (int l : y.labels) {
+            if (!x.has(l)) order.push_back(l);
+        }
+        const Operand c = last ? output_ : new_slot(order);
+        if (last) order = output_.labels;
+        Step s;
+        s.kind = Step::mul;
+        s.a = view_of(x, order);
+        s.b = view_of(y, order);
+        s.out = view_of(c, order);
+        push(std::move(s), {&x, &y});
+        return c;
+    }
+
+    // The last tensor into the output: sum what the output lacks, or copy.
+    void finish(const Operand& t) {
+        if (t.place.kind == Place::output) return;
+        const std::vector<int> gone = minus(t.labels, output_.labels);
+        Step s;
+        s.kind = gone.empty() ? Step::copy : Step::reduce;
+        s.a = view_of(t, t.labels);
+        s.out = view_of(output_, t.labels);
+        for (size_t i = 0; i < t.labels.size(); ++i) {
+            if (!output_.has(t.labels[i])) s.out.shape[i] = 1;
+        }
+        push(std::move(s), {&t});
+    }
+
+    // Offsets for the workspace slots: a slot shares memory with any other whose lifetime
+    // (written .. last read) does not overlap its own.
+    void place_slots() {
+        struct Placed {
+            uint64_t begin, end;
+            size_t first, last;
+        };
+        std::vector<Placed> placed;
+        for (size_t s = 0; s < slot_bytes_.size(); ++s) {
+            const uint64_t bytes = (slot_bytes_[s] + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
+            const auto [first, last] = slot_life_[s];
+            std::vector<std::pair<uint64_t, uint64_t>> busy;
+            for (const Placed& p : placed) {
+                if (p.first <= last && first <= p.last) busy.emplace_back(p.begin, p.end);
+            }
+            std::sort(busy.begin(), busy.end());
+            uint64_t at = 0;
+            for (const auto& [b, e] : busy) {
+                if (at + bytes <= b) break;
+                at = std::max(at, e);
+            }
+            placed.push_back({at, at + bytes, first, last});
+            p_.slot_offsets.push_back(at);
+            p_.workspace_bytes = std::max(p_.workspace_bytes, at + bytes);
+        }
+    }
+
+    const Expression& e_;
+    std::span<const ferro_signature> inputs_;
+    std::vector<int64_t> size_;
+    Program p_;
+    Operand output_;
+    std::vector<uint64_t> slot_bytes_;
+    std::vector<std::pair<size_t, size_t>> slot_life_;
+};
+
+// One primitive's view of a compiled View, at this call's addresses.
+struct Bases {
+    const ferro_exec_args& args;
+    const Program& p;
+    ferro_tensor_view operator()(const View& v, ferro_dtype dtype) const {
+        ferro_tensor_view t{};
+        t.struct_size = sizeof t;
+        t.dtype = dtype;
+        t.ndim = static_cast<int32_t>(v.shape.size());
+        t.shape = v.shape.data();
+        t.strides = v.strides.data();
+        const int64_t bytes = v.offset * itemsize(dtype);
+        char* data = nullptr;
+        if (v.place.kind == Place::workspace) {
+            t.buffer = args.workspace.buffer;
+            t.byte_offset = args.workspace.byte_offset + p.slot_offsets[static_cast<size_t>(v.place.index)] + bytes;
+            data = static_cast<char*>(args.workspace.data);
+            if (data) data += p.slot_offsets[static_cast<size_t>(v.place.index)] + bytes;
+        } else {
+            const ferro_tensor_view& base = v.place.kind == Place::input ? args.inputs[v.place.index] : args.outputs[0];
+            t.buffer = base.buffer;
+            t.byte_offset = base.byte_offset + bytes;
+            data = static_cast<char*>(base.data);
+            if (data) data += bytes;
+        }
+        t.data = data;
+        return t;
+    }
+    ferro_dtype dtype_of(const View& v) const {
+        return v.place.kind == Place::input ? p.input_dtypes[static_cast<size_t>(v.place.index)] : p.dtype;
+    }
+    ferro_tensor_view operator()(const View& v) const { return (*this)(v, dtype_of(v)); }
+    ferro_gemm_operand gemm(const View& v) const {
+        const ferro_tensor_view t = (*this)(v);
+        return {t.buffer, t.byte_offset, t.data, v.strides[0], v.strides[1], v.strides[2]};
+    }
+};
+
+bool is_double(ferro_dtype d) { return d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C128; }
+
+}  // namespace
+
+ferro_dtype result_dtype(std::span<const ferro_signature> inputs) {
+    bool complex = false, wide = false;
+    for (const auto& s : inputs) {
+        complex = complex || plugin::is_complex(s.dtype);
+        wide = wide || is_double(s.dtype);
+    }
+    if (complex) return wide ? FERRO_DTYPE_C128 : FERRO_DTYPE_C64;
+    return wide ? FERRO_DTYPE_F64 : FERRO_DTYPE_F32;
+}
+
+Network network_of(const Expression& e, std::span<const int64_t> sizes) {
+    Network net;
+    net.size.assign(sizes.begin(), sizes.end());
+    for (const auto& in : e.inputs) {
+        std::vector<int> distinct;
+        for (int l : in) {
+            if (std::find(distinct.begin(), distinct.end(), l) == distinct.end()) distinct.push_back(l);
+        }
+        net.inputs.push_back(std::move(distinct));
+    }
+    net.output = e.output;
+    return net;
+}
+
+Path choose_path(const Network& net, const PathOptions& o) {
+    if (o.has_explicit_path) {
+        path_cost(net, o.explicit_path);  // validates
+        return o.explicit_path;
+    }
+    const int n = static_cast<int>(net.inputs.size());
+    if (o.optimize == "greedy") return greedy_path(net);
+    if (o.optimize == "optimal") return optimal_path(net, o.objective);
+    if (o.optimize == "random-greedy") return random_greedy_path(net, o.random);
+    if (o.optimize == "auto") return n <= 8 ? optimal_path(net, o.objective) : greedy_path(net);
+    fail("optimize must be auto, greedy, optimal or random-greedy, got \"" + o.optimize + "\"");
+}
+
+Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options) {
+    return Compiler(e, inputs, options).compile();
+}
+
+void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args) {
+    const Bases at{args, p};
+    const ferro_session session = args.session;
+    for (const Step& s : p.steps) {
+        ferro_status st = nullptr;
+        switch (s.kind) {
+            case Step::cast: {
+                const ferro_cast_args c{sizeof c, 0, at(s.a), at(s.out)};
+                st = host->session_cast(session, &c);
+                break;
+            }
+            case Step::copy: {
+                const ferro_copy_args c{sizeof c, 0, at(s.a), at(s.out)};
+                st = host->session_copy_strided(session, &c);
+                break;
+            }
+            case Step::reduce: {
+                const ferro_reduce_args r{sizeof r, FERRO_REDUCE_SUM, at(s.a), at(s.out)};
+                st = host->session_reduce(session, &r);
+                break;
+            }
+            case Step::mul: {
+                const ferro_binary_args b{sizeof b, FERRO_BINARY_MUL, at(s.a), at(s.b), at(s.out)};
+                st = host->session_binary(session, &b);
+                break;
+            }
+            case Step::gemm: {
+                ferro_gemm_args g{};
+                g.struct_size = sizeof g;
+                g.dtype = p.dtype;
+                g.batch = s.batch;
+                g.m = s.m;
+                g.n = s.n;
+                g.k = s.k;
+                g.a = at.gemm(s.a);
+                g.b = at.gemm(s.b);
+                g.c = at.gemm(s.out);
+                g.alpha = {1.0, 0.0, 1};
+                g.beta = {0.0, 0.0, 0};
+                st = host->session_gemm_batched(session, &g);
+                break;
+            }
+        }
+        plugin::check(host, st);
+    }
+}
+
+}  // namespace ferro::einsum

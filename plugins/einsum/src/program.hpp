@@ -1,0 +1,74 @@
+// An einsum compiled for one call signature: the steps its session executor enqueues, as
+// engine primitives (cast, copy_strided, reduce, binary mul, gemm_batched) on strided views of
+// the inputs, the output and one workspace. Nothing here touches memory: the program runs on
+// any engine that implements the primitive set.
+//
+// Each pairwise step of the path becomes one gemm_batched (or a broadcast multiply when no
+// label is summed) on views of its operands: the labels of an operand are grouped into batch,
+// free and summed groups, and each group is one strided dimension when its axes nest in
+// memory. Only an operand whose groups do not nest is copied (packed) first; the result of a
+// step is laid out [batch, free of one, free of the other], and the last step writes straight
+// into the output when the output's layout allows it.
+#pragma once
+
+#include "expression.hpp"
+#include "paths.hpp"
+
+#include <ferro/plugin.h>
+
+#include <span>
+#include <vector>
+
+namespace ferro::einsum {
+
+// How the path is chosen (the op's attributes).
+struct PathOptions {
+    std::string optimize = "auto";  // auto | greedy | optimal | random-greedy
+    Path explicit_path;             // used when given
+    bool has_explicit_path = false;
+    Objective objective = Objective::flops;
+    RandomGreedyOptions random;
+};
+
+// Where a view's memory is: an input, the output, or a workspace slot.
+struct Place {
+    enum Kind { input, output, workspace } kind = input;
+    int index = 0;  // input number, or workspace slot
+};
+
+struct View {
+    Place place;
+    int64_t offset = 0;  // elements from the place's start
+    std::vector<int64_t> shape, strides;
+};
+
+struct Step {
+    enum Kind { cast, copy, reduce, mul, gemm } kind = copy;
+    View a, b, out;  // cast, copy, reduce: a -> out; mul: a * b -> out
+    // gemm: out[p] = a[p] @ b[p] with (batch, row, column) strides in each view's `strides`.
+    int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+
+struct Program {
+    ferro_dtype dtype = FERRO_DTYPE_F64;  // of the output and every workspace slot
+    std::vector<ferro_dtype> input_dtypes;
+    std::vector<Step> steps;
+    std::vector<uint64_t> slot_offsets;  // byte offset of each workspace slot
+    uint64_t workspace_bytes = 0;
+    Path path;
+    PathCost cost;
+};
+
+// The dtype numpy promotion gives the operands (all of f32, f64, c64, c128).
+ferro_dtype result_dtype(std::span<const ferro_signature> inputs);
+
+// The path for `e` under `options` (validated when explicit).
+Path choose_path(const Network& net, const PathOptions& options);
+Network network_of(const Expression& e, std::span<const int64_t> sizes);
+
+Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options);
+
+// Enqueues the program's steps into the call's session.
+void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args);
+
+}  // namespace ferro::einsum

@@ -1,0 +1,101 @@
+// Shared by the einsum suites: a runtime with libferro_einsum.so, an expression model the
+// tests build and render (so the reference never reuses the plugin's parser), and a naive
+// reference that loops over every assignment of every label.
+#pragma once
+
+#include "ferro_test.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferro::test {
+
+using cd = std::complex<double>;
+
+inline Runtime einsum_runtime() {
+    Runtime rt = make_runtime();
+    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
+    return rt;
+}
+
+inline bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
+inline bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
+
+// An einsum as the tests see it: labels are characters; an axis of size 1 where its label is
+// larger broadcasts.
+struct Case {
+    std::vector<std::string> inputs;  // labels per operand
+    std::string output;
+    std::map<char, int64_t> size;
+    std::vector<Shape> shapes;  // per operand (size-1 axes broadcast)
+    bool implicit = false;      // render without "->"
+
+    std::string subscripts() const {
+        std::string s;
+        for (size_t k = 0; k < inputs.size(); ++k) s += (k ? "," : "") + inputs[k];
+        return implicit ? s : s + "->" + output;
+    }
+};
+
+inline int64_t count(const Shape& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+}
+
+// out[o] = sum over all labels of prod_k operand_k[its axes], by brute force.
+inline std::vector<cd> naive_einsum(const Case& c, const std::vector<std::vector<cd>>& operands) {
+    std::vector<char> labels;  // the labels some operand has
+    for (const auto& [l, n] : c.size) {
+        if (std::any_of(c.inputs.begin(), c.inputs.end(), [l = l](const std::string& in) { return in.find(l) != std::string::npos; }))
+            labels.push_back(l);
+    }
+    Shape out_shape;
+    for (char l : c.output) out_shape.push_back(c.size.at(l));
+    std::vector<cd> out(static_cast<size_t>(count(out_shape)), cd(0));
+    std::map<char, int64_t> at;
+    for (char l : labels) at[l] = 0;
+    const auto offset = [&](const std::string& axes, const Shape& shape) {
+        int64_t off = 0;
+        for (size_t a = 0; a < axes.size(); ++a) off = off * shape[a] + (shape[a] == 1 ? 0 : at[axes[a]]);
+        return off;
+    };
+    for (;;) {
+        cd term(1);
+        for (size_t k = 0; k < operands.size(); ++k) term *= operands[k][static_cast<size_t>(offset(c.inputs[k], c.shapes[k]))];
+        out[static_cast<size_t>(offset(c.output, out_shape))] += term;
+        size_t i = 0;
+        for (; i < labels.size(); ++i) {
+            if (++at[labels[i]] < c.size.at(labels[i])) break;
+            at[labels[i]] = 0;
+        }
+        if (i == labels.size()) break;
+    }
+    return out;
+}
+
+// Operand k of a case: seeded values of `dtype`; when `strided`, a permuted view of a tensor
+// laid out in reverse axis order (so its strides are not row-major).
+inline Tensor make_operand(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed, bool strided,
+                           std::vector<cd>& values) {
+    const size_t n = static_cast<size_t>(count(shape));
+    values = random_complex(n, seed);
+    if (!is_complex(dtype)) {
+        for (auto& v : values) v = v.real();
+    }
+    if (is_single(dtype)) {
+        for (auto& v : values) v = cd(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+    }
+    Tensor t = rt.tensor<cd>(values, shape).to(dtype);
+    if (!strided || shape.size() < 2) return t;
+    Shape axes(shape.size());
+    for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(axes.size() - 1 - i);
+    return t.permute(axes).contiguous().permute(axes);  // same values, reversed strides
+}
+
+inline std::vector<cd> values_of(const Tensor& t) { return t.to(DType::c128).to_vector<cd>(); }
+
+}  // namespace ferro::test
