@@ -118,11 +118,8 @@ Expression build(const Terms& t, std::span<const int> ranks, const Spelling& spe
         return e;
     }
     std::vector<bool> taken(static_cast<size_t>(e.n_labels()), false);
-    bool ellipsis_seen = false;
     for (const Token& x : *t.output) {
-        if (x.ellipsis) {
-            if (ellipsis_seen) fail("a second ... in the output " + spell.where(x.position));
-            ellipsis_seen = true;
+        if (x.ellipsis) {  // the parsers allow one per term
             for (int j = 0; j < ellipsis_rank; ++j) e.output.push_back(j);
             continue;
         }
@@ -168,7 +165,7 @@ Expression parse_subscripts(std::string_view subscripts, std::span<const int> ra
                 fail("'.' must be part of '...' " + spell.where(at));
             }
             if (std::any_of(term->begin(), term->end(), [](const Token& x) { return x.ellipsis; })) {
-                fail("a second '...' in one term " + spell.where(at));
+                fail(std::string("a second '...' in ") + (t.output ? "the output " : "one term ") + spell.where(at));
             }
             term->push_back({0, true, at});
             i += 2;
