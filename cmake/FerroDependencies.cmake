@@ -19,6 +19,9 @@ pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 
 if(FERRO_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)
-    find_package(nlohmann_json 3 REQUIRED)  # the linalg oracle replay reads JSON lines
     include(Catch)
+endif()
+if(FERRO_BUILD_TESTS OR FERRO_BUILD_BENCH)
+    # The linalg oracle replay and the einsum instances are JSON.
+    find_package(nlohmann_json 3 REQUIRED)
 endif()

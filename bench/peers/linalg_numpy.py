@@ -2,27 +2,16 @@
 n I with X uniform in [0, 1), f64), median seconds of numpy.linalg and scipy.linalg, one JSON
 line per case. The values need not equal ferro's matrices bit for bit: these routines' cost
 does not depend on the values of a well-conditioned SPD matrix."""
-import json, sys, time
+import json, sys
 
 import numpy as np
 import scipy
 import scipy.linalg as sl
 
+from peer_timing import median_seconds
+
 quick = "--quick" in sys.argv
 sizes = [64, 256] if quick else [64, 256, 1024]
-
-
-def median_seconds(f, samples, inner):
-    for _ in range(2):
-        f()
-    times = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            f()
-        times.append((time.perf_counter() - t0) / inner)
-    times.sort()
-    return times[len(times) // 2]
 
 
 for op in ["svd", "eigh", "qr", "solve", "cholesky", "det"]:

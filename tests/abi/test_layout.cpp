@@ -11,7 +11,7 @@
 #define PIN_SIZE(type, n) CHECK(sizeof(type) == (n))
 #define PIN_OFFSET(type, field, n) CHECK(offsetof(type, field) == (n))
 
-TEST_CASE("abi: struct sizes and offsets of ABI 1.0 are pinned", "[abi]") {
+TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_scalar, 24);
     PIN_SIZE(ferro_attr_value, 16);
     PIN_SIZE(ferro_named_attr, 24);
@@ -60,7 +60,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.0 are pinned", "[abi]") {
     PIN_OFFSET(ferro_exec_args, session, 80);
     PIN_SIZE(ferro_plan_iface, 32);
     PIN_SIZE(ferro_plan_instance, 40);
-    PIN_SIZE(ferro_prepare_args, 56);
+    PIN_SIZE(ferro_prepare_args, 64);  // 1.1 appended output_strides
+    PIN_OFFSET(ferro_prepare_args, output_strides, 56);
     PIN_SIZE(ferro_module_iface, 24);
     PIN_SIZE(ferro_module_instance, 24);
     PIN_SIZE(ferro_engine_target, 40);

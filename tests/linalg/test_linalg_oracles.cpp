@@ -6,6 +6,7 @@
 // tolerance_audit.json's "what"). Error records (a loss that depends on the gauge of complex
 // singular/eigen vectors) must fail. Ops ferro does not have yet are counted and listed.
 #include "linalg_test.hpp"
+#include "shared_data.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,17 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path oracle_dir() {
-    if (const char* env = std::getenv("FERRO_ORACLES_DIR")) return env;
-    // Recorded by CMake: the shared data next to the source tree this build came from.
-    std::ifstream recorded(fs::path(build_dir()) / "tests" / "linalg" / "oracles_dir.txt");
-    std::string path;
-    if (std::getline(recorded, path) && fs::exists(fs::path(path) / "tolerance_audit.json")) return path;
-    // Else next to any directory above the build tree: <dir>/shared/data.
-    for (fs::path p = fs::absolute(build_dir()); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-        const fs::path candidate = p / "shared" / "data" / "tensor-ad-oracles";
-        if (fs::exists(candidate / "tolerance_audit.json")) return candidate;
-    }
-    return {};
+    const fs::path data = shared_data_dir("tensor-ad-oracles");
+    return data.empty() ? data : data / "tensor-ad-oracles";
 }
 
 bool complex_dtype(const std::string& d) { return d == "complex64" || d == "complex128"; }
@@ -380,7 +372,7 @@ struct Replay {
 
 TEST_CASE("linalg oracles: JVP, VJP and HVP agree with PyTorch and finite differences on tensor-ad-oracles", "[linalg]") {
     const fs::path dir = oracle_dir();
-    if (dir.empty()) FAIL("tensor-ad-oracles not found: set FERRO_ORACLES_DIR, or keep shared/data/ next to the repository");
+    if (dir.empty()) FAIL("tensor-ad-oracles not found: set FERRO_SHARED_DATA, or keep shared/data/ next to the repository");
     std::ifstream audit_file(dir / "tolerance_audit.json");
     const json audit = json::parse(audit_file);
     const Runtime rt = linalg_runtime();

@@ -6,7 +6,6 @@
 #include <ferro/ferro.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,18 +37,19 @@ inline Attrs einsum_attrs(Attr notation, const EinsumOptions& o) {
 }
 // numpy's sublist form as the op's one array: labels, -1 for ..., -2 between operands, -3 output.
 inline std::vector<int64_t> encode_sublists(const std::vector<std::vector<int64_t>>& sublists,
-                                            const std::optional<std::vector<int64_t>>& output) {
+                                            const std::vector<int64_t>* output) {
     std::vector<int64_t> flat;
     for (size_t k = 0; k < sublists.size(); ++k) {
         if (k > 0) flat.push_back(-2);
         flat.insert(flat.end(), sublists[k].begin(), sublists[k].end());
     }
-    if (output) {
+    if (output != nullptr) {
         flat.push_back(-3);
         flat.insert(flat.end(), output->begin(), output->end());
     }
     return flat;
 }
+inline Tensor einsum_sublists(const std::vector<Tensor>& operands, std::vector<int64_t> encoded, const EinsumOptions& options);
 }  // namespace detail
 
 // Ellipsis in the sublist form.
@@ -61,13 +61,23 @@ inline Tensor einsum(const std::string& subscripts, const std::vector<Tensor>& o
     return call_one(operands[0].runtime_ref(), "einsum.einsum", operands,
                     detail::einsum_attrs(Attr("subscripts", subscripts), options));
 }
-// numpy's sublist form: einsum({A, B}, {{0, 1}, {1, 2}}, {{0, 2}}); kEllipsis stands for `...`.
+// numpy's sublist form: einsum({A, B}, {{0, 1}, {1, 2}}, {0, 2}); kEllipsis stands for `...`.
+// Without an output, the implicit one (labels used once, in increasing order).
 inline Tensor einsum(const std::vector<Tensor>& operands, const std::vector<std::vector<int64_t>>& sublists,
-                     const std::optional<std::vector<int64_t>>& output = std::nullopt, const EinsumOptions& options = {}) {
+                     const std::vector<int64_t>& output, const EinsumOptions& options = {}) {
+    return detail::einsum_sublists(operands, detail::encode_sublists(sublists, &output), options);
+}
+inline Tensor einsum(const std::vector<Tensor>& operands, const std::vector<std::vector<int64_t>>& sublists) {
+    return detail::einsum_sublists(operands, detail::encode_sublists(sublists, nullptr), {});
+}
+
+namespace detail {
+inline Tensor einsum_sublists(const std::vector<Tensor>& operands, std::vector<int64_t> encoded, const EinsumOptions& options) {
     if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum: at least one operand is required");
     return call_one(operands[0].runtime_ref(), "einsum.einsum", operands,
-                    detail::einsum_attrs(Attr("sublists", detail::encode_sublists(sublists, output)), options));
+                    einsum_attrs(Attr("sublists", std::move(encoded)), options));
 }
+}  // namespace detail
 
 // The path einsum would take, without contracting: opt_einsum's linear form, the flop count
 // (opt_einsum's cost model) and the element count of the largest intermediate.

@@ -7,7 +7,9 @@
 #include "support/status.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -233,6 +235,41 @@ std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& 
     return result;
 }
 
+// Whether `strides` lay out `shape` densely: the axes longer than 1, from the largest stride
+// down, nest exactly with the innermost at stride 1 (size-1 axes may have any stride).
+bool dense_layout(const Dims& shape, std::span<const int64_t> strides) {
+    std::vector<size_t> axes;
+    for (size_t a = 0; a < shape.size(); ++a) {
+        if (shape[a] > 1) axes.push_back(a);
+    }
+    std::sort(axes.begin(), axes.end(), [&](size_t x, size_t y) { return strides[x] > strides[y]; });
+    int64_t expected = 1;
+    for (size_t i = axes.size(); i-- > 0;) {
+        if (strides[axes[i]] != expected) return false;
+        expected *= shape[axes[i]];
+    }
+    return true;
+}
+
+// The strides prepare chose for each output (ABI 1.1), checked; row-major when unchanged or empty.
+void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int64_t>& chosen,
+                         const std::string& op, const std::string& plugin) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        OutputSig& o = outputs[i];
+        const std::span<const int64_t> s(chosen.data() + i * FERRO_MAX_NDIM, o.shape.size());
+        if (std::equal(s.begin(), s.end(), o.strides.begin(), o.strides.end())) continue;
+        int64_t numel = 1;
+        for (int64_t d : o.shape) numel *= d;
+        if (numel == 0) continue;
+        if (!dense_layout(o.shape, s)) {
+            throw Error(FERRO_INTERNAL, fmt::format("{}: module of plugin '{}' chose strides [{}] for output {} of shape "
+                                                    "[{}], which are not a dense layout",
+                                                    op, plugin, fmt::join(s, ", "), i, fmt::join(o.shape, ", ")));
+        }
+        o.strides.assign(s.begin(), s.end());
+    }
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(Runtime& runtime)
@@ -322,9 +359,13 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                 continue;
             }
             char reason[512] = {};
+            std::vector<int64_t> strides(outputs.size() * FERRO_MAX_NDIM, 0);
+            for (size_t i = 0; i < outputs.size(); ++i) {
+                std::copy(outputs[i].strides.begin(), outputs[i].strides.end(), strides.begin() + i * FERRO_MAX_NDIM);
+            }
             ferro_prepare_args args{sizeof args, entry.index, attrs.data(),
                                     static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()),
-                                    in.data(), out.data(), reason, sizeof reason, 0};
+                                    in.data(), out.data(), reason, sizeof reason, 0, strides.data()};
             ferro_plan_instance inst{};
             inst.struct_size = sizeof inst;
             const Module& m = *slot.module;
@@ -343,6 +384,12 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             }
             runtime_.logger().logf(FERRO_LOG_DEBUG, "dispatch", "{}: prepared by '{}' on '{}'", op,
                                    slot.plugin, engine->name());
+            try {
+                take_output_strides(outputs, strides, op, slot.plugin);
+            } catch (...) {
+                CachedPlan discard(inst, slot.module, {});  // destroys the refused plan
+                throw;
+            }
             return std::make_shared<CachedPlan>(inst, slot.module, std::move(outputs));
         }
     }

@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace ferro::cpu {
 
 ferro_status unsupported(const Engine& e, const char* kernel, const std::string& what) {
@@ -89,9 +91,12 @@ void free_buffer(void* self, ferro_buffer buffer) {
     else std::free(h.raw);
 }
 
-// FERRO_CPU_CACHE_MB: the most memory freed blocks may hold for reuse (0 turns it off).
+// FERRO_CPU_CACHE_MB: the most memory freed blocks may hold for reuse (0 turns it off); by
+// default an eighth of physical memory, so a tensor network's gigabyte of intermediates is
+// reused from call to call instead of faulted in again.
 uint64_t block_cache_limit() {
-    uint64_t mib = 256;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mib = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 8 >> 20 : 256;
     if (const char* env = std::getenv("FERRO_CPU_CACHE_MB")) {
         char* end = nullptr;
         const unsigned long long n = std::strtoull(env, &end, 10);

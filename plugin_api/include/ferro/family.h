@@ -169,6 +169,12 @@ typedef struct ferro_prepare_args {
     char* decline_reason;           /* host buffer: write why when declining */
     uint32_t decline_capacity;
     uint32_t reserved;
+    /* Since 1.1 (check FERRO_HAS_FIELD): host storage of n_outputs x FERRO_MAX_NDIM strides, in
+     * elements, filled with each output's row-major strides. A plan may rewrite an output's
+     * strides with another dense layout of the same shape (its axes in another memory order,
+     * e.g. the order a gemm writes) so its executor need not permute into row-major; the host
+     * checks the layout and allocates the output so. Size-1 axes may take any stride. */
+    int64_t* output_strides;
 } ferro_prepare_args;
 
 /* Module interface. prepare answers one of:

@@ -79,8 +79,15 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             out->self = answer.release();
             return;
         }
-        auto program = std::make_unique<Program>(compile(e, in, options));
+        int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
+        auto program = std::make_unique<Program>(compile(e, in, options, strides));
         out->workspace_bytes = program->workspace_bytes;
+        if (host->log_enabled(host, FERRO_LOG_DEBUG)) {
+            plugin::log(host, FERRO_LOG_DEBUG, "einsum",
+                        std::to_string(e.inputs.size()) + " operands: " + std::to_string(program->steps.size()) +
+                            " primitive steps, " + std::to_string(program->cost.flops) + " flops, workspace " +
+                            std::to_string(program->workspace_bytes >> 20) + " MiB");
+        }
         out->retained_bytes = sizeof(Program) + program->steps.size() * (sizeof(Step) + 9 * 3 * sizeof(int64_t));
         out->iface = &einsum_iface;
         out->self = program.release();

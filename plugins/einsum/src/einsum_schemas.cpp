@@ -21,7 +21,8 @@ const ferro_attr_spec attrs[kAttrCount] = {
                           "integer labels instead of subscripts: each operand's (-1 for ...), -2 between "
                           "operands, -3 then the output's"),
     plugin::spec_str("optimize", "auto",
-                     "contraction path: auto (optimal up to 8 operands, else greedy) | greedy | optimal | "
+                     "contraction path: auto (optimal up to 8 operands, else greedy improved by subtree "
+                     "reconfiguration) | greedy | optimal | "
                      "random-greedy"),
     plugin::spec_optional("path", FERRO_ATTR_I64_ARRAY,
                           "an explicit path in opt_einsum's linear form, as pairs flattened: [i0, j0, i1, j1, ...]"),

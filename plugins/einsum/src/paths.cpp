@@ -16,26 +16,38 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw plugin::Error(FERRO_INVALID_ARGUMENT, "einsum: " + why); }
 
-// A set of label ids as a bitset.
-class LabelSet {
+// A set of small integers (label ids, leaf ids) as a bitset.
+class BitSet {
 public:
-    LabelSet() = default;
-    explicit LabelSet(size_t n_labels) : words_((n_labels + 63) / 64, 0) {}
-    LabelSet(size_t n_labels, const std::vector<int>& labels) : LabelSet(n_labels) {
-        for (int l : labels) set(l);
+    BitSet() = default;
+    explicit BitSet(size_t n) : words_((n + 63) / 64, 0) {}
+    BitSet(size_t n, const std::vector<int>& members) : BitSet(n) {
+        for (int l : members) set(l);
     }
     void set(int l) { words_[static_cast<size_t>(l) >> 6] |= uint64_t{1} << (l & 63); }
     bool test(int l) const { return (words_[static_cast<size_t>(l) >> 6] >> (l & 63)) & 1; }
-    LabelSet& operator|=(const LabelSet& o) {
+    BitSet& operator|=(const BitSet& o) {
         for (size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
         return *this;
     }
-    friend LabelSet operator|(LabelSet a, const LabelSet& b) { return a |= b; }
-    friend LabelSet operator&(LabelSet a, const LabelSet& b) {
+    friend BitSet operator|(BitSet a, const BitSet& b) { return a |= b; }
+    friend BitSet operator&(BitSet a, const BitSet& b) {
         for (size_t i = 0; i < a.words_.size(); ++i) a.words_[i] &= b.words_[i];
         return a;
     }
-    bool contains_all(const LabelSet& o) const {
+    // Whether some member is not in o.
+    bool outside(const BitSet& o) const {
+        for (size_t i = 0; i < words_.size(); ++i) {
+            if ((words_[i] & ~o.words_[i]) != 0) return true;
+        }
+        return false;
+    }
+    std::vector<int> members() const {
+        std::vector<int> out;
+        for_each([&](int m) { out.push_back(m); });
+        return out;
+    }
+    bool contains_all(const BitSet& o) const {
         for (size_t i = 0; i < words_.size(); ++i) {
             if ((o.words_[i] & ~words_[i]) != 0) return false;
         }
@@ -55,6 +67,8 @@ public:
 private:
     std::vector<uint64_t> words_;
 };
+using LabelSet = BitSet;
+using LeafSet = BitSet;
 
 // opt_einsum's cost of one step over `all` labels, producing `kept`.
 double step_flops(const LabelSet& all, const LabelSet& kept, const std::vector<double>& sizes) {
@@ -231,6 +245,148 @@ private:
     SsaPath ssa_;
 };
 
+// A contraction tree with subtree reconfiguration (as cotengra's): a subtree is cut at up to
+// kFrontier of its most expensive descendants, and the tensors at the cut are contracted again
+// in the order exact dynamic programming finds best for them. Sweeps repeat while they help.
+class Tree {
+public:
+    static constexpr int kFrontier = 8;
+    static constexpr int kMaxSweeps = 32;
+
+    Tree(const Network& net, const Path& path)
+        : net_(net), n_(net.inputs.size()), output_(net.size.size(), net.output), holders_(net.size.size(), LeafSet(n_)) {
+        for (size_t leaf = 0; leaf < n_; ++leaf) {
+            Node node;
+            node.leaves = LeafSet(n_, {static_cast<int>(leaf)});
+            node.kept = LabelSet(net.size.size(), net.inputs[leaf]);
+            for (int l : net.inputs[leaf]) holders_[static_cast<size_t>(l)].set(static_cast<int>(leaf));
+            nodes_.push_back(std::move(node));
+        }
+        std::vector<int> current(n_);
+        for (size_t i = 0; i < n_; ++i) current[i] = static_cast<int>(i);
+        for (const auto& [i, j] : path) {
+            const int a = current[static_cast<size_t>(i)], b = current[static_cast<size_t>(j)];
+            current.erase(current.begin() + std::max(i, j));
+            current.erase(current.begin() + std::min(i, j));
+            current.push_back(join(a, b));
+        }
+        root_ = current.front();
+    }
+
+    // Sweeps until one finds nothing better, kMaxSweeps have run, or the deadline passes.
+    void improve(Objective objective, std::chrono::steady_clock::time_point deadline) {
+        for (int sweep = 0, better = 1; better && sweep < kMaxSweeps && std::chrono::steady_clock::now() < deadline; ++sweep) {
+            better = 0;
+            for (int r : internal_by_cost()) {
+                if (std::chrono::steady_clock::now() >= deadline) return;
+                better = reconfigure(r, objective) || better;
+            }
+        }
+    }
+
+    Path path() const {
+        SsaPath ssa;
+        std::vector<int> id(nodes_.size(), -1);
+        int next = static_cast<int>(n_);
+        const auto visit = [&](auto&& self, int v) -> int {
+            const Node& node = nodes_[static_cast<size_t>(v)];
+            if (node.left < 0) return v;  // a leaf: its id is its input position
+            const int a = self(self, node.left), b = self(self, node.right);
+            ssa.emplace_back(a, b);
+            return next++;
+        };
+        visit(visit, root_);
+        return ssa_to_linear(ssa, static_cast<int>(n_));
+    }
+
+private:
+    struct Node {
+        int left = -1, right = -1;
+        LeafSet leaves;
+        LabelSet kept;
+        double flops = 0, size = 0;
+    };
+
+    int join(int a, int b) {
+        Node node;
+        node.left = a;
+        node.right = b;
+        node.leaves = nodes_[static_cast<size_t>(a)].leaves | nodes_[static_cast<size_t>(b)].leaves;
+        const LabelSet all = nodes_[static_cast<size_t>(a)].kept | nodes_[static_cast<size_t>(b)].kept;
+        node.kept = LabelSet(net_.size.size());
+        all.for_each([&](int l) {
+            if (output_.test(l) || holders_[static_cast<size_t>(l)].outside(node.leaves)) node.kept.set(l);
+        });
+        node.flops = step_flops(all, node.kept, net_.size);
+        node.size = node.kept.size(net_.size);
+        nodes_.push_back(std::move(node));
+        return static_cast<int>(nodes_.size()) - 1;
+    }
+
+    std::vector<int> internal_by_cost() const {
+        std::vector<int> out;
+        const auto visit = [&](auto&& self, int v) -> void {
+            if (nodes_[static_cast<size_t>(v)].left < 0) return;
+            out.push_back(v);
+            self(self, nodes_[static_cast<size_t>(v)].left);
+            self(self, nodes_[static_cast<size_t>(v)].right);
+        };
+        visit(visit, root_);
+        std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return nodes_[static_cast<size_t>(a)].flops > nodes_[static_cast<size_t>(b)].flops; });
+        return out;
+    }
+
+    // Re-contracts the cut below r optimally; true when that was cheaper.
+    bool reconfigure(int r, Objective objective) {
+        std::vector<int> frontier{nodes_[static_cast<size_t>(r)].left, nodes_[static_cast<size_t>(r)].right};
+        double old_flops = nodes_[static_cast<size_t>(r)].flops, old_size = nodes_[static_cast<size_t>(r)].size;
+        int inner = 1;
+        while (frontier.size() < static_cast<size_t>(kFrontier)) {
+            auto widest = frontier.end();
+            for (auto it = frontier.begin(); it != frontier.end(); ++it) {
+                const Node& f = nodes_[static_cast<size_t>(*it)];
+                if (f.left >= 0 && (widest == frontier.end() || f.flops > nodes_[static_cast<size_t>(*widest)].flops)) widest = it;
+            }
+            if (widest == frontier.end()) break;
+            const Node& f = nodes_[static_cast<size_t>(*widest)];
+            old_flops += f.flops;
+            old_size = std::max(old_size, f.size);
+            const int left = f.left, right = f.right;
+            *widest = left;
+            frontier.push_back(right);
+            ++inner;
+        }
+        if (inner < 2) return false;  // two tensors have one way to meet
+        Network sub;
+        sub.size = net_.size;
+        for (int f : frontier) sub.inputs.push_back(nodes_[static_cast<size_t>(f)].kept.members());
+        sub.output = nodes_[static_cast<size_t>(r)].kept.members();
+        const Path best = optimal_path(sub, objective);
+        const PathCost cost = path_cost(sub, best);
+        const bool wins = objective == Objective::flops
+                              ? cost.flops < old_flops * (1 - 1e-9)
+                              : std::tie(cost.largest, cost.flops) < std::tie(old_size, old_flops) && cost.flops <= old_flops * (1 + 1e-9);
+        if (!wins) return false;
+        std::vector<int> current = frontier;
+        for (const auto& [i, j] : best) {
+            const int a = current[static_cast<size_t>(i)], b = current[static_cast<size_t>(j)];
+            current.erase(current.begin() + std::max(i, j));
+            current.erase(current.begin() + std::min(i, j));
+            current.push_back(join(a, b));
+        }
+        nodes_[static_cast<size_t>(r)] = nodes_.back();  // r keeps its index: its parent still points at it
+        nodes_.pop_back();
+        return true;
+    }
+
+    const Network& net_;
+    size_t n_;
+    LabelSet output_;
+    std::vector<LeafSet> holders_;  // per label: the leaves that hold it
+    std::vector<Node> nodes_;       // leaves first; replaced nodes stay, unreferenced
+    int root_ = 0;
+};
+
 }  // namespace
 
 Path greedy_path(const Network& net) {
@@ -251,13 +407,20 @@ Path optimal_path(const Network& net, Objective objective) {
     for (int t = 0; t < n; ++t)
         for (int l : net.inputs[static_cast<size_t>(t)]) holders[static_cast<size_t>(l)] |= uint32_t{1} << t;
     const LabelSet output(L, net.output);
-    // kept[S]: the labels of the contraction of subset S that the rest (or the output) needs.
+    // kept[S]: the labels of the contraction of subset S that the rest (or the output) needs;
+    // for one input, all its labels (those only it has are summed when it is first contracted).
     std::vector<LabelSet> kept(size_t{1} << n);
     std::vector<double> kept_size(size_t{1} << n);
     for (uint32_t S = 1; S <= full; ++S) {
         LabelSet k(L);
-        for (size_t l = 0; l < L; ++l) {
-            if ((holders[l] & S) != 0 && (output.test(static_cast<int>(l)) || (holders[l] & ~S & full) != 0)) k.set(static_cast<int>(l));
+        if (std::popcount(S) == 1) {
+            k = LabelSet(L, net.inputs[static_cast<size_t>(std::countr_zero(S))]);  // an input as it is
+        } else {
+            for (size_t l = 0; l < L; ++l) {
+                if ((holders[l] & S) != 0 && (output.test(static_cast<int>(l)) || (holders[l] & ~S & full) != 0)) {
+                    k.set(static_cast<int>(l));
+                }
+            }
         }
         kept_size[S] = k.size(net.size);
         kept[S] = std::move(k);
@@ -326,7 +489,24 @@ Path random_greedy_path(const Network& net, const RandomGreedyOptions& options) 
             break;
         }
     }
-    return best;
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options.max_seconds > 0 && spent >= options.max_seconds) return best;
+    return improve_path(net, best, options.objective, options.max_seconds > 0 ? options.max_seconds - spent : 0.0);
+}
+
+Path improve_path(const Network& net, const Path& path, Objective objective, double max_seconds) {
+    if (net.inputs.size() < 3) return path;
+    Tree tree(net, path);
+    const auto deadline = max_seconds > 0 ? std::chrono::steady_clock::now() +
+                                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                    std::chrono::duration<double>(max_seconds))
+                                          : std::chrono::steady_clock::time_point::max();
+    tree.improve(objective, deadline);
+    Path better = tree.path();
+    const PathCost was = path_cost(net, path), now = path_cost(net, better);
+    const bool wins = objective == Objective::flops ? std::tie(now.flops, now.largest) <= std::tie(was.flops, was.largest)
+                                                    : std::tie(now.largest, now.flops) <= std::tie(was.largest, was.flops);
+    return wins ? better : path;
 }
 
 PathCost path_cost(const Network& net, const Path& path) {

@@ -39,8 +39,8 @@ inline constexpr int kOptimalMaxOperands = 16;
 Path optimal_path(const Network& net, Objective objective);
 
 // Greedy with Boltzmann-sampled choices and a jittered cost, `repeats` trials (the first is plain
-// greedy), keeping the best by `objective`. Deterministic for a seed unless max_seconds (> 0)
-// cuts the trials short.
+// greedy), the best by `objective` then improved by improve_path. Deterministic for a seed
+// unless max_seconds (> 0, the whole search's budget) cuts it short.
 struct RandomGreedyOptions {
     uint64_t seed = 0;
     int64_t repeats = 32;
@@ -48,6 +48,13 @@ struct RandomGreedyOptions {
     Objective objective = Objective::flops;
 };
 Path random_greedy_path(const Network& net, const RandomGreedyOptions& options);
+
+// The path improved by subtree reconfiguration: repeatedly, a subtree of the contraction tree
+// is cut at its (up to 8) most expensive descendants and those tensors re-contracted in the
+// optimal order, until a sweep over the tree finds nothing (at most 32 sweeps) or max_seconds
+// pass (0: no time limit, so the result does not depend on the machine's speed). Never worse
+// than `path` under `objective`.
+Path improve_path(const Network& net, const Path& path, Objective objective, double max_seconds);
 
 // Cost of a path; throws INVALID_ARGUMENT when it is not a complete path for `net`
 // (a step naming a position that does not exist, the same position twice, or leftovers).

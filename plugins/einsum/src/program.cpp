@@ -48,8 +48,9 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 
 class Compiler {
 public:
-    Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options)
-        : e_(e), inputs_(inputs) {
+    Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
+             int64_t* output_strides)
+        : e_(e), inputs_(inputs), output_strides_(output_strides) {
         std::vector<std::span<const int64_t>> shapes;
         for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
         size_ = label_sizes(e, shapes);
@@ -259,6 +260,7 @@ private:
         if (!(nests(y, best.b) && nests(y, best.k) && nests(y, best.r))) {
             y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
         }
+        if (last && output_strides_ != nullptr) lay_out_output(cat({&best.b, &best.l, &best.r}));
         const bool direct = last && nests(o, best.b) && nests(o, best.l) && nests(o, best.r);
         Operand c = direct ? output_ : new_slot(cat({&best.b, &best.l, &best.r}));
         Step s;
@@ -281,6 +283,7 @@ private:
         for (int l : y.labels) {
             if (!x.has(l)) order.push_back(l);
         }
+        if (last && output_strides_ != nullptr) lay_out_output(order);
         const Operand c = last ? output_ : new_slot(order);
         if (last) order = output_.labels;
         Step s;
@@ -296,6 +299,7 @@ private:
     void finish(const Operand& t) {
         if (t.place.kind == Place::output) return;
         const std::vector<int> gone = minus(t.labels, output_.labels);
+        if (output_strides_ != nullptr) lay_out_output(by_stride(t, minus(t.labels, gone)));
         Step s;
         s.kind = gone.empty() ? Step::copy : Step::reduce;
         s.a = view_of(t, t.labels);
@@ -304,6 +308,17 @@ private:
             if (!output_.has(t.labels[i])) s.out.shape[i] = 1;
         }
         push(std::move(s), {&t});
+    }
+
+    // The output laid out with `order` (its labels longer than 1) outermost first, which the
+    // host then allocates (ABI 1.1): size-1 axes get stride 1.
+    void lay_out_output(const std::vector<int>& order) {
+        const std::vector<int64_t> strides = row_major(order);
+        for (size_t i = 0; i < output_.labels.size(); ++i) {
+            const auto at = std::find(order.begin(), order.end(), output_.labels[i]) - order.begin();
+            output_.strides[i] = strides[static_cast<size_t>(at)];
+        }
+        for (size_t a = 0; a < e_.output.size(); ++a) output_strides_[a] = std::max<int64_t>(1, output_.stride_of(e_.output[a]));
     }
 
     // Offsets for the workspace slots: a slot shares memory with any other whose lifetime
@@ -335,6 +350,7 @@ private:
 
     const Expression& e_;
     std::span<const ferro_signature> inputs_;
+    int64_t* output_strides_;  // the output layout, when the host lets us choose it
     std::vector<int64_t> size_;
     Program p_;
     Operand output_;
@@ -417,12 +433,15 @@ Path choose_path(const Network& net, const PathOptions& o) {
     if (o.optimize == "greedy") return greedy_path(net);
     if (o.optimize == "optimal") return optimal_path(net, o.objective);
     if (o.optimize == "random-greedy") return random_greedy_path(net, o.random);
-    if (o.optimize == "auto") return n <= 8 ? optimal_path(net, o.objective) : greedy_path(net);
+    if (o.optimize == "auto") {
+        return n <= 8 ? optimal_path(net, o.objective) : improve_path(net, greedy_path(net), o.objective, 0.0);
+    }
     fail("optimize must be auto, greedy, optimal or random-greedy, got \"" + o.optimize + "\"");
 }
 
-Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options) {
-    return Compiler(e, inputs, options).compile();
+Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
+                int64_t* output_strides) {
+    return Compiler(e, inputs, options, output_strides).compile();
 }
 
 void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args) {

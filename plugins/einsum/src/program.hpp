@@ -66,7 +66,10 @@ ferro_dtype result_dtype(std::span<const ferro_signature> inputs);
 Path choose_path(const Network& net, const PathOptions& options);
 Network network_of(const Expression& e, std::span<const int64_t> sizes);
 
-Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options);
+// output_strides (may be NULL: row-major output): where the compiler writes the output layout it
+// chooses (the last step's natural one; ABI 1.1, ferro_prepare_args.output_strides).
+Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
+                int64_t* output_strides);
 
 // Enqueues the program's steps into the call's session.
 void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args);

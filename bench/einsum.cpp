@@ -1,0 +1,78 @@
+// bench/run einsum (ferro side): every instance of ../shared/data/einsum_instances.json,
+// executed along the file's reference path (the best path opt_einsum/cotengra found: the
+// peers execute the same one), plus the path search of each of our optimisers on its own:
+// flops, largest intermediate and search seconds (plan_s). Operands are f64 uniform in
+// [-1, 1), seeded per operand, as bench/peers/einsum_peers.py makes them.
+#include "timing.hpp"
+
+#include <ferro/ferro.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+using ferro::Tensor;
+
+namespace {
+
+double seconds_of(const std::function<void()>& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median of `samples` timings of f, each over enough calls to last ~20 ms, after one warm-up.
+double median_call_seconds(const std::function<void()>& f, int samples) {
+    const double once = seconds_of(f);  // warm-up: plan, page faults
+    const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
+    return bench::median_seconds(f, samples, inner);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false;
+    std::string data = "../shared/data/einsum_instances.json", only;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+        else if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) data = argv[++i];
+        else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    }
+    std::ifstream in(data);
+    if (!in) {
+        std::fprintf(stderr, "bench_einsum: cannot read %s\n", data.c_str());
+        return 1;
+    }
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    const ferro::Runtime rt;
+    for (const auto& inst : doc["instances"]) {
+        const std::string name = inst["name"];
+        if (!only.empty() && name.find(only) == std::string::npos) continue;
+        const std::string subscripts = inst["subscripts"];
+        std::vector<Tensor> operands;
+        uint32_t seed = 1;
+        for (const auto& s : inst["shapes"]) {
+            operands.push_back(rt.rand(s.get<ferro::Shape>(), ferro::DType::f64, seed++) * 2.0 - 1.0);
+        }
+        ferro::EinsumOptions reference;
+        for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
+        nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
+        row["seconds"] = median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+        const ferro::EinsumPath ref = ferro::einsum_path(subscripts, operands, reference);
+        row["paths"]["reference"] = {{"flops", ref.flops}, {"largest", ref.largest_intermediate}};
+        // Each optimiser's search on its own (a plan-cache miss: the attributes differ).
+        std::vector<std::string> optimisers = {"greedy", "auto", "random-greedy"};
+        if (operands.size() <= 16) optimisers.push_back("optimal");
+        for (const std::string& optimize : optimisers) {
+            ferro::EinsumOptions o;
+            o.optimize = optimize;
+            ferro::EinsumPath p;
+            const double plan_s = seconds_of([&] { p = ferro::einsum_path(subscripts, operands, o); });
+            row["paths"][optimize] = {{"flops", p.flops}, {"largest", p.largest_intermediate}, {"plan_s", plan_s}};
+        }
+        std::printf("%s\n", row.dump().c_str());
+        std::fflush(stdout);
+    }
+}

@@ -1,0 +1,114 @@
+"""bench/run einsum, peer side: every instance executed along the file's reference path by
+numpy, torch and jax, and the path quality of opt_einsum (greedy, dp) and cotengra on the
+same network. One JSON line per instance.
+
+Execution: numpy.einsum with the path (labels renamed to letters; networks with more labels
+than numpy accepts go through opt_einsum.contract on numpy, which executes the same path with
+tensordot), torch through opt_einsum.contract(backend="torch") (pairwise torch ops along the
+path; torch.einsum itself cannot take a path), jax.numpy.einsum(optimize=path) under jax.jit.
+Operands are f64 uniform in [-1, 1) (their values do not change the cost). A peer that is
+missing or fails is reported with the reason."""
+import json, subprocess, sys, time
+
+import numpy as np
+
+from peer_timing import median_call_seconds
+
+quick = "--quick" in sys.argv
+data = sys.argv[sys.argv.index("--data") + 1] if "--data" in sys.argv else "../shared/data/einsum_instances.json"
+only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+samples = 3 if quick else 5
+
+
+def attempt(f):
+    try:
+        return f()
+    except Exception as e:  # a peer that cannot run this instance says why
+        return {"skipped": f"{type(e).__name__}: {str(e)[:200]}"}
+
+
+def numpy_run(sub, ops, path):
+    import opt_einsum as oe
+    labels = sorted({c for c in sub if c not in ",->"})
+    if len(labels) <= 52:
+        rename = {c: oe.get_symbol(i) for i, c in enumerate(labels)}
+        ascii_sub = "".join(rename.get(c, c) for c in sub)
+        run = lambda: np.einsum(ascii_sub, *ops, optimize=["einsum_path", *path])
+        how = f"numpy.einsum {np.__version__} (optimize=path)"
+    else:
+        run = lambda: oe.contract(sub, *ops, optimize=path, backend="numpy")
+        how = f"numpy {np.__version__} via opt_einsum.contract (more than 52 labels)"
+    return {"seconds": median_call_seconds(run, samples), "how": how}
+
+
+def torch_run(sub, ops, path):
+    import opt_einsum as oe
+    import torch
+    t = [torch.from_numpy(o) for o in ops]
+    run = lambda: oe.contract(sub, *t, optimize=path, backend="torch")
+    return {"seconds": median_call_seconds(run, samples), "how": f"torch {torch.__version__} via opt_einsum.contract(backend=torch)"}
+
+
+def jax_run(sub, ops, path):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    f = jax.jit(lambda *xs: jnp.einsum(sub, *xs, optimize=path))
+    x = [jnp.asarray(o) for o in ops]
+    run = lambda: f(*x).block_until_ready()
+    return {"seconds": median_call_seconds(run, samples), "how": f"jax.numpy.einsum {jax.__version__} (optimize=path, jit)"}
+
+
+SEARCH = r"""
+import json, sys, time
+import opt_einsum as oe
+kind, sub, shapes = json.loads(sys.stdin.read())
+shapes = [tuple(s) for s in shapes]
+t0 = time.perf_counter()
+if kind == "cotengra":
+    import cotengra as ctg
+    inputs, output = sub.split("->")
+    size = {c: d for term, s in zip(inputs.split(","), shapes) for c, d in zip(term, s)}
+    path = ctg.HyperOptimizer(max_repeats=32, parallel=False, progbar=False).search(inputs.split(","), output, size).get_path()
+else:
+    path, _ = oe.contract_path(sub, *shapes, optimize=kind.split()[-1], shapes=True)
+seconds = time.perf_counter() - t0
+_, info = oe.contract_path(sub, *shapes, optimize=[tuple(p) for p in path], shapes=True)
+print(json.dumps({"flops": float(info.opt_cost), "largest": float(info.largest_intermediate), "plan_s": seconds}))
+"""
+
+
+def path_quality(kind, sub, shapes, limit):
+    """The search in its own interpreter, killed when it runs past `limit` seconds."""
+    try:
+        done = subprocess.run([sys.executable, "-c", SEARCH], input=json.dumps([kind, sub, shapes]),
+                              capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"no path within {limit} s"}
+    if done.returncode != 0:
+        return {"skipped": f"search failed: {done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else done.returncode}"}
+    return json.loads(done.stdout)
+
+
+def main():
+    doc = json.load(open(data))
+    for inst in doc["instances"]:
+        name = inst["name"]
+        if only and only not in name:
+            continue
+        sub, shapes = inst["subscripts"], [tuple(s) for s in inst["shapes"]]
+        rng = np.random.default_rng(1)
+        ops = [rng.uniform(-1, 1, s) for s in shapes]
+        path = [tuple(p) for p in inst["paths"]["opt_flops"]["path"]]
+        row = {"case": name,
+               "numpy": attempt(lambda: numpy_run(sub, ops, path)),
+               "torch": attempt(lambda: torch_run(sub, ops, path)),
+               "jax": attempt(lambda: jax_run(sub, ops, path)),
+               "paths": {}}
+        for kind in ("opt_einsum greedy", "opt_einsum dp", "cotengra"):
+            row["paths"][kind] = path_quality(kind, sub, shapes, 20 if quick else 60)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

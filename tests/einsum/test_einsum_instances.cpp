@@ -1,0 +1,182 @@
+// The real networks of ../shared/data/einsum_instances.json: each runs with our own path and
+// agrees with the result along the file's reference path; our paths' cost against the
+// reference; and the optimisers' contracts (optimal = brute force on small networks,
+// random-greedy reproducible and never worse than greedy).
+#include "einsum_test.hpp"
+#include "shared_data.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+nlohmann::json instances() {
+    const auto dir = shared_data_dir("einsum_instances.json");
+    if (dir.empty()) FAIL("einsum_instances.json not found: set FERRO_SHARED_DATA, or keep shared/data/ next to the repository");
+    std::ifstream in(dir / "einsum_instances.json");
+    return nlohmann::json::parse(in)["instances"];
+}
+
+// Uniform in [-1, 1), seeded per operand: deterministic and not zero.
+std::vector<Tensor> operands_of(const Runtime& rt, const nlohmann::json& inst) {
+    std::vector<Tensor> ops;
+    uint32_t seed = 1;
+    for (const auto& s : inst["shapes"]) ops.push_back(rt.rand(s.get<Shape>(), DType::f64, seed++) * 2.0 - 1.0);
+    return ops;
+}
+
+EinsumOptions reference_path(const nlohmann::json& inst) {
+    EinsumOptions o;
+    for (const auto& p : inst["paths"]["opt_flops"]["path"]) o.path.emplace_back(p[0], p[1]);
+    return o;
+}
+
+// Our default path (optimize="auto": greedy improved by subtree reconfiguration beyond 8
+// operands) against the file's reference path (cotengra's hyper-optimised): flops ratios
+// measured on 2026-11-30. Greedy alone (opt_einsum's, ours alike) is 2-100x off on the
+// language-model and graphical-model networks; these bounds keep what we reach from
+// regressing. Everything else must be within 1.1x.
+const std::map<std::string, double> known_gaps = {
+    {"gm_queen5_5_3.wcsp", 2.5},
+    {"lm_batch_likelihood_brackets_4_4d", 3.5},
+    {"lm_batch_likelihood_sentence_4_4d", 3.0},
+    {"str_nw_mera_open_26", 2.5},
+    {"str_matrix_chain_multiplication_100", 1.4},
+};
+
+}  // namespace
+
+TEST_CASE("einsum instances: every network runs and our path agrees with the reference path", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    for (const auto& inst : instances()) {
+        const std::string name = inst["name"];
+        INFO(name);
+        const std::vector<Tensor> ops = operands_of(rt, inst);
+        const std::string subscripts = inst["subscripts"];
+        const Tensor ours = einsum(subscripts, ops);
+        const Tensor ref = einsum(subscripts, ops, reference_path(inst));
+        REQUIRE(ours.shape() == ref.shape());
+        const double scale = ref.abs().max().item<double>();
+        CHECK(scale > 0);  // a real value to compare, not zeros
+        const double diff = (ours - ref).abs().max().item<double>();
+        INFO("max |ours - reference| = " << diff << ", max |reference| = " << scale);
+        CHECK(diff <= 1e-9 * scale);
+    }
+}
+
+TEST_CASE("einsum instances: our path's flops against the reference path", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    for (const auto& inst : instances()) {
+        const std::string name = inst["name"];
+        const std::vector<Tensor> ops = operands_of(rt, inst);
+        const std::string subscripts = inst["subscripts"];
+        const EinsumPath ours = einsum_path(subscripts, ops);
+        const EinsumPath ref = einsum_path(subscripts, ops, reference_path(inst));
+        const double ratio = ours.flops / ref.flops;
+        const auto gap = known_gaps.find(name);
+        INFO(name << ": flops " << ours.flops << " vs reference " << ref.flops << " (ratio " << ratio << ")");
+        CHECK(ratio <= (gap == known_gaps.end() ? 1.1 : gap->second));
+    }
+}
+
+namespace {
+
+// The cheapest flops of any pairwise order, by trying them all (opt_einsum's cost model).
+double brute_force(std::vector<std::string> tensors, const std::string& output, const std::map<char, int64_t>& size) {
+    if (tensors.size() == 1) return 0;
+    double best = INFINITY;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        for (size_t j = i + 1; j < tensors.size(); ++j) {
+            std::string all = tensors[i];
+            for (char c : tensors[j]) {
+                if (all.find(c) == std::string::npos) all += c;
+            }
+            std::string kept;
+            for (char c : all) {
+                bool needed = output.find(c) != std::string::npos;
+                for (size_t k = 0; k < tensors.size(); ++k) {
+                    if (k != i && k != j && tensors[k].find(c) != std::string::npos) needed = true;
+                }
+                if (needed) kept += c;
+            }
+            double flops = 1;
+            for (char c : all) flops *= static_cast<double>(size.at(c));
+            if (kept.size() < all.size()) flops *= 2;
+            std::vector<std::string> rest;
+            for (size_t k = 0; k < tensors.size(); ++k) {
+                if (k != i && k != j) rest.push_back(tensors[k]);
+            }
+            rest.push_back(kept);
+            best = std::min(best, flops + brute_force(rest, output, size));
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("einsum paths: optimal matches brute force on small random networks", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    std::mt19937 gen(7);
+    for (int trial = 0; trial < 40; ++trial) {
+        const int n = std::uniform_int_distribution<int>(2, 6)(gen);
+        const std::string pool = "abcdefgh";
+        std::map<char, int64_t> size;
+        for (char c : pool) size[c] = std::uniform_int_distribution<int64_t>(2, 6)(gen);
+        std::vector<std::string> tensors;
+        std::string subscripts;
+        std::vector<Tensor> ops;
+        for (int k = 0; k < n; ++k) {
+            std::string t;
+            for (char c : pool) {
+                if (std::uniform_int_distribution<int>(0, 2)(gen) == 0) t += c;
+            }
+            Shape shape;
+            for (char c : t) shape.push_back(size[c]);
+            tensors.push_back(t);
+            if (k > 0) subscripts += ',';
+            subscripts += t;
+            ops.push_back(rt.zeros(shape, DType::f64));
+        }
+        std::string output;
+        for (char c : pool) {
+            int uses = 0;
+            for (const auto& t : tensors) uses += t.find(c) != std::string::npos;
+            if (uses == 1 && std::uniform_int_distribution<int>(0, 1)(gen) == 0) output += c;
+        }
+        EinsumOptions o;
+        o.optimize = "optimal";
+        INFO(subscripts << "->" << output);
+        CHECK(einsum_path(subscripts + "->" + output, ops, o).flops == brute_force(tensors, output, size));
+    }
+}
+
+TEST_CASE("einsum paths: random-greedy is reproducible per seed and never worse than greedy", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    for (const auto& inst : instances()) {
+        if (inst["num_tensors"].get<int>() < 20) continue;
+        const std::string name = inst["name"], subscripts = inst["subscripts"];
+        INFO(name);
+        const std::vector<Tensor> ops = operands_of(rt, inst);
+        EinsumOptions greedy, random;
+        greedy.optimize = "greedy";
+        random.optimize = "random-greedy";
+        random.repeats = 8;
+        random.seed = 3;
+        const EinsumPath g = einsum_path(subscripts, ops, greedy);
+        const EinsumPath a = einsum_path(subscripts, ops, random);
+        CHECK(a.flops <= g.flops);
+        // The plan cache would answer the same call from memory: a fresh runtime searches again.
+        const Runtime again = einsum_runtime();
+        std::vector<Tensor> copies;
+        for (const Tensor& t : ops) copies.push_back(again.tensor<double>(t.to_vector<double>(), t.shape()));
+        const EinsumPath b = einsum_path(subscripts, copies, random);
+        CHECK(a.path == b.path);
+    }
+}
