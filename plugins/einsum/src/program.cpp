@@ -166,23 +166,31 @@ private:
     Operand sum_out(const Operand& t, const std::vector<int>& labels) {
         if (labels.empty()) return t;
         Operand r = new_slot(minus(t.labels, labels));
-        Step s;
-        s.kind = Step::reduce;
-        s.a = view_of(t, t.labels);
-        s.out = view_of(r, t.labels);
-        for (size_t i = 0; i < t.labels.size(); ++i) {
-            if (!r.has(t.labels[i])) s.out.shape[i] = 1;
-        }
-        push(std::move(s), {&t});
+        push(reduction(t, r), {&t});
         return r;
     }
 
-    // t copied (or cast) into target's layout.
+    // A reduce of t into `out` (which lacks the summed labels), walking t's memory in order.
+    Step reduction(const Operand& t, const Operand& out) const {
+        const std::vector<int> order = by_stride(t, t.labels);
+        Step s;
+        s.kind = Step::reduce;
+        s.a = view_of(t, order);
+        s.out = view_of(out, order);
+        for (size_t i = 0; i < order.size(); ++i) {
+            if (!out.has(order[i])) s.out.shape[i] = 1;
+        }
+        return s;
+    }
+
+    // t copied (or cast) into target's layout, walking the target's memory in order (the
+    // primitives run their innermost loop over the last axis of a view).
     Operand transfer(Step::Kind kind, const Operand& t, Operand target) {
+        const std::vector<int> order = by_stride(target, t.labels);
         Step s;
         s.kind = kind;
-        s.a = view_of(t, t.labels);
-        s.out = view_of(target, t.labels);
+        s.a = view_of(t, order);
+        s.out = view_of(target, order);
         push(std::move(s), {&t});
         return target;
     }
@@ -285,7 +293,7 @@ private:
         }
         if (last && output_strides_ != nullptr) lay_out_output(order);
         const Operand c = last ? output_ : new_slot(order);
-        if (last) order = output_.labels;
+        if (last) order = by_stride(output_, output_.labels);  // the output's memory order
         Step s;
         s.kind = Step::mul;
         s.a = view_of(x, order);
@@ -300,14 +308,11 @@ private:
         if (t.place.kind == Place::output) return;
         const std::vector<int> gone = minus(t.labels, output_.labels);
         if (output_strides_ != nullptr) lay_out_output(by_stride(t, minus(t.labels, gone)));
-        Step s;
-        s.kind = gone.empty() ? Step::copy : Step::reduce;
-        s.a = view_of(t, t.labels);
-        s.out = view_of(output_, t.labels);
-        for (size_t i = 0; i < t.labels.size(); ++i) {
-            if (!output_.has(t.labels[i])) s.out.shape[i] = 1;
+        if (gone.empty()) {
+            transfer(Step::copy, t, output_);
+        } else {
+            push(reduction(t, output_), {&t});
         }
-        push(std::move(s), {&t});
     }
 
     // The output laid out with `order` (its labels longer than 1) outermost first, which the
