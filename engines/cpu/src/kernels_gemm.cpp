@@ -72,57 +72,60 @@ T scalar_of(const ferro_scalar& s) {
 // below about 16^3 multiply-adds), so they run as a plain loop on any strides.
 constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
 
-// Row-major B and C (A any strides) without conjugation, at most kRowMax columns: each output
-// row accumulates in a local array, axpy order (i, q, j), so the inner loop runs over a
+// Row-major B and C (A any strides) without conjugation: each output row accumulates, kRowMax
+// columns at a time, in a local array, axpy order (i, q, j), so the inner loop runs over a
 // contiguous row of B and vectorises without aliasing C. N > 0 fixes the row length at compile
 // time, which unrolls the inner loops of the smallest products completely; N = 0 reads g.n.
 constexpr int64_t kRowMax = 64;
 constexpr int64_t kFixedMax = 8;
-
 template <class T, int64_t N>
-void gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
+void gemm_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     const int64_t n = N > 0 ? N : g.n;
     T acc[N > 0 ? N : kRowMax];
-    for (int64_t p = 0; p < g.batch; ++p) {
+    for (int64_t p = p0; p < p1; ++p) {
         const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
         const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
         T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
         for (int64_t i = 0; i < g.m; ++i) {
-            for (int64_t j = 0; j < n; ++j) acc[j] = T(0);
-            for (int64_t q = 0; q < g.k; ++q) {
-                const T x = a[i * g.a.row_stride + q * g.a.col_stride];
-                const T* brow = b + q * g.b.row_stride;
-                for (int64_t j = 0; j < n; ++j) acc[j] += x * brow[j];
-            }
-            T* crow = c + i * g.c.row_stride;
-            for (int64_t j = 0; j < n; ++j) {
-                crow[j] = beta == T(0) ? alpha * acc[j] : alpha * acc[j] + beta * crow[j];  // beta 0: C unread
+            for (int64_t j0 = 0; j0 < n; j0 += kRowMax) {
+                const int64_t w = N > 0 ? N : std::min(kRowMax, n - j0);
+                for (int64_t j = 0; j < w; ++j) acc[j] = T(0);
+                for (int64_t q = 0; q < g.k; ++q) {
+                    const T x = a[i * g.a.row_stride + q * g.a.col_stride];
+                    const T* brow = b + q * g.b.row_stride + j0;
+                    for (int64_t j = 0; j < w; ++j) acc[j] += x * brow[j];
+                }
+                T* crow = c + i * g.c.row_stride + j0;
+                for (int64_t j = 0; j < w; ++j) {
+                    crow[j] = beta == T(0) ? alpha * acc[j] : alpha * acc[j] + beta * crow[j];  // beta 0: C unread
+                }
             }
         }
     }
 }
 
 template <class T, int64_t... N>
-void gemm_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, std::integer_sequence<int64_t, N...>) {
+void gemm_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1,
+                     std::integer_sequence<int64_t, N...>) {
     // Runs the instance whose N + 1 equals g.n (1 <= g.n <= kFixedMax).
-    (void)((g.n == N + 1 ? (gemm_rows<T, N + 1>(g, alpha, beta), true) : false) || ...);
+    (void)((g.n == N + 1 ? (gemm_rows<T, N + 1>(g, alpha, beta, p0, p1), true) : false) || ...);
 }
 
 template <class T>
-bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta) {
-    if (g.b.col_stride != 1 || g.c.col_stride != 1 || g.n > kRowMax || g.conj_a || g.conj_b) return false;
+bool small_gemm_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+    if (g.b.col_stride != 1 || g.c.col_stride != 1 || g.conj_a || g.conj_b) return false;
     if (g.n <= kFixedMax) {
-        gemm_rows_fixed<T>(g, alpha, beta, std::make_integer_sequence<int64_t, kFixedMax>{});
+        gemm_rows_fixed<T>(g, alpha, beta, p0, p1, std::make_integer_sequence<int64_t, kFixedMax>{});
     } else {
-        gemm_rows<T, 0>(g, alpha, beta);
+        gemm_rows<T, 0>(g, alpha, beta, p0, p1);
     }
     return true;
 }
 
 template <class T>
-void small_gemm(const ferro_gemm_args& g, T alpha, T beta) {
-    if (small_gemm_rows(g, alpha, beta)) return;
-    for (int64_t p = 0; p < g.batch; ++p) {
+void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+    if (small_gemm_rows(g, alpha, beta, p0, p1)) return;
+    for (int64_t p = p0; p < p1; ++p) {
         const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
         const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
         T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
@@ -146,9 +149,7 @@ void small_gemm(const ferro_gemm_args& g, T alpha, T beta) {
 }
 
 template <class T>
-void gemm_typed(const ferro_gemm_args& g) {
-    const T alpha = scalar_of<T>(g.alpha), beta = scalar_of<T>(g.beta);
-    if (g.m * g.n * g.k <= kSmallGemm) return small_gemm<T>(g, alpha, beta);
+void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     // A column-major C is computed as C^T = B^T A^T, which swaps the operands' roles.
     const bool swap = !(g.c.col_stride == 1 || g.n == 1) && (g.c.row_stride == 1 || g.m == 1);
     const ferro_gemm_operand& A = swap ? g.b : g.a;
@@ -161,7 +162,7 @@ void gemm_typed(const ferro_gemm_args& g) {
     const int64_t c_cs = swap ? g.c.row_stride : g.c.col_stride;
     const bool c_direct = (c_cs == 1 || n == 1) && (m == 1 || c_rs >= std::max<int64_t>(n, 1));
     std::vector<T> sa, sb, sc;
-    for (int64_t p = 0; p < g.batch; ++p) {
+    for (int64_t p = p0; p < p1; ++p) {
         const T* a = static_cast<const T*>(A.data) + p * A.batch_stride;
         const T* b = static_cast<const T*>(B.data) + p * B.batch_stride;
         T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
@@ -189,6 +190,29 @@ void gemm_typed(const ferro_gemm_args& g) {
     }
 }
 
+// OpenBLAS runs a product of at most this many multiply-adds on the calling thread
+// (GEMM_MULTITHREAD_THRESHOLD x SMP_THRESHOLD_MIN), so a batch of them can be spread over the
+// engine's pool without two thread pools fighting for the cores.
+constexpr int64_t kSingleThreadedBlas = int64_t{4} * 65536;
+// Multiply-adds below which a batch stays on the calling thread (waking the pool costs more).
+constexpr int64_t kParallelBatchWork = int64_t{1} << 18;
+
+template <class T>
+void gemm_typed(Engine& e, const ferro_gemm_args& g) {
+    const T alpha = scalar_of<T>(g.alpha), beta = scalar_of<T>(g.beta);
+    const int64_t work = g.m * g.n * std::max<int64_t>(g.k, 1);
+    const bool small = g.m * g.n * g.k <= kSmallGemm;
+    const auto range = [&](int64_t p0, int64_t p1) {
+        if (small) small_gemm<T>(g, alpha, beta, p0, p1);
+        else blas_gemm<T>(g, alpha, beta, p0, p1);
+    };
+    if (g.batch > 1 && work <= kSingleThreadedBlas && g.batch * work >= kParallelBatchWork && e.pool->size() > 1) {
+        e.pool->parallel_for(g.batch, std::max<int64_t>(1, kParallelBatchWork / (4 * work)), range);
+        return;
+    }
+    range(0, g.batch);
+}
+
 }  // namespace
 
 ferro_status gemm_batched(Engine& e, const ferro_gemm_args& g) {
@@ -197,10 +221,10 @@ ferro_status gemm_batched(Engine& e, const ferro_gemm_args& g) {
     }
     if (g.batch == 0 || g.m == 0 || g.n == 0) return nullptr;
     switch (g.dtype) {
-        case FERRO_DTYPE_F32: gemm_typed<float>(g); return nullptr;
-        case FERRO_DTYPE_F64: gemm_typed<double>(g); return nullptr;
-        case FERRO_DTYPE_C64: gemm_typed<c64>(g); return nullptr;
-        case FERRO_DTYPE_C128: gemm_typed<c128>(g); return nullptr;
+        case FERRO_DTYPE_F32: gemm_typed<float>(e, g); return nullptr;
+        case FERRO_DTYPE_F64: gemm_typed<double>(e, g); return nullptr;
+        case FERRO_DTYPE_C64: gemm_typed<c64>(e, g); return nullptr;
+        case FERRO_DTYPE_C128: gemm_typed<c128>(e, g); return nullptr;
         default: return unsupported(e, "gemm_batched", "this dtype (f32, f64, c64, c128 only)");
     }
 }

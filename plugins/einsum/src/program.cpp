@@ -207,6 +207,14 @@ private:
         }
         return true;
     }
+    // Whether t is a batch of matrices BLAS takes as they are: each group one strided
+    // dimension, and the rows or the columns contiguous (a batch axis innermost would make
+    // every matrix of the batch a strided gather).
+    bool gemm_ready(const Operand& t, const std::vector<int>& batch, const std::vector<int>& rows,
+                    const std::vector<int>& cols) const {
+        if (!nests(t, batch) || !nests(t, rows) || !nests(t, cols)) return false;
+        return rows.empty() || cols.empty() || std::abs(inner_stride(t, rows)) == 1 || std::abs(inner_stride(t, cols)) == 1;
+    }
     static int64_t inner_stride(const Operand& t, const std::vector<int>& order) {
         return order.empty() ? 0 : t.stride_of(order.back());
     }
@@ -252,9 +260,9 @@ private:
                 for (const auto& l : ol)
                     for (const auto& r : orr) {
                         int64_t cost = 0;
-                        if (!(nests(x, b) && nests(x, l) && nests(x, k))) cost += numel(x.labels);
-                        if (!(nests(y, b) && nests(y, k) && nests(y, r))) cost += numel(y.labels);
-                        if (last && !(nests(o, b) && nests(o, l) && nests(o, r))) cost += 2 * numel(o.labels);
+                        if (!gemm_ready(x, b, l, k)) cost += numel(x.labels);
+                        if (!gemm_ready(y, b, k, r)) cost += numel(y.labels);
+                        if (last && !gemm_ready(o, b, l, r)) cost += 2 * numel(o.labels);
                         if (best.cost < 0 || cost < best.cost) best = {cost, b, k, l, r};
                     }
         const auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
@@ -262,14 +270,10 @@ private:
             for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
             return out;
         };
-        if (!(nests(x, best.b) && nests(x, best.l) && nests(x, best.k))) {
-            x = transfer(Step::copy, x, new_slot(cat({&best.b, &best.l, &best.k})));
-        }
-        if (!(nests(y, best.b) && nests(y, best.k) && nests(y, best.r))) {
-            y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
-        }
+        if (!gemm_ready(x, best.b, best.l, best.k)) x = transfer(Step::copy, x, new_slot(cat({&best.b, &best.l, &best.k})));
+        if (!gemm_ready(y, best.b, best.k, best.r)) y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
         if (last && output_strides_ != nullptr) lay_out_output(cat({&best.b, &best.l, &best.r}));
-        const bool direct = last && nests(o, best.b) && nests(o, best.l) && nests(o, best.r);
+        const bool direct = last && gemm_ready(o, best.b, best.l, best.r);
         Operand c = direct ? output_ : new_slot(cat({&best.b, &best.l, &best.r}));
         Step s;
         s.kind = Step::gemm;
