@@ -38,8 +38,7 @@ struct Place {
 
 struct View {
     Place place;
-    int64_t offset = 0;  // elements from the place's start
-    std::vector<int64_t> shape, strides;
+    std::vector<int64_t> shape, strides;  // in elements; element 0 is the place's first
 };
 
 struct Step {
