@@ -61,6 +61,21 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     o.path = {{0, 1}};
     check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT,
                 "the path (0, 1) leaves 2 operands uncontracted; a complete path has 2 steps");
+    o = {};
+    const auto bad_order = [&](const std::string& order, const std::string& part) {
+        EinsumOptions n;
+        n.order = order;
+        INFO(order);
+        check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, n); }, FERRO_INVALID_ARGUMENT, part);
+    };
+    bad_order("((0, 1), 3)", "operand 3 does not exist (3 operands) at character 9 of order \"((0, 1), 3)\"");
+    bad_order("((0, 1), 1)", "operand 1 appears twice at character 9");
+    bad_order("(0, 1)", "order \"(0, 1)\" leaves operand 2 out");
+    bad_order("((0 1), 2)", "expected ',' at character 4");
+    bad_order("((0, 1), 2))", "unexpected ')' at character 11");
+    o.path = {{0, 1}, {0, 1}};
+    o.order = "((0, 1), 2)";
+    check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT, "give path or order, not both");
     // optimal refuses networks too large for its 3^n search, and says what to use instead.
     std::vector<Tensor> many(17, rt.rand({2, 2}, DType::f64, 4));
     std::string chain;

@@ -173,6 +173,12 @@ TEST_CASE("einsum values: einsum_path reports a path, its flops and largest inte
     CHECK(q.largest_intermediate == 300.0);
     check_close(einsum("ij,jk,kl->il", {A, B, C}, bad).to_vector<double>(), einsum("ij,jk,kl->il", {A, B, C}).to_vector<double>(),
                 1e-12, 1e-12);
+    // The same orders as nested trees.
+    EinsumOptions nested;
+    nested.order = "((0, 1), 2)";
+    CHECK(einsum_path("ij,jk,kl->il", {A, B, C}, nested).flops == q.flops);
+    nested.order = "(0,(1,2))";
+    CHECK(einsum_path("ij,jk,kl->il", {A, B, C}, nested).flops == p.flops);
 }
 
 TEST_CASE("einsum values: random expressions of 1-8 operands in every dtype against a naive loop", "[einsum]") {

@@ -16,6 +16,7 @@ namespace ferro {
 struct EinsumOptions {
     std::string optimize = "auto";  // auto | greedy | optimal | random-greedy
     std::vector<std::pair<int64_t, int64_t>> path;  // explicit (opt_einsum linear form); wins when given
+    std::string order;                              // or as a nested tree: "((0, 1), (2, 3))"
     std::string minimize = "flops";                 // flops | size: optimal and random-greedy's objective
     int64_t seed = 0, repeats = 32;                 // random-greedy's trials
     double max_seconds = 0;                         // random-greedy's time limit (0: none)
@@ -33,6 +34,7 @@ inline Attrs einsum_attrs(Attr notation, const EinsumOptions& o) {
         }
         a.emplace_back("path", std::move(flat));
     }
+    if (!o.order.empty()) a.emplace_back("order", o.order);
     return a;
 }
 // numpy's sublist form as the op's one array: labels, -1 for ..., -2 between operands, -3 output.

@@ -13,11 +13,11 @@ namespace ferro::einsum {
 enum class Op : uint32_t { einsum = 0, path = 1, count };
 
 // Schema attribute order (both ops take the same attributes).
-enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kAttrCount };
+enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kOrder, kAttrCount };
 
 // The expression of a call, from its subscripts or sublists attribute and the operands' ranks.
 Expression expression_of(const ferro_attr_value* attrs, std::span<const ferro_signature> inputs);
-PathOptions path_options_of(const ferro_attr_value* attrs);
+PathOptions path_options_of(const ferro_attr_value* attrs, int n_operands);
 
 const ferro_op_schema* schemas();
 

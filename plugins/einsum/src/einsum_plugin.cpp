@@ -66,7 +66,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             return;
         }
         const Expression e = expression_of(args->attrs, in);
-        const PathOptions options = path_options_of(args->attrs);
+        const PathOptions options = path_options_of(args->attrs, static_cast<int>(args->n_inputs));
         if (args->op_index == static_cast<uint32_t>(Op::path)) {
             std::vector<std::span<const int64_t>> shapes;
             for (const auto& s : in) shapes.push_back(plugin::shape_of(s));

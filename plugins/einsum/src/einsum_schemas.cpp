@@ -29,7 +29,8 @@ const ferro_attr_spec attrs[kAttrCount] = {
     plugin::spec_str("minimize", "flops", "what optimal and random-greedy minimise: flops | size (largest intermediate)"),
     plugin::spec_i64("seed", 0, "random-greedy: seed of its trials (the same seed gives the same path)"),
     plugin::spec_i64("repeats", 32, "random-greedy: number of trials"),
-    plugin::spec_f64("max_seconds", 0.0, "random-greedy: stop starting trials after this long (0: no limit)")};
+    plugin::spec_f64("max_seconds", 0.0, "random-greedy: stop starting trials after this long (0: no limit)"),
+    plugin::spec_str("order", nullptr, "an explicit path as a nested tree of operand positions: \"((0, 1), (2, 3))\"")};
 
 bool is_float(ferro_dtype d) {
     return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128;
@@ -50,7 +51,7 @@ ferro_status infer_einsum(const ferro_host_api* host, ferro_infer_args* a) {
         const std::span<const ferro_signature> in(a->inputs, a->n_inputs);
         const Expression e = expression_of(a->attrs, in);
         const std::vector<int64_t> shape = output_shape(e, in);
-        path_options_of(a->attrs);  // bad options fail here, before any work
+        path_options_of(a->attrs, static_cast<int>(a->n_inputs));  // bad options fail here, before any work
         ferro_signature& out = a->outputs[0];
         out.struct_size = sizeof out;
         out.dtype = result_dtype(in);
@@ -65,7 +66,7 @@ ferro_status infer_path(const ferro_host_api* host, ferro_infer_args* a) {
     return plugin::guard(host, [&] {
         const std::span<const ferro_signature> in(a->inputs, a->n_inputs);
         output_shape(expression_of(a->attrs, in), in);
-        path_options_of(a->attrs);
+        path_options_of(a->attrs, static_cast<int>(a->n_inputs));
         const int64_t steps = static_cast<int64_t>(a->n_inputs) - 1;
         ferro_signature* out = a->outputs;
         for (int i = 0; i < 3; ++i) {
@@ -101,7 +102,7 @@ Expression expression_of(const ferro_attr_value* a, std::span<const ferro_signat
     return parse_sublists({a[kSublists].v.i64_array, a[kSublists].count}, ranks);
 }
 
-PathOptions path_options_of(const ferro_attr_value* a) {
+PathOptions path_options_of(const ferro_attr_value* a, int n_operands) {
     PathOptions o;
     o.optimize = a[kOptimize].v.str;
     if (o.optimize != "auto" && o.optimize != "greedy" && o.optimize != "optimal" && o.optimize != "random-greedy") {
@@ -113,6 +114,11 @@ PathOptions path_options_of(const ferro_attr_value* a) {
         for (uint32_t i = 0; i < n; i += 2) {
             o.explicit_path.emplace_back(static_cast<int>(a[kPath].v.i64_array[i]), static_cast<int>(a[kPath].v.i64_array[i + 1]));
         }
+        o.has_explicit_path = true;
+    }
+    if (a[kOrder].type == FERRO_ATTR_STR) {
+        if (o.has_explicit_path) fail("give path or order, not both");
+        o.explicit_path = parse_order(a[kOrder].v.str, n_operands);
         o.has_explicit_path = true;
     }
     const std::string minimize = a[kMinimize].v.str;

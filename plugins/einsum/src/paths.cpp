@@ -509,6 +509,53 @@ Path improve_path(const Network& net, const Path& path, Objective objective, dou
     return wins ? better : path;
 }
 
+Path parse_order(std::string_view order, int n_operands) {
+    const std::string quoted = std::string("order \"").append(order).append("\"");
+    size_t at = 0;
+    const auto where = [&](size_t pos) { return " at character " + std::to_string(pos) + " of " + quoted; };
+    const auto skip_spaces = [&] {
+        while (at < order.size() && order[at] == ' ') ++at;
+    };
+    const auto expect = [&](char c) {
+        skip_spaces();
+        if (at >= order.size() || order[at] != c) fail(std::string("expected '") + c + "'" + where(at));
+        ++at;
+    };
+    SsaPath ssa;
+    std::vector<bool> seen(static_cast<size_t>(n_operands), false);
+    int next = n_operands;
+    // node := operand | '(' node ',' node ')'; returns its SSA id.
+    const auto node = [&](auto&& self) -> int {
+        skip_spaces();
+        if (at < order.size() && order[at] == '(') {
+            ++at;
+            const int a = self(self);
+            expect(',');
+            const int b = self(self);
+            expect(')');
+            ssa.emplace_back(a, b);
+            return next++;
+        }
+        const size_t start = at;
+        while (at < order.size() && order[at] >= '0' && order[at] <= '9') ++at;
+        if (at == start) fail("expected an operand or '('" + where(at));
+        const long v = at - start > 9 ? n_operands : std::stol(std::string(order.substr(start, at - start)));
+        if (v >= n_operands) {
+            fail("operand " + std::to_string(v) + " does not exist (" + std::to_string(n_operands) + " operands)" + where(start));
+        }
+        if (seen[static_cast<size_t>(v)]) fail("operand " + std::to_string(v) + " appears twice" + where(start));
+        seen[static_cast<size_t>(v)] = true;
+        return static_cast<int>(v);
+    };
+    node(node);
+    skip_spaces();
+    if (at != order.size()) fail("unexpected '" + std::string(1, order[at]) + "'" + where(at));
+    for (int k = 0; k < n_operands; ++k) {
+        if (!seen[static_cast<size_t>(k)]) fail(quoted + " leaves operand " + std::to_string(k) + " out");
+    }
+    return ssa_to_linear(ssa, n_operands);
+}
+
 PathCost path_cost(const Network& net, const Path& path) {
     const size_t L = net.size.size();
     const LabelSet output(L, net.output);

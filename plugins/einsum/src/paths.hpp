@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,11 @@ Path random_greedy_path(const Network& net, const RandomGreedyOptions& options);
 // pass (0: no time limit, so the result does not depend on the machine's speed). Never worse
 // than `path` under `objective`.
 Path improve_path(const Network& net, const Path& path, Objective objective, double max_seconds);
+
+// A contraction order written as a nested tree of operand positions, "((0, 1), (2, 3))": each
+// pair of parentheses contracts its two members. Every operand appears exactly once. Throws
+// INVALID_ARGUMENT pointing at the offending character.
+Path parse_order(std::string_view order, int n_operands);
 
 // Cost of a path; throws INVALID_ARGUMENT when it is not a complete path for `net`
 // (a step naming a position that does not exist, the same position twice, or leftovers).
