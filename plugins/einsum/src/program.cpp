@@ -5,6 +5,8 @@
 #include <ferro/rules.hpp>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <chrono>
 #include <string>
 
@@ -64,14 +66,25 @@ public:
     Program compile() && {
         if (numel(e_.output) == 0) return std::move(p_);  // nothing to write
         std::vector<Operand> current;
-        for (size_t k = 0; k < inputs_.size(); ++k) current.push_back(input_operand(k));
-        for (const auto& [i, j] : p_.path) {
+        std::vector<int> ids;  // the SSA id of each tensor in `current`: inputs 0..n-1, step s n + s
+        for (size_t k = 0; k < inputs_.size(); ++k) {
+            current.push_back(input_operand(k));
+            ids.push_back(static_cast<int>(k));
+        }
+        const Ahead ahead = look_ahead(current);
+        for (size_t step = 0; step < p_.path.size(); ++step) {
+            const auto [i, j] = p_.path[step];
             Operand x = current[static_cast<size_t>(i)], y = current[static_cast<size_t>(j)];
-            current.erase(current.begin() + std::max(i, j));
-            current.erase(current.begin() + std::min(i, j));
+            for (int at : {std::max(i, j), std::min(i, j)}) {
+                current.erase(current.begin() + at);
+                ids.erase(ids.begin() + at);
+            }
             std::vector<int> keep = output_.labels;
             for (const Operand& t : current) keep.insert(keep.end(), t.labels.begin(), t.labels.end());
-            current.push_back(contract(std::move(x), std::move(y), keep, current.empty()));
+            const int id = static_cast<int>(inputs_.size() + step);
+            const std::vector<int> wanted = current.empty() ? std::vector<int>{} : consumer_layout(ahead, id, current, ids);
+            current.push_back(contract(std::move(x), std::move(y), keep, current.empty(), wanted));
+            ids.push_back(id);
         }
         finish(current.front());
         place_slots();
@@ -217,7 +230,104 @@ private:
         return order.empty() ? 0 : t.stride_of(order.back());
     }
 
-    Operand contract(Operand x, Operand y, const std::vector<int>& keep, bool last) {
+    // The label sets along the path, known before any layout is: what each step contracts,
+    // what it keeps, and which later step consumes each tensor.
+    struct Ahead {
+        std::vector<std::vector<int>> labels;       // per SSA id
+        std::vector<int> consumer;                  // per SSA id: the step that reads it (-1: none)
+        std::vector<std::pair<int, int>> operands;  // per step: the SSA ids it contracts
+        std::vector<std::vector<int>> keep;         // per step: the labels needed after it
+    };
+    Ahead look_ahead(const std::vector<Operand>& inputs) const {
+        Ahead a;
+        std::vector<int> live;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+            a.labels.push_back(inputs[k].labels);
+            live.push_back(static_cast<int>(k));
+        }
+        a.consumer.assign(inputs.size() + p_.path.size(), -1);
+        for (size_t step = 0; step < p_.path.size(); ++step) {
+            const auto [i, j] = p_.path[step];
+            const int x = live[static_cast<size_t>(i)], y = live[static_cast<size_t>(j)];
+            live.erase(live.begin() + std::max(i, j));
+            live.erase(live.begin() + std::min(i, j));
+            std::vector<int> keep = output_.labels;
+            for (int id : live) keep.insert(keep.end(), a.labels[static_cast<size_t>(id)].begin(), a.labels[static_cast<size_t>(id)].end());
+            std::vector<int> result;
+            for (const auto* side : {&a.labels[static_cast<size_t>(x)], &a.labels[static_cast<size_t>(y)]}) {
+                for (int l : *side) {
+                    if (std::find(keep.begin(), keep.end(), l) != keep.end() && std::find(result.begin(), result.end(), l) == result.end()) {
+                        result.push_back(l);
+                    }
+                }
+            }
+            a.consumer[static_cast<size_t>(x)] = a.consumer[static_cast<size_t>(y)] = static_cast<int>(step);
+            a.operands.emplace_back(x, y);
+            a.keep.push_back(std::move(keep));
+            a.labels.push_back(std::move(result));
+            live.push_back(static_cast<int>(inputs.size() + step));
+        }
+        return a;
+    }
+
+    // The memory order in which the tensor `id` about to be made would need no packing when it
+    // is contracted next: [batch, its free labels, summed] as rows of that gemm, [batch,
+    // summed, free] as columns, batch and summed in the order its partner already has them.
+    // Empty when the partner does not exist yet or the next step sums nothing.
+    std::vector<int> consumer_layout(const Ahead& a, int id, const std::vector<Operand>& current,
+                                     const std::vector<int>& ids) const {
+        const int step = a.consumer[static_cast<size_t>(id)];
+        if (step < 0) return {};
+        const auto [first, second] = a.operands[static_cast<size_t>(step)];
+        const int partner = first == id ? second : first;
+        const auto at = std::find(ids.begin(), ids.end(), partner);
+        if (at == ids.end()) return {};
+        const Operand& p = current[static_cast<size_t>(at - ids.begin())];
+        const std::vector<int>& mine = a.labels[static_cast<size_t>(id)];
+        const std::vector<int>& keep = a.keep[static_cast<size_t>(step)];
+        std::vector<int> batch, summed, free, partner_free;
+        for (int l : mine) {
+            const bool kept = std::find(keep.begin(), keep.end(), l) != keep.end();
+            if (!p.has(l)) free.push_back(l);
+            else (kept ? batch : summed).push_back(l);
+        }
+        for (int l : p.labels) {
+            if (std::find(mine.begin(), mine.end(), l) == mine.end() && std::find(keep.begin(), keep.end(), l) != keep.end()) {
+                partner_free.push_back(l);
+            }
+        }
+        if (summed.empty()) return {};
+        // contract() makes the operand with the smaller free side the rows (first wins ties).
+        const bool rows = first == id ? numel(free) <= numel(partner_free) : numel(free) < numel(partner_free);
+        std::vector<int> order = by_stride(p, batch);
+        const std::vector<int> inner = by_stride(p, summed);
+        if (!rows) order.insert(order.end(), inner.begin(), inner.end());
+        order.insert(order.end(), free.begin(), free.end());
+        if (rows) order.insert(order.end(), inner.begin(), inner.end());
+        return order;
+    }
+
+    // `wanted` cut into the result's batch, row and column groups, when each is one run of it
+    // and a matrix axis is innermost (else empty: the gemm could not write that layout well).
+    std::optional<std::array<std::vector<int>, 3>> as_groups(const std::vector<int>& wanted, const std::vector<int>& batch,
+                                                             const std::vector<int>& rows, const std::vector<int>& cols) const {
+        if (wanted.size() != batch.size() + rows.size() + cols.size() || wanted.empty()) return std::nullopt;
+        std::array<std::vector<int>, 3> groups;
+        int previous = -1;
+        std::array<bool, 3> closed{};
+        for (int l : wanted) {
+            const int g = contains(batch, l) ? 0 : contains(rows, l) ? 1 : contains(cols, l) ? 2 : -1;
+            if (g < 0 || closed[static_cast<size_t>(g)]) return std::nullopt;
+            if (previous >= 0 && previous != g) closed[static_cast<size_t>(previous)] = true;
+            groups[static_cast<size_t>(g)].push_back(l);
+            previous = g;
+        }
+        if (previous == 0 && !(rows.empty() && cols.empty())) return std::nullopt;
+        return groups;
+    }
+    static bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
+
+    Operand contract(Operand x, Operand y, const std::vector<int>& keep, bool last, const std::vector<int>& wanted) {
         const auto needed = [&](const std::vector<int>& labels, const Operand& other) {
             std::vector<int> gone;
             for (int l : labels) {
@@ -259,27 +369,44 @@ private:
         struct Choice {
             int64_t cost = -1;
             std::vector<int> b, k, l, r;
-        } best;
-        for (const auto& b : ob)
-            for (const auto& k : ok)
-                for (const auto& l : ol)
-                    for (const auto& r : orr) {
-                        int64_t cost = 0;
-                        if (!gemm_ready(x, b, l, k)) cost += numel(x.labels);
-                        if (!gemm_ready(y, b, k, r)) cost += numel(y.labels);
-                        if (last && !gemm_ready(o, b, l, r)) cost += 2 * numel(o.labels);
-                        if (best.cost < 0 || cost < best.cost) best = {cost, b, k, l, r};
-                    }
+        };
+        const auto choose = [&](const auto& ob_, const auto& ol_, const auto& or_) {
+            Choice best;
+            for (const auto& b : ob_)
+                for (const auto& k : ok)
+                    for (const auto& l : ol_)
+                        for (const auto& r : or_) {
+                            int64_t cost = 0;
+                            if (!gemm_ready(x, b, l, k)) cost += numel(x.labels);
+                            if (!gemm_ready(y, b, k, r)) cost += numel(y.labels);
+                            if (last && !gemm_ready(o, b, l, r)) cost += 2 * numel(o.labels);
+                            if (best.cost < 0 || cost < best.cost) best = {cost, b, k, l, r};
+                        }
+            return best;
+        };
         const auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
             std::vector<int> out;
             for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
             return out;
         };
+        Choice best = choose(ob, ol, orr);
+        // Laying the result out as its next contraction wants it saves packing it there, when
+        // that costs less here than the pack it saves.
+        bool as_wanted = false;
+        if (const auto groups = as_groups(wanted, batch, left, right)) {
+            using Orders = std::vector<std::vector<int>>;
+            const Choice forced = choose(Orders{(*groups)[0]}, Orders{(*groups)[1]}, Orders{(*groups)[2]});
+            const int64_t saved = cat({&best.b, &best.l, &best.r}) == wanted ? 0 : numel(wanted);
+            if (forced.cost < best.cost + saved) {
+                best = forced;
+                as_wanted = true;
+            }
+        }
         if (!gemm_ready(x, best.b, best.l, best.k)) x = transfer(Step::copy, x, new_slot(cat({&best.b, &best.l, &best.k})));
         if (!gemm_ready(y, best.b, best.k, best.r)) y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
         if (last && output_strides_ != nullptr) lay_out_output(cat({&best.b, &best.l, &best.r}));
         const bool direct = last && gemm_ready(o, best.b, best.l, best.r);
-        Operand c = direct ? output_ : new_slot(cat({&best.b, &best.l, &best.r}));
+        Operand c = direct ? output_ : new_slot(as_wanted ? wanted : cat({&best.b, &best.l, &best.r}));
         Step s;
         s.kind = Step::gemm;
         s.batch = numel(best.b);
