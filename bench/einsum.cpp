@@ -8,29 +8,11 @@
 #include <ferro/ferro.hpp>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
 using ferro::Tensor;
-
-namespace {
-
-double seconds_of(const std::function<void()>& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Median of `samples` timings of f, each over enough calls to last ~20 ms, after one warm-up.
-double median_call_seconds(const std::function<void()>& f, int samples) {
-    const double once = seconds_of(f);  // warm-up: plan, page faults
-    const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
-    return bench::median_seconds(f, samples, inner);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     bool quick = false;
@@ -59,7 +41,7 @@ int main(int argc, char** argv) {
         ferro::EinsumOptions reference;
         for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
-        row["seconds"] = median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+        row["seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
         const ferro::EinsumPath ref = ferro::einsum_path(subscripts, operands, reference);
         row["paths"]["reference"] = {{"flops", ref.flops}, {"largest", ref.largest_intermediate}};
         // Each optimiser's search on its own (a plan-cache miss: the attributes differ).
@@ -69,7 +51,7 @@ int main(int argc, char** argv) {
             ferro::EinsumOptions o;
             o.optimize = optimize;
             ferro::EinsumPath p;
-            const double plan_s = seconds_of([&] { p = ferro::einsum_path(subscripts, operands, o); });
+            const double plan_s = bench::sample_seconds([&] { p = ferro::einsum_path(subscripts, operands, o); }, 1);
             row["paths"][optimize] = {{"flops", p.flops}, {"largest", p.largest_intermediate}, {"plan_s", plan_s}};
         }
         std::printf("%s\n", row.dump().c_str());

@@ -48,4 +48,12 @@ double median_seconds(F&& f, int samples, int inner) {
     return median(s);
 }
 
+// The median over `samples` of f's time, each sample enough calls to last ~target_seconds (one
+// call sizes it and warms up: plans, page faults). For cases from microseconds to seconds.
+template <class F>
+double median_call_seconds(F&& f, int samples, double target_seconds = 0.02) {
+    const double once = sample_seconds(f, 1);
+    return median_seconds(f, samples, std::max(1, static_cast<int>(target_seconds / std::max(once, 1e-7))));
+}
+
 }  // namespace bench

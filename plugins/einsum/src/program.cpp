@@ -15,14 +15,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw plugin::Error(FERRO_INVALID_ARGUMENT, "einsum: " + why); }
 
-int64_t itemsize(ferro_dtype d) {
-    switch (d) {
-        case FERRO_DTYPE_F32: return 4;
-        case FERRO_DTYPE_F64: case FERRO_DTYPE_C64: return 8;
-        default: return 16;
-    }
-}
-
 constexpr uint64_t kSlotAlignment = 64;
 
 // A tensor while compiling: its distinct labels (size-1 axes left out: they broadcast and
@@ -149,7 +141,7 @@ private:
         t.place = {Place::workspace, static_cast<int>(slot_bytes_.size())};
         t.labels = labels;
         t.strides = row_major(labels);
-        slot_bytes_.push_back(static_cast<uint64_t>(numel(labels) * itemsize(p_.dtype)));
+        slot_bytes_.push_back(static_cast<uint64_t>(numel(labels) * (FERRO_DTYPE_BITS(p_.dtype) / 8)));
         slot_life_.emplace_back(p_.steps.size(), p_.steps.size());
         return t;
     }
