@@ -67,6 +67,31 @@ TEST_CASE("dispatch: a repeated call on inputs of another layout is planned agai
     CHECK((a.to(DType::f32) + a).dtype() == DType::f64);
 }
 
+TEST_CASE("dispatch: repeated host-op calls (views) follow their attributes, layouts and grad", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.tensor<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+    for (int round = 0; round < 2; ++round) {  // the second round takes the repeated path
+        CHECK(a.unsqueeze(0).shape() == Shape{1, 2, 3});
+        CHECK(a.unsqueeze(1).shape() == Shape{2, 1, 3});
+        CHECK(a.transpose(0, 1).to_vector<double>() == std::vector<double>{1, 4, 2, 5, 3, 6});
+        // 3 x 2 inputs of two layouts: the same call on each is its own key.
+        const Tensor c = rt.tensor<double>({1, 2, 3, 4, 5, 6}, {3, 2});
+        CHECK(c.transpose(0, 1).to_vector<double>() == std::vector<double>{1, 3, 5, 2, 4, 6});
+        CHECK(a.transpose(0, 1).transpose(0, 1).to_vector<double>() == a.to_vector<double>());
+    }
+    const auto before = rt.plan_cache_stats();
+    CHECK(a.transpose(0, 1).shape() == Shape{3, 2});
+    CHECK(rt.plan_cache_stats().hits == before.hits);  // no plan behind a view: not a plan cache hit
+    // A repeated view of an input that requires grad is recorded like the first.
+    Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    x.set_requires_grad();
+    for (int round = 0; round < 2; ++round) {
+        (x.unsqueeze(0) * rt.tensor<double>({1, 10, 100}, {1, 3})).sum().backward();
+        CHECK(x.grad().to_vector<double>() == std::vector<double>{1, 10, 100});
+        x.clear_grad();
+    }
+}
+
 TEST_CASE("tensors: views outlive the op output they view, small and large", "[core]") {
     Runtime rt = make_runtime();
     for (int64_t n : {3, 100}) {  // 100 doubles do not fit in the tensor's own block

@@ -276,54 +276,65 @@ Dispatcher::Dispatcher(Runtime& runtime)
     : runtime_(runtime),
       cache_(runtime.options().plan_cache_max_entries, runtime.options().plan_cache_max_bytes) {}
 
-std::shared_ptr<const LastCall> Dispatcher::repeat_of(ferro_op_impl& op, const ferro_named_attr* named,
-                                                      uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs) {
-    const Engine* engine = common_engine(inputs);
-    if (engine == nullptr) return nullptr;
-    const uint64_t epoch = runtime_.current_epoch();
+namespace {
+
+// The handle's recent call whose key is `key`, else null.
+std::shared_ptr<const LastCall> recent_call(ferro_op_impl& op, const PlanKey& key) {
     std::lock_guard lock(op.mutex);
     for (const auto& last : op.recent) {
-        if (!last) continue;
-        KeyMatcher match(last->key);
-        encode_call(match, *engine, epoch, named, n_attrs, inputs);
-        if (!match.matched()) continue;
-        ++op.repeat_hits;
-        return last;
+        if (last && last->key.size() == key.size() &&
+            std::memcmp(last->key.data(), key.data(), key.size() * sizeof key[0]) == 0) {
+            if (last->plan) ++op.repeat_hits;  // host ops have no plan to count
+            return last;
+        }
     }
     return nullptr;
 }
 
+}  // namespace
+
+Outputs Dispatcher::repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs) {
+    const Recordable what{op.name, *last.schema, last.family_library};
+    if (last.host_op) return run_host_op(last.host_op, HostOpCall{runtime_, op.name, last.engine, last.attrs.values(), inputs}, what);
+    return execute(*last.plan, what, last.engine, last.attrs.values(), inputs);
+}
+
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
                          std::span<ferro_tensor_impl* const> inputs) {
-    if (const auto last = repeat_of(op, named, n_attrs, inputs)) {
-        return execute(*last->plan, Recordable{op.name, *last->schema, last->family_library},
-                       inputs[0]->storage->engine_ptr(), last->attrs.values(), inputs);
+    // The call's key, encoded once: it finds a recent repeat, and is remembered otherwise.
+    const uint64_t epoch = runtime_.current_epoch();
+    const Engine* input_engine = common_engine(inputs);
+    PlanKey call_key;
+    KeyWriter write_call{call_key};
+    if (input_engine != nullptr) {
+        encode_call(write_call, *input_engine, epoch, named, n_attrs, inputs);
+        if (!write_call.rejected) {
+            if (const auto last = recent_call(op, call_key)) return repeat(*last, op, inputs);
+        }
     }
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
-    const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);
+    const SnapshotPtr snap = resolve(runtime_, op, epoch, entry, family);
     const ferro_op_schema& schema = *entry->schema;
     check_arity(schema, op.name, inputs.size());
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
     const EnginePtr& engine = pick_engine(*snap, schema, op.name, attrs, inputs);
-    if (HostOpFn host_op = core_host_op(&schema)) {
-        return run_host_op(host_op, HostOpCall{runtime_, op.name, engine, attrs, inputs},
-                           Recordable{op.name, schema, family->library});
+    const HostOpFn host_op = core_host_op(&schema);
+    PlanPtr plan;
+    if (!host_op) {
+        PlanKey key;
+        KeyWriter write{key};
+        encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+        plan = cache_.find(key);
+        if (!plan) {
+            plan = prepare(*entry, *family, engine, attrs, inputs);
+            cache_.insert(std::move(key), plan);
+        }
     }
-    PlanKey key;
-    KeyWriter write{key};
-    encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
-    PlanPtr plan = cache_.find(key);
-    if (!plan) {
-        plan = prepare(*entry, *family, engine, attrs, inputs);
-        cache_.insert(std::move(key), plan);
-    }
-    PlanKey call_key;
-    KeyWriter write_call{call_key};
-    encode_call(write_call, *engine, snap->epoch, named, n_attrs, inputs);
-    if (!write_call.rejected) {
+    // Remembered only when a repeat would find it: keyed by the engine it runs on, in this epoch.
+    if (input_engine == engine.get() && snap->epoch == epoch && !write_call.rejected) {
         auto last = std::make_shared<LastCall>(
-            LastCall{std::move(call_key), plan, OwnedAttrs(attrs), &schema, family->library});
+            LastCall{std::move(call_key), plan, host_op, engine, OwnedAttrs(attrs), &schema, family->library});
         std::shared_ptr<const LastCall> evicted;  // destroyed after the lock is released
         std::lock_guard lock(op.mutex);
         if (op.epoch == snap->epoch) {
@@ -331,7 +342,9 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
             op.next_recent = (op.next_recent + 1) % ferro_op_impl::kRecent;
         }
     }
-    return execute(*plan, Recordable{op.name, schema, family->library}, engine, attrs, inputs);
+    const Recordable what{op.name, schema, family->library};
+    if (host_op) return run_host_op(host_op, HostOpCall{runtime_, op.name, engine, attrs, inputs}, what);
+    return execute(*plan, what, engine, attrs, inputs);
 }
 
 PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,

@@ -22,13 +22,26 @@ namespace ferro {
 class Runtime;
 using Outputs = boost::container::small_vector<TensorPtr, 2>;
 
-// A recent plan call through an op handle. Call sites repeat their calls, so a call whose key
-// matches runs this plan with these attributes directly: no resolution, no attribute
-// normalisation, no shared cache. The key is the call as given (engine, epoch, attribute
-// names and values before normalisation, input signatures); immutable once made.
+// What a host-implemented op sees.
+struct HostOpCall {
+    Runtime& runtime;
+    const std::string& op;  // qualified name, for messages
+    const EnginePtr& engine;
+    const AttrValues& attrs;
+    std::span<ferro_tensor_impl* const> inputs;
+};
+using HostOpFn = Outputs (*)(const HostOpCall& call);
+
+// A recent call through an op handle. Call sites repeat their calls, so a call whose key
+// matches runs this plan (or host op) with these attributes on this engine directly: no
+// resolution, no attribute normalisation, no shared cache. The key is the call as given
+// (engine, epoch, attribute names and values before normalisation, input signatures);
+// immutable once made.
 struct LastCall {
     PlanKey key;
-    PlanPtr plan;
+    PlanPtr plan;                // null for a host op
+    HostOpFn host_op = nullptr;  // null for a plan
+    EnginePtr engine;
     OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
     const ferro_op_schema* schema;  // for recording grad nodes (the plan keeps its library loaded)
     LibraryPtr family_library;
@@ -39,7 +52,7 @@ struct LastCall {
 // that snapshot, so the cached pointers stay valid) and its most recent plan calls: a few,
 // because code that alternates signatures on one op (VJP rules do) would thrash just one.
 struct ferro_op_impl {
-    static constexpr size_t kRecent = 4;
+    static constexpr size_t kRecent = 8;
     std::string name;
     ferro::Runtime* runtime = nullptr;
     ferro::SpinLock mutex;  // guards everything below
@@ -54,15 +67,6 @@ struct ferro_op_impl {
 
 namespace ferro {
 
-// What a host-implemented op sees.
-struct HostOpCall {
-    Runtime& runtime;
-    const std::string& op;  // qualified name, for messages
-    const EnginePtr& engine;
-    const AttrValues& attrs;
-    std::span<ferro_tensor_impl* const> inputs;
-};
-using HostOpFn = Outputs (*)(const HostOpCall& call);
 
 // What the tape needs to record a call: its op, schema and the library of its rules.
 struct Recordable {
@@ -91,9 +95,8 @@ private:
     // Runs a plan, recording the call when an input requires grad.
     Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
                     const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
-    // The handle's recent call that this call repeats, else null.
-    std::shared_ptr<const LastCall> repeat_of(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
-                                              std::span<ferro_tensor_impl* const> inputs);
+    // Runs a call that repeats `last`.
+    Outputs repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs);
 
     Runtime& runtime_;
     PlanCache cache_;

@@ -3,7 +3,9 @@
 #include "ops/grad_rules.hpp"
 #include "ops/op_util.hpp"
 
+#include <algorithm>
 #include <numeric>
+#include <span>
 
 namespace ferro::ops {
 namespace {
@@ -21,9 +23,23 @@ int64_t wrap_axis(int64_t axis, size_t ndim) { return axis < 0 ? axis + static_c
 // Input 0's shape with the reduced axes (attribute 0) set to 1.
 Shape kept_of(const Vjp& v) { return ops::kept_shape(v.shape(0), v.attr(0)); }
 
-// A reduced tensor (with or without keepdim) broadcast back over the input's shape.
+// `a` and `b` equal once their leading 1s are dropped: they broadcast alike.
+bool same_but_leading_ones(std::span<const int64_t> a, std::span<const int64_t> b) {
+    auto drop = [](std::span<const int64_t> s) {
+        while (!s.empty() && s.front() == 1) s = s.subspan(1);
+        return s;
+    };
+    const auto x = drop(a), y = drop(b);
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
+}
+
+// A reduced tensor (with or without keepdim) broadcast back over the input's shape. The
+// reshape to the kept shape is needed only when a reduced axis without keepdim sat left of a
+// kept one (a full sum's 0-d result broadcasts as it is).
 TensorRef spread(const Vjp& v, plugin::Arg reduced) {
-    return v.r.expand(v.r.reshape(reduced, kept_of(v)), v.shape(0));
+    const Shape kept = kept_of(v);
+    if (same_but_leading_ones(kept, plugin::shape_of(v.r.signature(reduced)))) return v.r.expand(reduced, v.shape(0));
+    return v.r.expand(v.r.reshape(reduced, kept), v.shape(0));
 }
 
 void sum_rule(const Vjp& v) { v.set(0, spread(v, v.g())); }

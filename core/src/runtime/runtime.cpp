@@ -72,14 +72,14 @@ void Runtime::reconfigure(const std::function<void(Snapshot&)>& edit) {
 }
 
 void Runtime::clear_plans() {
-    std::vector<PlanPtr> dropped;  // destroyed after the locks: plan destructors run plugin code
+    // Destroyed after the locks: plan and engine destructors run plugin code.
+    std::vector<std::shared_ptr<const LastCall>> dropped;
     {
         std::lock_guard lock(ops_mutex_);
         for (auto& [name, handle] : ops_) {
             std::lock_guard op_lock(handle->mutex);
             for (auto& last : handle->recent) {
-                if (last) dropped.push_back(last->plan);
-                last.reset();
+                if (last) dropped.push_back(std::move(last));
             }
         }
     }
