@@ -193,6 +193,41 @@ TEST_CASE("linalg grad: second derivatives through the rules (sum(svdvals), loga
     }
 }
 
+TEST_CASE("linalg grad: inverse_gaps, exact and regularised, of x and of x^2, to second order", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor x = rt.tensor<double>({0.3, -1.2, 2.0, 0.9, 1.7, -0.4, 0.1, 2.6}, {2, 4});
+    for (double eps : {0.0, 0.3}) {
+        for (bool squares : {false, true}) {
+            const std::string what = "inverse_gaps eps " + std::to_string(eps) + (squares ? " squares" : "");
+            check_grad(what, [eps, squares](const std::vector<Tensor>& v) {
+                return std::vector{linalg::inverse_gaps(v[0], eps, squares)};
+            }, {x});
+            const Tensor W = random_matrix(rt, {4, 4}, DType::f64, 161);
+            check_second_order(rt, what, [eps, squares, W](const Tensor& v) {
+                return (linalg::inverse_gaps(v, eps, squares) * W).sum();
+            }, x);
+        }
+    }
+}
+
+TEST_CASE("linalg grad: second derivatives through the eigenvectors and singular vectors", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : grad_dtypes) {
+        const std::string d = " " + name_of(dt);
+        const Tensor A = random_matrix(rt, {4, 3}, dt, 162), S = random_matrix(rt, {3, 3}, dt, 163);
+        const Tensor W = random_matrix(rt, {4, 3}, DType::f64, 164);
+        // |U|, |Vh| and S: invariant under the phase of each singular pair.
+        check_second_order(rt, "svd" + d, [W](const Tensor& x) {
+            auto [u, s, vh] = linalg::svd(x, false);
+            return (u.abs() * W).sum() + (s * s).sum() + (vh.abs() * W.slice(0, 0, 3)).sum();
+        }, A);
+        check_second_order(rt, "eigh" + d, [W](const Tensor& x) {
+            auto [w, v] = linalg::eigh(x + mH(x));
+            return (v.abs() * W.slice(0, 0, 3)).sum() + (w * w).sum();
+        }, S);
+    }
+}
+
 TEST_CASE("linalg grad: triangular_solve in every orientation", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : grad_dtypes) {

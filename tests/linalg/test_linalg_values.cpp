@@ -545,3 +545,35 @@ TEST_CASE("linalg values: lstsq solves over- and underdetermined systems, with r
     check_error([&] { linalg::lstsq(rt.eye(3), rt.zeros({3, 1}), std::nullopt, "qr"); }, FERRO_INVALID_ARGUMENT,
                 "linalg.lstsq: attribute driver must be gelsd, gelss, gelsy or gels, got \"qr\"");
 }
+
+TEST_CASE("linalg values: inverse_gaps of eigenvalues and of squared singular values, batched and strided", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : {DType::f32, DType::f64}) {
+        INFO(name_of(dt));
+        const Tensor x = rt.tensor<double>({3, 1, 2}, {3}).to(dt);
+        const Tensor F = rt.tensor<double>({0, -0.5, -1, 0.5, 0, 1, 1, -1, 0}, {3, 3});  // 1/(x_j - x_i)
+        CHECK_NEAR_T(linalg::inverse_gaps(x), F.to(dt), tol(dt));
+        const Tensor F2 = rt.tensor<double>({0, -1. / 8, -1. / 5, 1. / 8, 0, 1. / 3, 1. / 5, -1. / 3, 0}, {3, 3});
+        CHECK_NEAR_T(linalg::inverse_gaps(x, 0, true), F2.to(dt), tol(dt));  // 1/(x_j^2 - x_i^2)
+        // eps: d / (d^2 + eps), still 0 on the diagonal; a repeated value gives 0, not inf.
+        const Tensor r = linalg::inverse_gaps(rt.tensor<double>({1, 1, 3}, {3}).to(dt), 0.5);
+        const Tensor R = rt.tensor<double>({0, 0, 2 / 4.5, 0, 0, 2 / 4.5, -2 / 4.5, -2 / 4.5, 0}, {3, 3});
+        CHECK_NEAR_T(r, R.to(dt), tol(dt));
+        // A batch read through a transposed view equals the batch of its rows, one by one.
+        const Tensor X = random_matrix(rt, {4, 2}, dt, 160).mT();  // [2, 4], column stride 2
+        const Tensor B = linalg::inverse_gaps(X, 0, true);
+        CHECK(B.shape() == Shape{2, 4, 4});
+        for (int64_t b = 0; b < 2; ++b) {
+            const Tensor row = X.slice(0, b, b + 1).squeeze().contiguous();
+            CHECK_NEAR_T(B.slice(0, b, b + 1).squeeze(), linalg::inverse_gaps(row, 0, true), 0.0);
+        }
+        CHECK(linalg::inverse_gaps(rt.zeros({0, 3}, dt)).shape() == Shape{0, 3, 3});
+        CHECK(linalg::inverse_gaps(rt.zeros({2, 0}, dt)).shape() == Shape{2, 0, 0});
+    }
+    check_error([&] { linalg::inverse_gaps(rt.zeros({3}, DType::c128)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.inverse_gaps: input 0 must be f32 or f64 (eigenvalues or singular values), got c128");
+    check_error([&] { linalg::inverse_gaps(rt.zeros({})); }, FERRO_INVALID_ARGUMENT,
+                "linalg.inverse_gaps: input 0 must be a vector or a batch of vectors ([..., n], at most 63 dimensions), got shape []");
+    check_error([&] { linalg::inverse_gaps(rt.zeros({3}), -1); }, FERRO_INVALID_ARGUMENT,
+                "linalg.inverse_gaps: attribute eps must be >= 0, got -1.000000");
+}

@@ -109,6 +109,11 @@ inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::
 inline Tensor cond(const Tensor& A, const std::string& p = "2") {
     return call_one(A.runtime_ref(), "linalg.cond", {A}, {Attr("p", p)});
 }
+// F[..., i, j] = 1/(y_j - y_i) with y = x (or x^2 with squares), d/(d^2 + eps) when eps > 0,
+// and 0 on the diagonal, for real x [..., n]: the spectral factor of eigh and svd derivatives.
+inline Tensor inverse_gaps(const Tensor& x, double eps = 0, bool squares = false) {
+    return call_one(x.runtime_ref(), "linalg.inverse_gaps", {x}, {Attr("eps", eps), Attr("squares", squares)});
+}
 // Least squares: the minimum-norm X minimising ||A X - B|| (through ?gelsd). residuals has
 // shape [..., k] when m > n (and driver is not "gelsy"), else [0].
 inline Lstsq lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,

@@ -40,6 +40,7 @@ enum class Op : uint32_t {
     matrix_norm,
     cond,
     lstsq,
+    inverse_gaps,
     count
 };
 
@@ -74,6 +75,8 @@ struct Plan {
     std::vector<int64_t> reduced;    // vector_norm: reduced axes of input 0
     MatrixOrd matrix_ord = MatrixOrd::fro;
     int64_t row_axis = 0, col_axis = 1;  // matrix_norm
+    double eps = 0;                  // inverse_gaps
+    bool squares = false;            // inverse_gaps: of x^2
     // The decomposition whose LAPACK routine (and workspace) the op runs: itself, or for pinv
     // and matrix_rank the SVD or Hermitian eigendecomposition underneath.
     Op lapack_op() const {
@@ -163,6 +166,8 @@ ferro_status cond_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status cond_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status lstsq_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status lstsq_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status inverse_gaps_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status inverse_gaps_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 MatrixOrd matrix_ord(Op op, const char* ord);  // INVALID_ARGUMENT for an unknown name
 // matrix_norm's (row axis, column axis), normalised: the `axes` attribute, or (-2, -1).

@@ -16,6 +16,7 @@
 #include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
+#include "inverse_gaps.hpp"
 #include "vector_norm.hpp"
 
 #include <ferro/cpu_context.h>
@@ -398,7 +399,7 @@ public:
                 expm(a, n, work, piv);  // `a` holds A row-major
                 return store_matrix(0, b, a, n, 1, n, n);
             }
-            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::cond: case Op::lstsq: case Op::count: break;  // handled before the switch, or elsewhere
+            case Op::lu_unpack: case Op::vector_norm: case Op::matrix_norm: case Op::cond: case Op::lstsq: case Op::inverse_gaps: case Op::count: break;  // handled before the switch, or elsewhere
         }
     }
 
@@ -650,6 +651,12 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         p.scratch_bytes = 64;
         return p;
     }
+    if (op == Op::inverse_gaps) {
+        p.eps = args.attrs[0].v.f64;
+        p.squares = args.attrs[1].v.boolean != 0;
+        p.scratch_bytes = 64;
+        return p;
+    }
     if (op == Op::lstsq) {
         const ferro_signature& b = args.inputs[1];
         p.m = a.shape[a.ndim - 2];
@@ -748,6 +755,10 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
             using T = decltype(t);
             vector_norm<T>(args.inputs[0], plan.reduced, plan.ord, static_cast<lapack::Real<T>*>(args.outputs[0].data));
         });
+    }
+    if (plan.op == Op::inverse_gaps) {
+        if (plan.dtype == FERRO_DTYPE_F32) return inverse_gaps<float>(args.inputs[0], plan.squares, plan.eps, args.outputs[0]);
+        return inverse_gaps<double>(args.inputs[0], plan.squares, plan.eps, args.outputs[0]);
     }
     if (plan.op == Op::lstsq) return visit_float(plan.dtype, [&](auto t) { lstsq<decltype(t)>(plan, args); });
     if (plan.op == Op::cond) {

@@ -45,6 +45,12 @@ public:
     }
     // diag(v) for a batch of vectors v [..., n]: [..., n, n].
     TensorRef diag_embed(Arg v) const { return mul(eye(v, dim(v, 1)), unsqueeze(v, -2)); }
+    // U (X + diag(d)) with X optional (NULL: 0): the diagonal as a column scaling of U, one
+    // call fewer than building diag(d).
+    TensorRef times_plus_diag(Arg U, const TensorRef& X, Arg d) const {
+        TensorRef scaled = mul(U, unsqueeze(d, -2));
+        return X ? add(matmul(U, X), scaled) : std::move(scaled);
+    }
     // A rows x cols constant (real dtype of `like`) from a function of (row, col).
     template <class F> TensorRef constant_matrix(Arg like, int64_t rows, int64_t cols, F&& f) const {
         const ferro_dtype dtype = real_dtype(signature(like).dtype);
@@ -102,14 +108,16 @@ public:
         if (!b) return a;
         return add(a, b);
     }
-    // 1/d regularised as d / (d^2 + eps), with 0 on the diagonal: the factor of the
-    // off-diagonal terms in eigh and SVD derivatives. `e` has 0 on its diagonal.
-    TensorRef inverse_gaps(Arg e, double eps) const {
+    // F_ij = 1/(y_j - y_i) for real y = x (or x^2 with squares), regularised as d / (d^2 + eps),
+    // 0 on the diagonal: the factor of the off-diagonal terms of eigh and SVD derivatives.
+    TensorRef inverse_gaps(Arg x, double eps, bool squares = false) const {
+        return call("linalg.inverse_gaps", {x}, {plugin::attr_f64("eps", eps), plugin::attr_bool("squares", squares)});
+    }
+    // 1/e off the diagonal and 0 on it, for a matrix of gaps e of any dtype with 0 on its
+    // diagonal (eig's complex eigenvalues).
+    TensorRef inverse_gap_matrix(Arg e) const {
         const TensorRef eye_n = eye(e, dim(e, 1));
-        const TensorRef safe = add(e, eye_n);  // 1 on the diagonal: no 0/0 there
-        if (eps == 0) return sub(call("core.reciprocal", {safe}), eye_n);  // the diagonal's 1 / 1 taken off
-        const TensorRef f = div(safe, add(mul(safe, safe), scalar(safe, eps)));
-        return sub(f, mul(eye_n, scalar(eye_n, 1 / (1 + eps))));
+        return sub(call("core.reciprocal", {add(e, eye_n)}), eye_n);  // 1 on the diagonal: no 0/0 there
     }
 };
 
@@ -427,9 +435,7 @@ EighParts eigh_parts(const Ops& r, const ferro_attr_value* attrs, uint32_t n_out
     return {std::move(wv[0]), std::move(wv[1]), 0.0};
 }
 
-TensorRef gaps(const Ops& r, Arg w, double eps) {  // F_ij = 1/(w_j - w_i), 0 on the diagonal
-    return r.inverse_gaps(r.sub(r.unsqueeze(w, -2), r.unsqueeze(w, -1)), eps);
-}
+TensorRef gaps(const Ops& r, Arg w, double eps) { return r.inverse_gaps(w, eps); }  // 1/(w_j - w_i)
 
 }  // namespace
 
@@ -441,14 +447,15 @@ ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         const EighParts p = eigh_parts(r, a.attrs, a.n_outputs, a.inputs[0], a.outputs);
         const ferro_dtype dtype = a.input_sigs[0].dtype;
         TensorRef inner;
+        const TensorRef Vh = r.mH(p.V);
         if (gV) {
-            const TensorRef VhgV = r.matmul(r.mH(p.V), gV);
+            const TensorRef VhgV = r.matmul(Vh, gV);
             if (is_complex(dtype) && r.dim(VhgV, 1) > 0) check_gauge(r, r.diagonal(VhgV), "linalg.eigh", "eigenvectors");
             const TensorRef skew = r.scale(r.sub(VhgV, r.mH(VhgV)), 0.5);
             inner = r.mul(skew, r.cast(gaps(r, p.w, p.eps), dtype));
         }
-        if (gw) inner = r.plus(std::move(inner), r.diag_embed(r.cast(gw, dtype)));
-        a.input_cotangents[0] = r.matmul(p.V, r.matmul(inner, r.mH(p.V))).release();
+        const TensorRef V_inner = gw ? r.times_plus_diag(p.V, inner, r.cast(gw, dtype)) : r.matmul(p.V, inner);
+        a.input_cotangents[0] = r.matmul(V_inner, Vh).release();
     });
 }
 
@@ -509,9 +516,8 @@ SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* att
     return p;
 }
 
-TensorRef svd_gaps(const Ops& r, Arg S, ferro_dtype dtype, double eps) {
-    const TensorRef s2 = r.mul(S, S);
-    return r.cast(r.inverse_gaps(r.sub(r.unsqueeze(s2, -2), r.unsqueeze(s2, -1)), eps), dtype);
+TensorRef svd_gaps(const Ops& r, Arg S, ferro_dtype dtype, double eps) {  // 1/(s_j^2 - s_i^2)
+    return r.cast(r.inverse_gaps(S, eps, /*squares=*/true), dtype);
 }
 
 }  // namespace
@@ -528,26 +534,27 @@ ferro_status svd_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         TensorRef inner;
         TensorRef UhgU;
         if (p.gU || p.gVh) {
-            TensorRef off, gauge;
+            TensorRef off, gauge;  // gauge terms: complex only (real vectors have no phase)
+            const bool complex = is_complex(dtype);
             if (p.gU) {
                 const TensorRef x = r.matmul(r.mH(p.U), p.gU);
                 UhgU = r.sub(x, r.mH(x));
                 off = r.mul(UhgU, S_row);
-                gauge = r.diagonal(x);
+                if (complex) gauge = r.diagonal(x);
             }
             if (p.gVh) {
                 const TensorRef x = r.matmul(p.Vh, r.mH(p.gVh));  // V^H gV
                 off = r.plus(std::move(off), r.mul(S_col, r.sub(x, r.mH(x))));
-                gauge = r.plus(std::move(gauge), r.diagonal(x));
+                if (complex) gauge = r.plus(std::move(gauge), r.diagonal(x));
             }
-            if (is_complex(dtype) && r.dim(gauge, 1) > 0) check_gauge(r, gauge, "linalg.svd", "singular vectors");
+            if (complex && r.dim(gauge, 1) > 0) check_gauge(r, gauge, "linalg.svd", "singular vectors");
             inner = r.mul(off, svd_gaps(r, p.S, dtype, p.eps));
         }
-        if (p.gS) inner = r.plus(std::move(inner), r.diag_embed(r.cast(p.gS, dtype)));
         if (UhgU && is_complex(dtype)) {
             inner = r.add(inner, r.diag_embed(r.div(r.diagonal(UhgU), r.scale(S, 2))));
         }
-        TensorRef gA = r.matmul(r.matmul(p.U, inner), p.Vh);
+        const TensorRef U_inner = p.gS ? r.times_plus_diag(p.U, inner, r.cast(p.gS, dtype)) : r.matmul(p.U, inner);
+        TensorRef gA = r.matmul(U_inner, p.Vh);
         if (m > n && p.gU) {
             const TensorRef gUSinv = r.div(p.gU, S_row);
             gA = r.add(gA, r.matmul(r.sub(gUSinv, r.matmul(p.U, r.matmul(r.mH(p.U), gUSinv))), p.Vh));
@@ -868,7 +875,7 @@ ferro_status eig_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
             if (r.dim(VhgV, 1) > 0) check_gauge(r, r.diagonal(VhgV), "linalg.eig", "eigenvectors");
             const TensorRef projected = r.sub(VhgV, r.matmul(Vh, r.mul(p.V, re_diag_row(r, VhgV))));
             const TensorRef wc = r.conj(p.w);
-            const TensorRef F = r.inverse_gaps(r.sub(r.unsqueeze(wc, -2), r.unsqueeze(wc, -1)), 0);
+            const TensorRef F = r.inverse_gap_matrix(r.sub(r.unsqueeze(wc, -2), r.unsqueeze(wc, -1)));
             inner = r.add(r.mul(projected, F), r.diag_embed(gw ? r.borrow(gw) : r.diagonal(projected)));
         } else {
             inner = r.diag_embed(gw);
@@ -884,7 +891,7 @@ ferro_status eig_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         const TensorRef X = r.solve(p.V, r.matmul(dA, p.V));
         a.output_tangents[0] = r.diagonal(X).release();
         if (a.n_outputs == 1) return;
-        const TensorRef F = r.inverse_gaps(r.sub(r.unsqueeze(p.w, -2), r.unsqueeze(p.w, -1)), 0);
+        const TensorRef F = r.inverse_gap_matrix(r.sub(r.unsqueeze(p.w, -2), r.unsqueeze(p.w, -1)));
         const TensorRef dV = r.matmul(p.V, r.mul(X, F));
         a.output_tangents[1] = r.sub(dV, r.mul(p.V, re_diag_row(r, r.matmul(r.mH(p.V), dV)))).release();
     });
@@ -1230,6 +1237,56 @@ ferro_status lstsq_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
             const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
             a.output_tangents[3] = r.real_part(r.diagonal(r.matmul(r.mH(usv[0]), r.matmul(dA, r.mH(usv[2]))))).release();
         }
+    });
+}
+
+// ---- inverse_gaps: F = f(D), D_ij = y_j - y_i, y = x (or x^2), f(d) = 1/d or d / (d^2 + eps).
+//   f'(d) = -F^2 (eps = 0) or (eps - d^2) / (d^2 + eps)^2, taken as 0 on the diagonal (F_ii = 0
+//   whatever y is); gy = colsum(gF o f') - rowsum(gF o f'), gx = 2 x gy with squares;
+//   dF = f' o (dy_j - dy_i).
+namespace {
+
+struct GapParts {
+    TensorRef slope;  // f'(D), 0 on the diagonal
+    bool squares = false;
+};
+
+GapParts gap_slope(const Ops& r, Arg x, Arg F, const ferro_attr_value* attrs) {
+    const double eps = attrs[0].v.f64;
+    const bool squares = attrs[1].v.boolean != 0;
+    if (eps == 0) return {r.neg(r.mul(F, F)), squares};
+    const TensorRef y = squares ? r.mul(x, x) : r.borrow(x.get());
+    const TensorRef D = r.sub(r.unsqueeze(y, -2), r.unsqueeze(y, -1));
+    const TensorRef D2 = r.mul(D, D);
+    const TensorRef den = r.add(D2, r.scalar(D2, eps));
+    const int64_t n = r.dim(x, 1);
+    const TensorRef off_diagonal = r.constant_matrix(x, n, [](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; });
+    return {r.mul(r.div(r.sub(r.scalar(D2, eps), D2), r.mul(den, den)), off_diagonal), squares};
+}
+
+}  // namespace
+
+ferro_status inverse_gaps_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        if (!a.cotangents[0]) return;
+        const ferro_tensor x = a.inputs[0];
+        const GapParts p = gap_slope(r, x, a.outputs[0], a.attrs);
+        const TensorRef gD = r.mul(a.cotangents[0], p.slope);
+        const int64_t rows[1] = {-2}, cols[1] = {-1};
+        TensorRef gx = r.sub(r.sum(gD, rows, false), r.sum(gD, cols, false));  // gy
+        if (p.squares) gx = r.mul(gx, r.scale(x, 2));
+        a.input_cotangents[0] = gx.release();
+    });
+}
+
+ferro_status inverse_gaps_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor dx = a.input_tangents[0];
+        if (!dx) return;
+        const ferro_tensor x = a.inputs[0];
+        const GapParts p = gap_slope(r, x, a.outputs[0], a.attrs);
+        const TensorRef dy = p.squares ? r.mul(dx, r.scale(x, 2)) : r.borrow(dx);
+        a.output_tangents[0] = r.mul(p.slope, r.sub(r.unsqueeze(dy, -2), r.unsqueeze(dy, -1))).release();
     });
 }
 

@@ -14,6 +14,7 @@ namespace ferro::linalg {
 namespace {
 
 constexpr ferro_dtype float_dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128};
+constexpr ferro_dtype real_dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64};
 
 constexpr const char* eps_doc =
     "regulariser of the degenerate-spectrum terms of the derivative: 1/d becomes d/(d^2 + eps) "
@@ -26,6 +27,9 @@ const ferro_attr_spec eigvalsh_attrs[] = {plugin::spec_str("uplo", "L", "L | U: 
 const ferro_attr_spec svd_attrs[] = {plugin::spec_bool("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
                                      plugin::spec_f64("eps", 0.0, eps_doc)};
 
+const ferro_attr_spec inverse_gaps_attrs[] = {
+    plugin::spec_f64("eps", 0.0, "regulariser: 1/d becomes d/(d^2 + eps) (0: exact)"),
+    plugin::spec_bool("squares", false, "the gaps of x^2 (singular values) instead of x (eigenvalues)")};
 const ferro_attr_spec pinv_attrs[] = {
     plugin::spec_optional("atol", FERRO_ATTR_F64, "absolute tolerance: singular values <= atol are zero (None: 0)"),
     plugin::spec_optional("rtol", FERRO_ATTR_F64,
@@ -299,6 +303,26 @@ ferro_status infer_matrix_norm(const ferro_host_api* host, ferro_infer_args* a) 
     });
 }
 
+ferro_status infer_inverse_gaps(const ferro_host_api* host, ferro_infer_args* a) {
+    return plugin::guard(host, [&] {
+        constexpr Op op = Op::inverse_gaps;
+        const ferro_signature& in = a->inputs[0];
+        if (in.dtype != FERRO_DTYPE_F32 && in.dtype != FERRO_DTYPE_F64) {
+            invalid(op, std::string("input 0 must be f32 or f64 (eigenvalues or singular values), got ") +
+                            plugin::dtype_attr_name(in.dtype));
+        }
+        if (in.ndim < 1 || in.ndim >= FERRO_MAX_NDIM) {
+            invalid(op, "input 0 must be a vector or a batch of vectors ([..., n], at most " +
+                            std::to_string(FERRO_MAX_NDIM - 1) + " dimensions), got shape " + shape_str(dims(in)));
+        }
+        const double eps = a->attrs[0].v.f64;
+        if (!(eps >= 0)) invalid(op, "attribute eps must be >= 0, got " + std::to_string(eps));
+        const int64_t n = in.shape[in.ndim - 1];
+        a->outputs[0] = out_sig(in.dtype, batch_of(in, 1), {n, n});
+        a->n_outputs = 1;
+    });
+}
+
 struct Entry {
     const char* name;
     const char* doc;
@@ -309,6 +333,7 @@ struct Entry {
     uint64_t diff_inputs, diff_outputs, save_inputs, save_outputs;
     decltype(ferro_op_schema::vjp) vjp;
     decltype(ferro_op_schema::jvp) jvp;
+    std::span<const ferro_dtype> dtypes = float_dtypes;
 };
 
 constexpr uint64_t bit(int i) { return FERRO_MASK_BIT(i); }
@@ -323,8 +348,8 @@ ferro_op_schema make_schema(const Entry& e) {
     s.n_outputs = e.n_outputs;
     s.n_attrs = static_cast<uint32_t>(e.attrs.size());
     s.attrs = e.attrs.data();
-    s.n_dtypes = 4;
-    s.dtypes = float_dtypes;
+    s.n_dtypes = static_cast<uint32_t>(e.dtypes.size());
+    s.dtypes = e.dtypes.data();
     s.infer = e.infer;
     s.diff_inputs = e.diff_inputs;
     s.diff_outputs = e.diff_outputs;
@@ -384,6 +409,9 @@ std::vector<ferro_op_schema> build_schemas() {
          infer<Op::cond, false>, bit(0), bit(0), bit(0), 0, cond_vjp, cond_jvp},
         {"lstsq", "(X, residuals, rank, singular values): X minimises ||A X - B|| (minimum norm)", 2, 4, lstsq_attrs,
          infer<Op::lstsq, false>, bit(0) | bit(1), bit(0) | bit(1) | bit(3), bit(0) | bit(1), bit(0), lstsq_vjp, lstsq_jvp},
+        {"inverse_gaps", "F[..., i, j] = 1/(x_j - x_i) (of x^2 with squares), 0 on the diagonal: the spectral factor "
+                         "of eigh and svd derivatives", 1, 1, inverse_gaps_attrs, infer_inverse_gaps, bit(0), bit(0),
+         bit(0), bit(0), inverse_gaps_vjp, inverse_gaps_jvp, real_dtypes},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;
