@@ -2,6 +2,8 @@
 // engine's pool inside them, and failures reported from pool threads (run under tsan).
 #include "linalg_test.hpp"
 
+#include <cblas.h>  // openblas_get_num_threads
+
 #include <atomic>
 #include <thread>
 
@@ -32,4 +34,30 @@ TEST_CASE("concurrency: linalg plans run on 4 threads at once and give the singl
     }
     for (auto& th : threads) th.join();
     CHECK(wrong.load() == 0);
+}
+
+// The cpu module runs small decompositions on one OpenBLAS thread (blas_threads.hpp) through a
+// process-wide setting: however calls overlap, the count it found must come back.
+TEST_CASE("concurrency: linalg restores OpenBLAS's thread count after its one-thread LAPACK calls", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(2);
+    const Tensor A = random_matrix(rt, {40, 40}, DType::f64, 51) + rt.eye(40) * 40.0;
+    const Tensor want = linalg::eigvalsh(A + mH(A));
+    CHECK(openblas_get_num_threads() == 2);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int round = 0; round < 10; ++round) {
+                if (max_diff(linalg::eigvalsh(A + mH(A)), want) != 0.0) ++wrong;
+                (void)linalg::solve(A, A);  // keeps its threads
+                (void)linalg::qr(A);
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(wrong.load() == 0);
+    CHECK(openblas_get_num_threads() == 2);
+    openblas_set_num_threads(before);
 }

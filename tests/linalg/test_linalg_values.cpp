@@ -108,6 +108,23 @@ TEST_CASE("linalg values: cholesky lower and upper reconstruct A and are triangu
     }
 }
 
+TEST_CASE("linalg values: Q, R, the lower Cholesky factor and lu_factor's LU come back column-major, as in PyTorch", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Tensor A = well_conditioned(rt, {2, 4, 4}, DType::f64, 170);
+    auto [q, r] = linalg::qr(A.slice(-1, 0, 3));  // 4 x 3 per matrix
+    CHECK(q.strides() == Shape{12, 1, 4});
+    CHECK(r.strides() == Shape{9, 1, 3});
+    CHECK_NEAR_T(matmul(q, r), A.slice(-1, 0, 3), tol(DType::f64));
+    // Row-major copies hold the same values.
+    CHECK(q.contiguous().to_vector<double>() == q.to_vector<double>());
+    const Tensor S = matmul(A, mH(A));
+    const Tensor L = linalg::cholesky(S);
+    CHECK(L.strides() == Shape{16, 1, 4});
+    CHECK_NEAR_T(matmul(L, mH(L)), S, tol(DType::f64) * 100);
+    CHECK(linalg::cholesky(S, true).strides() == Shape{16, 4, 1});  // upper: row-major (the transposed trick)
+    CHECK(linalg::lu_factor(A).LU.strides() == Shape{16, 1, 4});
+}
+
 TEST_CASE("linalg values: qr in every mode for tall, square and wide matrices", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : all_dtypes) {

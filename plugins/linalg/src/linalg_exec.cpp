@@ -16,6 +16,7 @@
 #include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
+#include "blas_threads.hpp"
 #include "inverse_gaps.hpp"
 #include "vector_norm.hpp"
 
@@ -619,8 +620,17 @@ private:
         const int64_t r_rows = p_.qr_mode == QrMode::complete ? m : k;
         T* r = output<T>(r_out, b);
         const int64_t rrs = out_stride(r_out, 2), rcs = out_stride(r_out, 1);
-        for (int64_t i = 0; i < r_rows; ++i)
-            for (int64_t j = 0; j < n; ++j) r[i * rrs + j * rcs] = (i < k && j >= i) ? a[i + j * m] : T(0);
+        if (rrs == 1) {  // column-major R (the plan's layout): column j is a[0..j] then zeros
+            for (int64_t j = 0; j < n; ++j) {
+                const int64_t top = std::min(j + 1, k);
+                std::copy(a + j * m, a + j * m + top, r + j * rcs);
+                std::fill(r + j * rcs + top, r + j * rcs + r_rows, T(0));
+            }
+        } else {
+            for_each_tiled(r_rows, n, m, rrs, rcs,
+                           [&](int64_t i, int64_t j) { r[i * rrs + j * rcs] = (i < k && j >= i) ? a[i + j * m] : T(0); },
+                           [](int64_t, int64_t, int64_t, int64_t) { return false; });
+        }
         if (p_.qr_mode == QrMode::r) return;
         if (p_.qr_mode == QrMode::complete && m > n) {
             // All m columns of Q: the n reflectors into an m x m buffer first.
@@ -637,6 +647,23 @@ private:
     const ferro_exec_args& a_;
     std::vector<BatchOffsets> in_, out_;
 };
+
+// LAPACK leaves QR's Q and R, the lower Cholesky factor and the packed LU column-major: the
+// plan asks the host for column-major outputs (PyTorch returns them so too), and they are
+// stored by straight copies instead of transposing ones (ABI 1.1's output strides).
+void ask_column_major(const ferro_prepare_args& args, uint32_t i) {
+    if (!FERRO_HAS_FIELD(&args, ferro_prepare_args, output_strides) || args.output_strides == nullptr) return;
+    const ferro_signature& s = args.outputs[i];
+    int64_t* strides = args.output_strides + static_cast<size_t>(i) * FERRO_MAX_NDIM;
+    const int nd = s.ndim;
+    strides[nd - 2] = 1;
+    strides[nd - 1] = std::max<int64_t>(s.shape[nd - 2], 1);
+    int64_t step = strides[nd - 1] * std::max<int64_t>(s.shape[nd - 1], 1);
+    for (int d = nd - 3; d >= 0; --d) {
+        strides[d] = step;
+        step *= std::max<int64_t>(s.shape[d], 1);
+    }
+}
 
 }  // namespace
 
@@ -745,6 +772,17 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         invalid(op, "input 0 has shape " + shape_str(dims(a)) + ", larger than LAPACK's 32-bit indices allow");
     }
     visit_float(p.dtype, [&](auto t) { query_workspace<decltype(t)>(p); });
+    if (op == Op::qr) {
+        for (uint32_t i = 0; i < args.n_outputs; ++i) ask_column_major(args, i);
+    }
+    if ((op == Op::cholesky && !p.upper) || op == Op::lu_factor) ask_column_major(args, 0);
+    switch (op) {  // the reductions to condensed form, and Cholesky
+        case Op::cholesky: case Op::qr: case Op::eigh: case Op::eigvalsh: case Op::svd: case Op::svdvals:
+        case Op::eig: case Op::eigvals: case Op::pinv: case Op::matrix_rank:
+            p.one_blas_thread = std::max(p.m, p.n) <= kSingleThreadedLapackMax;
+            break;
+        default: break;
+    }
     p.scratch_bytes = std::max<int64_t>(scratch_bytes(p), 64);  // never a NULL workspace
     return p;
 }
@@ -774,6 +812,7 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
         });
     }
     if (plan.batch_count == 0) return;
+    const SingleThreadedBlas threads(plan.one_blas_thread);
     visit_float(plan.dtype, [&](auto t) { Runner<decltype(t)>(plan, args).run(cpu_context, args.workspace); });
 }
 

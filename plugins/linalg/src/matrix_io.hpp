@@ -53,6 +53,10 @@ void copy2d(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs
         for (int64_t i = 0; i < rows; ++i) std::copy(src + i * src_rs, src + i * src_rs + cols, dst + i * dst_rs);
         return;
     }
+    if (src_rs == 1 && dst_rs == 1 && !conj) {  // columns are
+        for (int64_t j = 0; j < cols; ++j) std::copy(src + j * src_cs, src + j * src_cs + rows, dst + j * dst_cs);
+        return;
+    }
     for_each_tiled(rows, cols, src_cs, dst_rs, dst_cs,
                    [&](int64_t i, int64_t j) { dst[i * dst_rs + j * dst_cs] = conj_if(src[i * src_rs + j * src_cs], conj); },
                    [](int64_t, int64_t, int64_t, int64_t) { return false; });
