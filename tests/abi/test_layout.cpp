@@ -83,7 +83,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_plugin_desc, name, 16);
     PIN_OFFSET(ferro_plugin_desc, engines, 48);
     PIN_OFFSET(ferro_plugin_desc, module_providers, 72);
-    PIN_SIZE(ferro_cpu_context, 24);
+    PIN_SIZE(ferro_cpu_context, 32);  // 1.2 appended blas_one_thread
+    PIN_OFFSET(ferro_cpu_context, blas_one_thread, 24);
     PIN_OFFSET(ferro_cpu_context, parallel_for, 8);
 }
 

@@ -2,9 +2,14 @@
 // cannot take directly, with conjugation, broadcast batches and beta.
 #include "cpu_fixture.hpp"
 
+#include <ferro/cpu_context.h>
+
+#include <cblas.h>  // openblas_get_num_threads
+
 #include <cmath>
 #include <complex>
 #include <random>
+#include <thread>
 #include <tuple>
 
 using namespace ferro::test;
@@ -175,4 +180,63 @@ TEST_CASE("cpu: large batches of small products, spread over the pool, match a n
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 12, 12, 12, 1e-12, 700);  // the engine's own kernel
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 40, 40, 40, 1e-12, 90);   // one cblas call each
     check_small_rows<float>(engine, FERRO_DTYPE_F32, 3, 100, 5, 1e-5, 1000);
+}
+
+TEST_CASE("cpu: batches of mid-sized products run one per pool thread and leave BLAS's thread count as it was", "[cpu]") {
+    CpuEngine engine;
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(2);
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 70, 80, 60, 1e-12, 6);  // 336000 multiply-adds each
+    check_small_rows<float>(engine, FERRO_DTYPE_F32, 64, 90, 50, 1e-4, 3);
+    CHECK(openblas_get_num_threads() == 2);
+    openblas_set_num_threads(before);
+}
+
+namespace {
+
+const ferro_cpu_context& context_of(CpuEngine& engine) {
+    const void* native = nullptr;
+    REQUIRE(engine.f().native_context(engine.inst.self, nullptr, &native) == nullptr);
+    const auto* ctx = static_cast<const ferro_cpu_context*>(native);
+    REQUIRE(FERRO_HAS_FIELD(ctx, ferro_cpu_context, blas_one_thread));
+    return *ctx;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: blas_one_thread holds are counted and the last release restores the count", "[cpu]") {
+    CpuEngine engine;
+    const ferro_cpu_context& ctx = context_of(engine);
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(2);
+    ctx.blas_one_thread(&ctx, 1);
+    CHECK(openblas_get_num_threads() == 1);
+    ctx.blas_one_thread(&ctx, 1);
+    ctx.blas_one_thread(&ctx, 0);
+    CHECK(openblas_get_num_threads() == 1);  // one hold is still in place
+    ctx.blas_one_thread(&ctx, 0);
+    CHECK(openblas_get_num_threads() == 2);
+    ctx.blas_one_thread(&ctx, 0);  // a release without a hold changes nothing
+    CHECK(openblas_get_num_threads() == 2);
+    openblas_set_num_threads(before);
+}
+
+TEST_CASE("concurrency: cpu engine BLAS holds and fanned-out products from many threads restore the count", "[cpu]") {
+    CpuEngine engine;
+    const ferro_cpu_context& ctx = context_of(engine);
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int round = 0; round < 50; ++round) {
+                ctx.blas_one_thread(&ctx, 1);
+                ctx.blas_one_thread(&ctx, 0);
+            }
+        });
+    }
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 70, 80, 60, 1e-12, 4);
+    for (auto& th : threads) th.join();
+    CHECK(openblas_get_num_threads() == 2);
+    openblas_set_num_threads(before);
 }

@@ -2,6 +2,8 @@
 // Kernels live in kernels_*.cpp.
 #include "cpu_engine.hpp"
 
+#include "blas_threads.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,6 +153,11 @@ void context_parallel_for(const ferro_cpu_context* ctx, int64_t n, int64_t grain
         n, grain, [&](int64_t begin, int64_t end) { body(user, begin, end); });
 }
 
+void context_blas_one_thread(const ferro_cpu_context*, int32_t hold) {
+    if (hold != 0) hold_one_blas_thread();
+    else release_one_blas_thread();
+}
+
 constexpr ferro_engine_iface iface = {
     sizeof(ferro_engine_iface), 0, properties, alloc, free_buffer, copy_h2d, copy_d2h,
     session_begin, session_end,
@@ -171,7 +178,7 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
         engine->pool = std::make_unique<ThreadPool>(thread_count());
         engine->blocks = std::make_unique<BlockCache>(block_cache_limit());
         engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for,
-                           engine->pool.get()};
+                           engine->pool.get(), context_blas_one_thread};
         out->self = engine.release();
         out->iface = &iface;
         return nullptr;

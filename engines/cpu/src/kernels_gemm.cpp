@@ -1,6 +1,7 @@
 // gemm_batched through OpenBLAS's cblas. Strided operands map to row-major cblas calls with a
 // transpose flag whenever one of their strides is 1; an operand BLAS cannot describe (no unit
 // stride, or conjugation without transposition) is copied to a packed temporary first.
+#include "blas_threads.hpp"
 #include "elementwise.hpp"
 
 #include <cblas.h>
@@ -196,6 +197,8 @@ void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1
 constexpr int64_t kSingleThreadedBlas = int64_t{4} * 65536;
 // Multiply-adds below which a batch stays on the calling thread (waking the pool costs more).
 constexpr int64_t kParallelBatchWork = int64_t{1} << 18;
+// Multiply-adds per product above which BLAS threading one product at a time is as fast.
+constexpr int64_t kParallelBatchMaxWork = int64_t{1} << 27;
 
 template <class T>
 void gemm_typed(Engine& e, const ferro_gemm_args& g) {
@@ -208,6 +211,14 @@ void gemm_typed(Engine& e, const ferro_gemm_args& g) {
     };
     if (g.batch > 1 && work <= kSingleThreadedBlas && g.batch * work >= kParallelBatchWork && e.pool->size() > 1) {
         e.pool->parallel_for(g.batch, std::max<int64_t>(1, kParallelBatchWork / (4 * work)), range);
+        return;
+    }
+    // Mid-sized products, at least one per pool thread: one product per thread with BLAS on
+    // one thread beats BLAS threading each product in turn (its workers are woken per call):
+    // 32 x 128^3 f64 on two cores in 1.3 ms against 2.2 ms. From ~512^3 BLAS threads as well.
+    if (work > kSingleThreadedBlas && work <= kParallelBatchMaxWork && g.batch >= e.pool->size() && e.pool->size() > 1) {
+        const OneBlasThread one_thread;
+        e.pool->parallel_for(g.batch, 1, range);
         return;
     }
     range(0, g.batch);

@@ -3,7 +3,7 @@
  * A context executor prepared for the cpu engine receives a `const ferro_cpu_context*` as its
  * native context. It is borrowed for the duration of the executor call.
  *
- * Since: 1.0. */
+ * Since: 1.0; blas_one_thread since 1.2. */
 #ifndef FERRO_CPU_CONTEXT_H
 #define FERRO_CPU_CONTEXT_H
 
@@ -27,6 +27,13 @@ typedef struct ferro_cpu_context {
     void (*parallel_for)(const struct ferro_cpu_context* ctx, int64_t n, int64_t grain,
                          ferro_parallel_body body, void* user);
     void* pool; /* engine-private; do not touch */
+    /* Since 1.2 (check FERRO_HAS_FIELD): hold (hold != 0) or release a hold on BLAS running on
+     * one thread. The cpu engine owns the process's BLAS thread count: while any hold is in
+     * place, BLAS and LAPACK run on one thread, and the count comes back when the last hold is
+     * released. For vendor routines that run slower threaded at the sizes at hand (OpenBLAS
+     * 0.3.21's LAPACK reductions below n ~ 400) and for BLAS calls fanned out with
+     * parallel_for. Every hold must be released, on any thread. Thread-safe. */
+    void (*blas_one_thread)(const struct ferro_cpu_context* ctx, int32_t hold);
 } ferro_cpu_context;
 
 FERRO_EXTERN_C_END

@@ -574,17 +574,23 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
 
 namespace {
 
-// "gemm batch 1100 m 144 n 12 k 12" / "copy [1100, 11, 144]": a step for the trace log.
+std::string list(const std::vector<int64_t>& v) {
+    std::string d = "[";
+    for (size_t i = 0; i < v.size(); ++i) d += (i ? ", " : "") + std::to_string(v[i]);
+    return d + "]";
+}
+
+// "gemm batch 1100 m 144 n 12 k 12, strides a [144, 1, 12] b ... c ..." (batch, row, column) /
+// "copy [1100, 11, 144]": a step for the trace log.
 std::string describe(const Step& s) {
     static constexpr const char* names[] = {"cast", "copy", "reduce", "mul", "gemm"};
     std::string d = names[s.kind];
     if (s.kind == Step::gemm) {
         return d + " batch " + std::to_string(s.batch) + " m " + std::to_string(s.m) + " n " + std::to_string(s.n) + " k " +
-               std::to_string(s.k);
+               std::to_string(s.k) + ", strides a " + list(s.a.strides) + " b " + list(s.b.strides) + " c " +
+               list(s.out.strides);
     }
-    d += " [";
-    for (size_t i = 0; i < s.a.shape.size(); ++i) d += (i ? ", " : "") + std::to_string(s.a.shape[i]);
-    return d + "]";
+    return d + " " + list(s.a.shape) + " strides " + list(s.a.strides) + " -> " + list(s.out.strides);
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ struct Plan {
     std::vector<int> matrix_dims;  // per input: trailing dims that form one item (2 matrix, 1 vector)
     // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
     bool hermitian = false;
-    bool one_blas_thread = false;  // LAPACK runs faster on one OpenBLAS thread (blas_threads.hpp)
+    bool one_blas_thread = false;  // LAPACK runs faster on one OpenBLAS thread (linalg_exec.cpp)
     double atol = 0, rtol = 0;
     double ord = 2;                  // vector_norm
     bool residuals = true;           // lstsq: computed (m > n and a driver other than gelsy)

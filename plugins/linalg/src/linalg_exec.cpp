@@ -16,7 +16,6 @@
 #include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
-#include "blas_threads.hpp"
 #include "inverse_gaps.hpp"
 #include "vector_norm.hpp"
 
@@ -648,6 +647,35 @@ private:
     std::vector<BatchOffsets> in_, out_;
 };
 
+// Debian's OpenBLAS 0.3.21 threads the level-2 kernels inside LAPACK's reductions to condensed
+// form (sytrd, gebrd, gehrd, geqr2) and splits potrf from n = 33 on; on two cores, with two
+// threads instead of one, syevd takes 2.2x as long at n = 64 and 1.2x at n = 256, gesdd 1.6x
+// and 1.3x, geqrf + orgqr 1.3x and 1.2x, potrf 2.5x and 1.35x; two threads pay from n ~ 450.
+// Plans of those ops up to this size hold the cpu engine's BLAS at one thread while they run.
+// The LU-based solvers gain from threads (getrs's triangular solves) at every size.
+constexpr int64_t kOneBlasThreadMax = 384;
+
+// A hold on the engine's BLAS at one thread (ABI 1.2; older hosts: no hold) for the scope.
+class OneBlasThread {
+public:
+    OneBlasThread(const void* native, bool wanted) {
+        const auto* ctx = static_cast<const ferro_cpu_context*>(native);
+        if (wanted && ctx != nullptr && FERRO_HAS_FIELD(ctx, ferro_cpu_context, blas_one_thread) &&
+            ctx->blas_one_thread != nullptr) {
+            ctx_ = ctx;
+            ctx_->blas_one_thread(ctx_, 1);
+        }
+    }
+    ~OneBlasThread() {
+        if (ctx_ != nullptr) ctx_->blas_one_thread(ctx_, 0);
+    }
+    OneBlasThread(const OneBlasThread&) = delete;
+    OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+private:
+    const ferro_cpu_context* ctx_ = nullptr;
+};
+
 // LAPACK leaves QR's Q and R, the lower Cholesky factor and the packed LU column-major: the
 // plan asks the host for column-major outputs (PyTorch returns them so too), and they are
 // stored by straight copies instead of transposing ones (ABI 1.1's output strides).
@@ -779,7 +807,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     switch (op) {  // the reductions to condensed form, and Cholesky
         case Op::cholesky: case Op::qr: case Op::eigh: case Op::eigvalsh: case Op::svd: case Op::svdvals:
         case Op::eig: case Op::eigvals: case Op::pinv: case Op::matrix_rank:
-            p.one_blas_thread = std::max(p.m, p.n) <= kSingleThreadedLapackMax;
+            p.one_blas_thread = std::max(p.m, p.n) <= kOneBlasThreadMax;
             break;
         default: break;
     }
@@ -812,7 +840,7 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
         });
     }
     if (plan.batch_count == 0) return;
-    const SingleThreadedBlas threads(plan.one_blas_thread);
+    const OneBlasThread threads(cpu_context, plan.one_blas_thread);
     visit_float(plan.dtype, [&](auto t) { Runner<decltype(t)>(plan, args).run(cpu_context, args.workspace); });
 }
 
