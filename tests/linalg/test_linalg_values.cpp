@@ -125,6 +125,30 @@ TEST_CASE("linalg values: Q, R, the lower Cholesky factor and lu_factor's LU com
     CHECK(linalg::lu_factor(A).LU.strides() == Shape{16, 1, 4});
 }
 
+TEST_CASE("linalg values: lower Cholesky of a matrix above the one-BLAS-thread size, for every dtype", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const int64_t n = 400;  // above 384: OpenBLAS threads inside potrf
+        const Tensor X = random_matrix(rt, {n, n}, dt, 171);
+        const Tensor S = matmul(X, mH(X)) + rt.eye(n, dt) * static_cast<double>(n);
+        const Tensor L = linalg::cholesky(S);
+        CHECK_NEAR_T(matmul(L, mH(L)), S, tol(dt, n) * n);
+        std::vector<double> above(static_cast<size_t>(n * n), 0.0);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = i + 1; j < n; ++j) above[static_cast<size_t>(i * n + j)] = 1.0;
+        const Tensor upper_mask = rt.tensor<double>(above, {n, n}).to(dt);
+        CHECK(max_diff(L * upper_mask, rt.zeros({n, n}, dt)) == 0.0);  // nothing above the diagonal
+        // Only the lower triangle is read: garbage above it changes nothing.
+        CHECK(max_diff(linalg::cholesky(S + S * upper_mask * 7.0), L) == 0.0);
+        // The leading minor of order 3 is not positive: named as for small matrices.
+        std::vector<double> d(static_cast<size_t>(n), 1.0);
+        d[2] = -1;
+        check_error([&] { linalg::cholesky(rt.eye(n, dt) * rt.tensor<double>(d, {n}).to(dt)); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 3 is not");
+    }
+}
+
 TEST_CASE("linalg values: qr in every mode for tall, square and wide matrices", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : all_dtypes) {
