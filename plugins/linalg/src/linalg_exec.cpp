@@ -286,10 +286,17 @@ public:
                 // transposed into column-major order, and L transposed back.
                 T* out = output<T>(0, b);
                 const int64_t ors = out_stride(0, 2), ocs = out_stride(0, 1);
-                if (!p_.upper) copy_lower(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, n, n, false);
-                if (const lapack_int info = lapack::potrf('L', ln, a, ldn); info > 0) {
+                // Lower into a packed column-major output (the plan asks for one): factor in place.
+                const bool in_place = !p_.upper && ors == 1 && ocs == n;
+                T* work = in_place ? out : a;
+                if (!p_.upper) copy_lower(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], work, 1, n, n, false);
+                if (const lapack_int info = lapack::potrf('L', ln, work, ldn); info > 0) {
                     return fail(FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " +
                                                             std::to_string(info) + " is not");
+                }
+                if (in_place) {  // potrf leaves the strictly upper triangle as it found it: unwritten
+                    for (int64_t j = 1; j < n; ++j) std::fill(out + j * n, out + j * n + j, T(0));
+                    return;
                 }
                 if (!p_.upper) return copy_lower(a, 1, n, out, ors, ocs, n, true);
                 // U row-major is M's lower triangle read as rows: U(i, j) = a[i n + j] for j >= i.
