@@ -101,31 +101,15 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
     return snap.engine_named(name, op);
 }
 
-// Keys are walks over 64-bit words that a sink consumes: KeyWriter stores them, KeyMatcher
-// compares a call with a stored key as it goes (the repeated-call path: no copy). A sink is
-// told to reject a call that has something no valid call has (a NULL name, string or array),
-// which then never matches and is never stored; the full path reports it.
+// Keys are walks over 64-bit words that a sink consumes (KeyWriter stores them; the repeated-
+// call path encodes a call once and compares the words). A sink is told to reject a call that
+// has something no valid call has (a NULL name, string or array), which then never matches
+// and is never stored; the full path reports it.
 struct KeyWriter {
     PlanKey& key;
     bool rejected = false;
     void operator()(uint64_t w) { key.push_back(w); }
     void reject() { rejected = true; }
-};
-struct KeyMatcher {
-    const uint64_t* next;
-    const uint64_t* end;
-    bool same = true;
-    explicit KeyMatcher(const PlanKey& key) : next(key.data()), end(key.data() + key.size()) {}
-    void operator()(uint64_t w) {
-        if (next == end || *next != w) {
-            same = false;
-            next = end;
-            return;
-        }
-        ++next;
-    }
-    void reject() { same = false; }
-    bool matched() const { return same && next == end; }
 };
 
 template <class Sink>

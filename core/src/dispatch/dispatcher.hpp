@@ -67,7 +67,6 @@ struct ferro_op_impl {
 
 namespace ferro {
 
-
 // What the tape needs to record a call: its op, schema and the library of its rules.
 struct Recordable {
     const std::string& op;

@@ -11,12 +11,12 @@
 // slower than 'L') the executor factors a column-major copy of A instead.
 #include "blas.hpp"
 #include "expm.hpp"
+#include "inverse_gaps.hpp"
 #include "lapack.hpp"
 #include "linalg.hpp"
 #include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
-#include "inverse_gaps.hpp"
 #include "vector_norm.hpp"
 
 #include <ferro/cpu_context.h>
@@ -283,7 +283,7 @@ public:
                 // potrf 'L' only: 'U' runs 1.6-2.3x slower in OpenBLAS (n = 64..256, one thread).
                 // upper: M = A^T holds A's upper triangle in its lower one, and its factor M = L L^H
                 // gives U = L^T, which is M's memory read row-major. lower: A's lower triangle,
-                // transposed into column-major order, and L transposed back.
+                // transposed into column-major order, factored where the column-major L goes.
                 T* out = output<T>(0, b);
                 const int64_t ors = out_stride(0, 2), ocs = out_stride(0, 1);
                 // Lower into a packed column-major output (the plan asks for one): factor in place.

@@ -435,8 +435,6 @@ EighParts eigh_parts(const Ops& r, const ferro_attr_value* attrs, uint32_t n_out
     return {std::move(wv[0]), std::move(wv[1]), 0.0};
 }
 
-TensorRef gaps(const Ops& r, Arg w, double eps) { return r.inverse_gaps(w, eps); }  // 1/(w_j - w_i)
-
 }  // namespace
 
 ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
@@ -452,7 +450,7 @@ ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
             const TensorRef VhgV = r.matmul(Vh, gV);
             if (is_complex(dtype) && r.dim(VhgV, 1) > 0) check_gauge(r, r.diagonal(VhgV), "linalg.eigh", "eigenvectors");
             const TensorRef skew = r.scale(r.sub(VhgV, r.mH(VhgV)), 0.5);
-            inner = r.mul(skew, r.cast(gaps(r, p.w, p.eps), dtype));
+            inner = r.mul(skew, r.cast(r.inverse_gaps(p.w, p.eps), dtype));
         }
         const TensorRef V_inner = gw ? r.times_plus_diag(p.V, inner, r.cast(gw, dtype)) : r.matmul(p.V, inner);
         a.input_cotangents[0] = r.matmul(V_inner, Vh).release();
@@ -466,7 +464,7 @@ ferro_status eigh_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         const TensorRef X = r.matmul(r.mH(p.V), r.matmul(a.input_tangents[0], p.V));
         a.output_tangents[0] = r.real_part(r.diagonal(X)).release();
         if (a.n_outputs == 2) {
-            const TensorRef F = r.cast(gaps(r, p.w, p.eps), r.signature(X).dtype);
+            const TensorRef F = r.cast(r.inverse_gaps(p.w, p.eps), r.signature(X).dtype);
             a.output_tangents[1] = r.matmul(p.V, r.mul(F, X)).release();
         }
     });
