@@ -36,8 +36,9 @@ TEST_CASE("concurrency: linalg plans run on 4 threads at once and give the singl
     CHECK(wrong.load() == 0);
 }
 
-// The cpu module runs small decompositions on one OpenBLAS thread (blas_threads.hpp) through a
-// process-wide setting: however calls overlap, the count it found must come back.
+// The cpu module runs small decompositions on one OpenBLAS thread (holds on the cpu engine's
+// ferro_cpu_context.blas_one_thread) through a process-wide setting: however calls overlap, the
+// count it found must come back.
 TEST_CASE("concurrency: linalg restores OpenBLAS's thread count after its one-thread LAPACK calls", "[linalg]") {
     const Runtime rt = linalg_runtime();
     const int before = openblas_get_num_threads();
