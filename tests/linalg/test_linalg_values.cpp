@@ -373,6 +373,45 @@ TEST_CASE("linalg values: lu, lu_factor, lu_unpack and lu_solve reconstruct and 
     }
 }
 
+// Above 128 rows the module splits triangular solves into halves and gemm updates (triangular.hpp),
+// down to blocks of at most 64 rows: n = 300 halves unevenly (150, 75, 37 + 38), in every branch.
+TEST_CASE("linalg values: solves above the triangle-splitting size, every triangle and side, every dtype", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const int64_t n = 300;
+    const double shift = 2.0 * std::sqrt(static_cast<double>(n));  // well conditioned, yet LU still pivots
+    std::vector<double> lower(static_cast<size_t>(n * n), 0.0), upper(lower);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) (j < i ? lower : upper)[static_cast<size_t>(i * n + j)] = j == i ? 0.0 : 1.0;
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const double t = tol(dt, n) * 1e-3;  // residuals are ~1e-6 (single) and ~1e-15 (double)
+        const Tensor A = random_matrix(rt, {n, n}, dt, 301) + rt.eye(n, dt) * shift;
+        const Tensor B = random_matrix(rt, {n, 7}, dt, 302), Br = random_matrix(rt, {7, n}, dt, 303);
+        const Tensor b = random_matrix(rt, {n}, dt, 304);
+        CHECK_NEAR_T(matmul(A, linalg::solve(A, B)), B, t);
+        CHECK_NEAR_T(matmul(A, linalg::solve(A, b).unsqueeze(-1)).squeeze(), b, t);
+        const auto [LU, piv] = linalg::lu_factor(A);
+        CHECK_NEAR_T(matmul(A, linalg::lu_solve(LU, piv, B)), B, t);
+        CHECK_NEAR_T(matmul(mH(A), linalg::lu_solve(LU, piv, B, true, true)), B, t);
+        CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false), A), Br, t);
+        CHECK_NEAR_T(matmul(linalg::lu_solve(LU, piv, Br, false, true), mH(A)), Br, t);
+        for (bool up : {false, true}) {
+            for (bool unit : {false, true}) {
+                INFO((up ? "upper" : "lower") << (unit ? ", unit" : ""));
+                const Tensor in = rt.tensor<double>(up ? upper : lower, {n, n}).to(dt);
+                // With a unit diagonal, entries of size 1 below it would make T exponentially ill-conditioned.
+                const Tensor T = unit ? A * in * (1.0 / shift) + rt.eye(n, dt) : A * in + A * rt.eye(n, dt);
+                const Tensor garbage = A * rt.tensor<double>(up ? lower : upper, {n, n}).to(dt) * 100.0;
+                CHECK_NEAR_T(matmul(T, linalg::triangular_solve(T + garbage, B, up, true, unit)), B, t);
+                CHECK_NEAR_T(matmul(linalg::triangular_solve(T + garbage, Br, up, false, unit), T), Br, t);
+            }
+        }
+        // matrix_exp solves its Pade system with the same LU solve.
+        const Tensor S = random_matrix(rt, {n, n}, dt, 305) * (1.0 / static_cast<double>(n));
+        CHECK_NEAR_T(matmul(linalg::matrix_exp(S), linalg::matrix_exp(S * -1.0)), rt.eye(n, dt), t);
+    }
+}
+
 TEST_CASE("linalg values: eig and eigvals of general matrices (real with complex pairs, complex)", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : all_dtypes) {

@@ -6,6 +6,7 @@
 
 #include "blas.hpp"
 #include "lapack.hpp"
+#include "triangular.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +93,7 @@ void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
         mul(a, W, U);
     }
     // (V - U) X = (V + U): in column-major terms both are transposed, and as polynomials in A
-    // they commute, so getrs on the row-major buffers gives X row-major.
+    // they commute, so an LU solve on the row-major buffers gives X row-major.
     for (int64_t i = 0; i < nn; ++i) {
         const T u = U[i];
         U[i] = V[i] - u;  // P
@@ -100,7 +101,7 @@ void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
     }
     const lapack_int ln = static_cast<lapack_int>(n), ld = std::max<lapack_int>(ln, 1);
     lapack::getrf(ln, ln, U, ld, ipiv);
-    lapack::getrs('N', ln, ln, U, ld, ipiv, V, ld);
+    tri::lu_solve('N', n, n, U, ld, ipiv, V, ld);
     T* from = V;
     T* to = W;
     for (int s = 0; s < squarings; ++s) {

@@ -30,18 +30,6 @@ inline lapack_int getrf(lapack_int m, lapack_int n, double* a, lapack_int lda, l
 inline lapack_int getrf(lapack_int m, lapack_int n, c64* a, lapack_int lda, lapack_int* p) { return LAPACKE_cgetrf_work(col, m, n, a, lda, p); }
 inline lapack_int getrf(lapack_int m, lapack_int n, c128* a, lapack_int lda, lapack_int* p) { return LAPACKE_zgetrf_work(col, m, n, a, lda, p); }
 
-// Solves op(A) X = B with the factors of getrf.
-inline lapack_int getrs(char t, lapack_int n, lapack_int k, const float* a, lapack_int lda, const lapack_int* p, float* b, lapack_int ldb) { return LAPACKE_sgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
-inline lapack_int getrs(char t, lapack_int n, lapack_int k, const double* a, lapack_int lda, const lapack_int* p, double* b, lapack_int ldb) { return LAPACKE_dgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
-inline lapack_int getrs(char t, lapack_int n, lapack_int k, const c64* a, lapack_int lda, const lapack_int* p, c64* b, lapack_int ldb) { return LAPACKE_cgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
-inline lapack_int getrs(char t, lapack_int n, lapack_int k, const c128* a, lapack_int lda, const lapack_int* p, c128* b, lapack_int ldb) { return LAPACKE_zgetrs_work(col, t, n, k, a, lda, p, b, ldb); }
-
-// Triangular solve op(A) X = B, reporting an exactly zero diagonal entry (info > 0).
-inline lapack_int trtrs(char uplo, char t, char diag, lapack_int n, lapack_int k, const float* a, lapack_int lda, float* b, lapack_int ldb) { return LAPACKE_strtrs_work(col, uplo, t, diag, n, k, a, lda, b, ldb); }
-inline lapack_int trtrs(char uplo, char t, char diag, lapack_int n, lapack_int k, const double* a, lapack_int lda, double* b, lapack_int ldb) { return LAPACKE_dtrtrs_work(col, uplo, t, diag, n, k, a, lda, b, ldb); }
-inline lapack_int trtrs(char uplo, char t, char diag, lapack_int n, lapack_int k, const c64* a, lapack_int lda, c64* b, lapack_int ldb) { return LAPACKE_ctrtrs_work(col, uplo, t, diag, n, k, a, lda, b, ldb); }
-inline lapack_int trtrs(char uplo, char t, char diag, lapack_int n, lapack_int k, const c128* a, lapack_int lda, c128* b, lapack_int ldb) { return LAPACKE_ztrtrs_work(col, uplo, t, diag, n, k, a, lda, b, ldb); }
-
 // Inverse from the factors of getrf.
 inline lapack_int getri(lapack_int n, float* a, lapack_int lda, const lapack_int* p, float* w, lapack_int lw) { return LAPACKE_sgetri_work(col, n, a, lda, p, w, lw); }
 inline lapack_int getri(lapack_int n, double* a, lapack_int lda, const lapack_int* p, double* w, lapack_int lw) { return LAPACKE_dgetri_work(col, n, a, lda, p, w, lw); }

@@ -4,7 +4,7 @@
 // Layout: a row-major matrix A, read by column-major LAPACK, is A^T. Most executors gather
 // their input row-major into scratch (one packed copy, which LAPACK needs anyway because it
 // overwrites its input) and factor M = A^T, choosing the routine's options so that the
-// results come out row-major without transposing copies: solve is getrs with trans = 'T', the
+// results come out row-major without transposing copies: solve is an LU solve with trans = 'T', the
 // SVD of M holds Vh and U of A in its U and Vt, eigh of M = conj(A) has A's eigenvalues. Where
 // that costs more than two transposing copies (LU and eig, whose pivoting and order must act on
 // A itself; QR, where gelqf is 1.6x slower than geqrf; lower Cholesky, where potrf 'U' is 1.6-2.3x
@@ -17,6 +17,7 @@
 #include "lstsq.hpp"
 #include "matrix_io.hpp"
 #include "matrix_norm.hpp"
+#include "triangular.hpp"
 #include "vector_norm.hpp"
 
 #include <ferro/cpu_context.h>
@@ -201,7 +202,7 @@ public:
     void one(int64_t b, void* scratch, Failure& failure) {
         Carver c(scratch);
         const int64_t m = p_.m, n = p_.n, k = p_.k;
-        const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
+        const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m);
         const lapack_int ldn = std::max<lapack_int>(ln, 1);
         auto fail = [&](uint32_t code, std::string why) { failure.record(b, code, std::move(why)); };
         if (p_.op == Op::lu_unpack) return unpack_input(b, c, fail);
@@ -235,7 +236,7 @@ public:
                 if (const lapack_int info = lapack::getrf(ln, ln, a, ldn, piv); info > 0) {
                     return fail(FERRO_INVALID_ARGUMENT, singular(info));
                 }
-                lapack::getrs('T', ln, lk, a, ldn, piv, x, ldn);  // M^T X = A X = B
+                tri::lu_solve('T', n, k, a, ldn, piv, x, ldn);  // M^T X = A X = B
                 const ferro_tensor_view& X = a_.outputs[0];
                 const int64_t xrs = p_.vector_rhs ? X.strides[X.ndim - 1] : X.strides[X.ndim - 2];
                 const int64_t xcs = p_.vector_rhs ? 0 : X.strides[X.ndim - 1];
@@ -358,10 +359,13 @@ public:
                 const char uplo = p_.upper ? 'L' : 'U', diag = p_.unit ? 'U' : 'N';
                 if (p_.left) copy2d(input<T>(1, b), brs, bcs, x, 1, n, n, k);
                 else copy2d(input<T>(1, b), bcs, brs, x, 1, n, n, k);
-                if (const lapack_int info = lapack::trtrs(uplo, p_.left ? 'T' : 'N', diag, ln, lk, a, ldn, x, ldn); info > 0) {
-                    return fail(FERRO_INVALID_ARGUMENT, "is singular: its diagonal entry [" + std::to_string(info - 1) + ", " +
-                                                            std::to_string(info - 1) + "] is exactly zero");
+                for (int64_t i = 0; i < n && !p_.unit; ++i) {  // trtrs's check: an exactly zero diagonal entry
+                    if (a[i + i * n] == T(0)) {
+                        return fail(FERRO_INVALID_ARGUMENT, "is singular: its diagonal entry [" + std::to_string(i) + ", " +
+                                                                std::to_string(i) + "] is exactly zero");
+                    }
                 }
+                tri::solve(uplo, p_.left ? 'T' : 'N', diag, n, k, a, ldn, x, ldn);
                 if (p_.left) return store_matrix(0, b, x, 1, n, n, k);
                 return store_matrix(0, b, x, n, 1, k, n);
             }
@@ -389,12 +393,12 @@ public:
                 const int64_t brs = B.strides[B.ndim - 2], bcs = B.strides[B.ndim - 1];
                 if (p_.left) {  // op(A) X = B
                     copy2d(input<T>(2, b), brs, bcs, x, 1, n, n, k);
-                    lapack::getrs(p_.adjoint ? 'C' : 'N', ln, lk, a, ldn, piv, x, ldn);
+                    tri::lu_solve(p_.adjoint ? 'C' : 'N', n, k, a, ldn, piv, x, ldn);
                     return store_matrix(0, b, x, 1, n, n, k);
                 }
                 // X A = B is A^T X^T = B^T; X A^H = B is A conj(X^T) = conj(B^T).
                 copy2d(input<T>(2, b), bcs, brs, x, 1, n, n, k, p_.adjoint);
-                lapack::getrs(p_.adjoint ? 'N' : 'T', ln, lk, a, ldn, piv, x, ldn);
+                tri::lu_solve(p_.adjoint ? 'N' : 'T', n, k, a, ldn, piv, x, ldn);
                 return store_matrix(0, b, x, n, 1, k, n, p_.adjoint);
             }
             case Op::eig: case Op::eigvals: return eig(b, c, a, fail);
