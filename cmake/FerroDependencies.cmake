@@ -16,6 +16,11 @@ find_path(FERRO_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu openbla
 find_package(LAPACK REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
+# FFTW 3.3 for the fft plugin, double and single precision, with its threads libraries (which
+# have no pkg-config module of their own).
+pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3 fftw3f)
+find_library(FERRO_FFTW3_THREADS fftw3_threads REQUIRED)
+find_library(FERRO_FFTW3F_THREADS fftw3f_threads REQUIRED)
 
 if(FERRO_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)

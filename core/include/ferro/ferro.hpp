@@ -568,3 +568,4 @@ private:
 #include <ferro/inventory.hpp>
 #include <ferro/linalg.hpp>  // ferro::linalg: typed calls into the linalg family
 #include <ferro/einsum.hpp>  // ferro::einsum: typed calls into the einsum family
+#include <ferro/fft.hpp>     // ferro::fft: typed calls into the fft family

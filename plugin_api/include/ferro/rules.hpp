@@ -199,6 +199,15 @@ public:
     }
 
     // ---- shapes ----
+    std::vector<int64_t> shape(Arg a) const {
+        const ferro_signature s = signature(a);
+        return {s.shape, s.shape + s.ndim};
+    }
+    // a[start:stop] along `axis`.
+    TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
+        return call("core.slice", {a}, {attr_i64("axis", axis), attr_i64("start", start), attr_i64("stop", stop)});
+    }
+    TensorRef concat(Arg a, Arg b, int64_t axis) const { return call("core.concat", {a, b}, {attr_i64("axis", axis)}); }
     TensorRef sum(Arg a, std::span<const int64_t> axes, bool keepdim) const {
         return call("core.sum", {a}, {attr_i64s("axes", axes), attr_bool("keepdim", keepdim)});
     }

@@ -25,10 +25,6 @@ public:
     TensorRef mH(Arg a) const { return conj(transpose(a)); }
     TensorRef mT(Arg a) const { return transpose(a); }
     TensorRef scale(Arg a, double s) const { return mul(a, scalar(a, s)); }
-    std::vector<int64_t> shape(Arg a) const {
-        const ferro_signature s = signature(a);
-        return {s.shape, s.shape + s.ndim};
-    }
     int64_t dim(Arg a, int from_end) const {
         const ferro_signature s = signature(a);
         return s.shape[s.ndim - from_end];
@@ -87,11 +83,6 @@ public:
         shape.insert(shape.end(), matrix);
         return zeros(shape, signature(like).dtype, host()->tensor_engine(like.get()));
     }
-    TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
-        return call("core.slice", {a}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", start),
-                                        plugin::attr_i64("stop", stop)});
-    }
-    TensorRef concat(Arg a, Arg b, int64_t axis) const { return call("core.concat", {a, b}, {plugin::attr_i64("axis", axis)}); }
     // i * Im(x), as a tensor of x's dtype (zero for real x).
     TensorRef i_imag(Arg x) const { return sub(x, real(x)); }
     TensorRef real_part(Arg x) const {

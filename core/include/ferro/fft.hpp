@@ -1,0 +1,140 @@
+// ferro::fft — typed calls into the fft family (libferro_fft.so, loaded from the plugin search
+// path), with numpy.fft semantics and argument names: n / s zero-pad or truncate the
+// transformed axes, axis / axes pick them (negative allowed), norm is "backward" (default),
+// "ortho" or "forward". planner is FFTW's effort ("estimate" by default, "measure",
+// "patient", "exhaustive"); plans are made once per call signature. docs/fft.md has the
+// details. fftfreq, rfftfreq, fftshift and ifftshift are built from core ops here.
+// Included by ferro/ferro.hpp.
+#pragma once
+
+#include <ferro/ferro.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferro::fft {
+
+// An optional list of integers: numpy's s (None: the input's lengths) and axes (None: all,
+// or the last len(s)). Not std::optional<std::vector>: GCC 12 warns that a disengaged one
+// "may be used uninitialized" in callers built with -O1 and sanitizers.
+class Dims {
+public:
+    Dims() = default;
+    Dims(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None, as in numpy
+    Dims(std::vector<int64_t> v) : v_(std::move(v)), given_(true) {}  // NOLINT(google-explicit-constructor)
+    Dims(std::initializer_list<int64_t> v) : v_(v), given_(true) {}  // NOLINT(google-explicit-constructor)
+    Dims(const std::optional<std::vector<int64_t>>& v) : v_(v.value_or(std::vector<int64_t>{})), given_(v.has_value()) {}  // NOLINT
+    bool given() const { return given_; }
+    const std::vector<int64_t>& values() const { return v_; }
+    Attr attr(const char* name) const { return given_ ? Attr(name, v_) : Attr(name, std::nullopt); }
+
+private:
+    std::vector<int64_t> v_;
+    bool given_ = false;
+};
+using Lengths = Dims;
+using Axes = Dims;
+
+namespace detail {
+// Only the attributes that differ from the op's defaults: fewer to encode on every call (the
+// dispatcher's repeated-call key), the same plan.
+inline Attrs non_default(const std::string& norm, const std::string& planner) {
+    Attrs a;
+    if (norm != "backward") a.push_back(Attr("norm", norm));
+    if (planner != "estimate") a.push_back(Attr("planner", planner));
+    return a;
+}
+inline Tensor one_d(const char* op, const Tensor& x, std::optional<int64_t> n, int64_t axis, const std::string& norm,
+                    const std::string& planner) {
+    Attrs a = non_default(norm, planner);
+    if (n) a.push_back(Attr("n", *n));
+    if (axis != -1) a.push_back(Attr("axis", axis));
+    return call_one(x.runtime_ref(), op, {x}, a);
+}
+inline Tensor multi_d(const char* op, const Tensor& x, const Lengths& s, const Axes& axes, const std::string& norm,
+                      const std::string& planner) {
+    Attrs a = non_default(norm, planner);
+    if (s.given()) a.push_back(s.attr("s"));
+    if (axes.given()) a.push_back(axes.attr("axes"));
+    return call_one(x.runtime_ref(), op, {x}, a);
+}
+}  // namespace detail
+
+#define FERRO_FFT_ONE_D(name)                                                                              \
+    inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,        \
+                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
+        return detail::one_d("fft." #name, x, n, axis, norm, planner);                                    \
+    }
+#define FERRO_FFT_TWO_D(name)                                                                              \
+    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {-2, -1},               \
+                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
+        return detail::multi_d("fft." #name, x, s, axes, norm, planner);                                  \
+    }
+#define FERRO_FFT_N_D(name)                                                                                \
+    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {},                     \
+                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
+        return detail::multi_d("fft." #name, x, s, axes, norm, planner);                                  \
+    }
+
+// 1-D: complex <-> complex (fft, ifft), real -> half spectrum (rfft) and back (irfft: n real
+// points, by default 2 (m - 1) from m), Hermitian signal given by its half -> real (hfft)
+// and back (ihfft).
+FERRO_FFT_ONE_D(fft)
+FERRO_FFT_ONE_D(ifft)
+FERRO_FFT_ONE_D(rfft)
+FERRO_FFT_ONE_D(irfft)
+FERRO_FFT_ONE_D(hfft)
+FERRO_FFT_ONE_D(ihfft)
+// 2-D over axes (default the last two) and N-D (default all axes); the real ones halve the
+// last axis in `axes`.
+FERRO_FFT_TWO_D(fft2)
+FERRO_FFT_TWO_D(ifft2)
+FERRO_FFT_TWO_D(rfft2)
+FERRO_FFT_TWO_D(irfft2)
+FERRO_FFT_N_D(fftn)
+FERRO_FFT_N_D(ifftn)
+FERRO_FFT_N_D(rfftn)
+FERRO_FFT_N_D(irfftn)
+
+#undef FERRO_FFT_ONE_D
+#undef FERRO_FFT_TWO_D
+#undef FERRO_FFT_N_D
+
+// The sample frequencies of fft(n points, spacing d): [0, 1, ..., ceil(n/2) - 1, -floor(n/2),
+// ..., -1] / (d n), and of rfft: [0, 1, ..., n/2] / (d n).
+inline Tensor fftfreq(const Runtime& rt, int64_t n, double d = 1.0, DType dtype = DType::f64,
+                      const std::string& engine = "cpu") {
+    std::vector<double> f(static_cast<size_t>(n > 0 ? n : 0));
+    for (int64_t i = 0; i < n; ++i) f[static_cast<size_t>(i)] = static_cast<double>(i < (n + 1) / 2 ? i : i - n) / (d * static_cast<double>(n));
+    return rt.tensor<double>(f, {static_cast<int64_t>(f.size())}, engine).to(dtype);
+}
+inline Tensor rfftfreq(const Runtime& rt, int64_t n, double d = 1.0, DType dtype = DType::f64,
+                       const std::string& engine = "cpu") {
+    std::vector<double> f(static_cast<size_t>(n > 0 ? n / 2 + 1 : 0));
+    for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<double>(i) / (d * static_cast<double>(n));
+    return rt.tensor<double>(f, {static_cast<int64_t>(f.size())}, engine).to(dtype);
+}
+
+namespace detail {
+// numpy.roll by floor(n/2) (fftshift) or -floor(n/2) (ifftshift) along each axis (None: all).
+inline Tensor shift(const Tensor& x, const Axes& axes, bool inverse) {
+    std::vector<int64_t> which = axes.values();
+    if (!axes.given())
+        for (int64_t a = 0; a < x.ndim(); ++a) which.push_back(a);
+    Tensor out = x;
+    for (int64_t a : which) {
+        const int64_t axis = a < 0 ? a + x.ndim() : a;
+        const int64_t n = out.shape()[static_cast<size_t>(axis)];
+        const int64_t split = inverse ? n / 2 : n - n / 2;  // the first element of the result
+        if (n > 1) out = concat({out.slice(axis, split, n), out.slice(axis, 0, split)}, axis);
+    }
+    return out;
+}
+}  // namespace detail
+
+// The zero frequency to the centre: numpy.fft.fftshift, and its inverse.
+inline Tensor fftshift(const Tensor& x, const Axes& axes = {}) { return detail::shift(x, axes, false); }
+inline Tensor ifftshift(const Tensor& x, const Axes& axes = {}) { return detail::shift(x, axes, true); }
+
+}  // namespace ferro::fft

@@ -1,0 +1,334 @@
+// The cpu module's plans: one FFTW guru64 plan per call signature, made in prepare and kept
+// in the host's plan cache, and the executor that feeds it.
+//
+// Layout: FFTW transforms out of place from a row-major array of the fitted input shape
+// (padded or truncated to the transform lengths) into the row-major output. When the input
+// already is that array (contiguous, same dtype, nothing to pad, conjugate or promote, and
+// aligned as FFTW planned) it reads the input directly; otherwise the executor gathers it
+// into the workspace first. c2r always gathers: FFTW's multi-dimensional c2r overwrites its
+// input. numpy's scaling and ihfft's conjugate follow in one pass over the output.
+//
+// FFTW's planner is not thread-safe: planning, plan destruction and wisdom I/O hold one
+// mutex; execution of a finished plan (new-array execute) is thread-safe.
+#include "fft.hpp"
+
+#include <ferro/cpu_context.h>
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace ferro::fft {
+namespace {
+
+std::mutex& planner_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+// FERRO_FFT_WISDOM=PREFIX: FFTW wisdom read from PREFIX.f64 / PREFIX.f32 when the module starts
+// and written back after every plan made with more effort than estimate.
+const char* wisdom_prefix() { return std::getenv("FERRO_FFT_WISDOM"); }
+
+void export_wisdom() {  // planner mutex held
+    if (const char* prefix = wisdom_prefix(); prefix != nullptr && *prefix != '\0') {
+        fftw_export_wisdom_to_filename((std::string(prefix) + ".f64").c_str());
+        fftwf_export_wisdom_to_filename((std::string(prefix) + ".f32").c_str());
+    }
+}
+
+// FFTW's own threads for transforms large enough to pay (measured: bench/run fft), as many as
+// the cpu engine uses (FERRO_CPU_THREADS, else the hardware's).
+int fftw_threads_for(const Transform& t) {
+    int64_t points = 1;
+    for (int64_t d : t.out_shape) points *= d;
+    constexpr int64_t kThreadedPoints = int64_t{1} << 16;
+    if (points < kThreadedPoints) return 1;
+    if (const char* env = std::getenv("FERRO_CPU_THREADS"); env != nullptr && std::atoi(env) > 0) return std::atoi(env);
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+unsigned planner_flags(Planner p) {
+    switch (p) {
+        case Planner::estimate: return FFTW_ESTIMATE;
+        case Planner::measure: return FFTW_MEASURE;
+        case Planner::patient: return FFTW_PATIENT;
+        case Planner::exhaustive: return FFTW_EXHAUSTIVE;
+    }
+    return FFTW_ESTIMATE;
+}
+
+int64_t dtype_bytes(ferro_dtype d) {
+    switch (d) {
+        case FERRO_DTYPE_F32: return 4;
+        case FERRO_DTYPE_F64: case FERRO_DTYPE_C64: return 8;
+        case FERRO_DTYPE_C128: return 16;
+        default: return 0;
+    }
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+// The two FFTW precisions behind one interface.
+template <class R> struct Fftw;
+template <> struct Fftw<double> {
+    using plan = fftw_plan;
+    using cpx = fftw_complex;
+    static void* malloc(size_t b) { return fftw_malloc(b); }
+    static void free(void* p) { fftw_free(p); }
+    static plan dft(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, int sign, unsigned f) {
+        return fftw_plan_guru64_dft(r, d, hr, hd, static_cast<cpx*>(in), static_cast<cpx*>(out), sign, f);
+    }
+    static plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
+        return fftw_plan_guru64_dft_r2c(r, d, hr, hd, static_cast<double*>(in), static_cast<cpx*>(out), f);
+    }
+    static plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
+        return fftw_plan_guru64_dft_c2r(r, d, hr, hd, static_cast<cpx*>(in), static_cast<double*>(out), f);
+    }
+    static void run(plan p, Kind k, void* in, void* out) {
+        if (k == Kind::c2c) fftw_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));
+        else if (k == Kind::r2c) fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<cpx*>(out));
+        else fftw_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<double*>(out));
+    }
+    static void destroy(plan p) { fftw_destroy_plan(p); }
+    static int alignment_of(const void* p) { return fftw_alignment_of(reinterpret_cast<double*>(const_cast<void*>(p))); }
+    static void threads(int n) { fftw_plan_with_nthreads(n); }
+};
+template <> struct Fftw<float> {
+    using plan = fftwf_plan;
+    using cpx = fftwf_complex;
+    static void* malloc(size_t b) { return fftwf_malloc(b); }
+    static void free(void* p) { fftwf_free(p); }
+    static plan dft(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, int sign, unsigned f) {
+        return fftwf_plan_guru64_dft(r, d, hr, hd, static_cast<cpx*>(in), static_cast<cpx*>(out), sign, f);
+    }
+    static plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
+        return fftwf_plan_guru64_dft_r2c(r, d, hr, hd, static_cast<float*>(in), static_cast<cpx*>(out), f);
+    }
+    static plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
+        return fftwf_plan_guru64_dft_c2r(r, d, hr, hd, static_cast<cpx*>(in), static_cast<float*>(out), f);
+    }
+    static void run(plan p, Kind k, void* in, void* out) {
+        if (k == Kind::c2c) fftwf_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));
+        else if (k == Kind::r2c) fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<cpx*>(out));
+        else fftwf_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<float*>(out));
+    }
+    static void destroy(plan p) { fftwf_destroy_plan(p); }
+    static int alignment_of(const void* p) { return fftwf_alignment_of(reinterpret_cast<float*>(const_cast<void*>(p))); }
+    static void threads(int n) { fftwf_plan_with_nthreads(n); }
+};
+
+}  // namespace
+
+struct Plan {
+    Transform t;
+    bool single = false;       // f32 / c64
+    void* fftw = nullptr;      // fftw_plan or fftwf_plan; null when there is nothing to transform
+    bool direct_ok = false;    // the input's layout is the fitted array's (alignment checked per call)
+    int64_t fit_bytes = 0;
+    std::vector<int64_t> fit_strides, out_strides;
+};
+
+namespace {
+
+template <class R>
+void* plan_fftw(const Plan& p) {
+    const Transform& t = p.t;
+    std::vector<fftw_iodim64> dims, loops;
+    for (size_t i = 0; i < t.axes.size(); ++i) {
+        const int64_t a = t.axes[i];
+        dims.push_back({t.lengths[i], p.fit_strides[a], p.out_strides[a]});
+    }
+    for (size_t a = 0; a < t.out_shape.size(); ++a) {
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) != t.axes.end() || t.out_shape[a] == 1) continue;
+        loops.push_back({t.out_shape[a], p.fit_strides[a], p.out_strides[a]});
+    }
+    const int64_t out_bytes = numel(t.out_shape) * dtype_bytes(t.out_dtype);
+    const unsigned flags = planner_flags(t.planner) | (t.kind == Kind::c2r ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT);
+    std::lock_guard lock(planner_mutex());
+    // Planning arrays of the executor's alignment (FFTW's malloc: SIMD-aligned); measuring
+    // planners overwrite them, never the caller's data.
+    void* in = Fftw<R>::malloc(static_cast<size_t>(std::max<int64_t>(p.fit_bytes, 16)));
+    void* out = Fftw<R>::malloc(static_cast<size_t>(std::max<int64_t>(out_bytes, 16)));
+    if (in == nullptr || out == nullptr) {
+        Fftw<R>::free(in);
+        Fftw<R>::free(out);
+        throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
+    }
+    Fftw<R>::threads(fftw_threads_for(t));
+    const int rank = static_cast<int>(dims.size()), loop_rank = static_cast<int>(loops.size());
+    typename Fftw<R>::plan plan = nullptr;
+    if (t.kind == Kind::c2c) plan = Fftw<R>::dft(rank, dims.data(), loop_rank, loops.data(), in, out, t.sign, flags);
+    else if (t.kind == Kind::r2c) plan = Fftw<R>::r2c(rank, dims.data(), loop_rank, loops.data(), in, out, flags);
+    else plan = Fftw<R>::c2r(rank, dims.data(), loop_rank, loops.data(), in, out, flags);
+    Fftw<R>::free(in);
+    Fftw<R>::free(out);
+    if (plan == nullptr) {
+        throw plugin::Error(FERRO_INTERNAL, qualified(t.op) + ": FFTW could not plan this transform");
+    }
+    if (t.planner != Planner::estimate) export_wisdom();
+    return plan;
+}
+
+// Gathers the input (any strides, dtype Src) into the fitted row-major array (dtype Dst):
+// truncated or zero-padded per axis, promoted real -> complex, conjugated when asked.
+template <class Src, class Dst>
+void gather(const Plan& p, const ferro_tensor_view& in, Dst* dst) {
+    const Transform& t = p.t;
+    const Src* src = static_cast<const Src*>(in.data);
+    const int nd = static_cast<int>(t.fit_shape.size());
+    if (nd == 0) {  // fftn of a 0-d tensor over no axes: the promoted value
+        *dst = static_cast<Dst>(*src);
+        return;
+    }
+    const int64_t inner = t.fit_shape[nd - 1];
+    const int64_t copy = std::min(inner, t.in_shape[nd - 1]);
+    const int64_t in_stride = in.strides[nd - 1];
+    const int64_t rows = numel(t.fit_shape) / std::max<int64_t>(inner, 1);
+    std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+        // idx[0..nd-2]: this row's position; outside the input (padding) it is all zeros.
+        bool inside = true;
+        int64_t off = 0;
+        for (int d = 0; d < nd - 1; ++d) {
+            if (idx[d] >= t.in_shape[d]) inside = false;
+            off += idx[d] * in.strides[d];
+        }
+        Dst* row = dst + r * inner;
+        int64_t j = 0;
+        if (inside) {
+            for (; j < copy; ++j) {
+                Dst v = static_cast<Dst>(src[off + j * in_stride]);
+                if constexpr (!std::is_floating_point_v<Dst>) {
+                    if (t.conj_in) v = std::conj(v);
+                }
+                row[j] = v;
+            }
+        }
+        std::fill(row + j, row + inner, Dst(0));
+        for (int d = nd - 2; d >= 0; --d) {  // next row
+            if (++idx[d] < t.fit_shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+template <class R>
+void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) {
+    using C = std::complex<R>;
+    const Transform& t = p.t;
+    const ferro_tensor_view& in = a.inputs[0];
+    const ferro_tensor_view& outv = a.outputs[0];
+    void* out = outv.data;
+    const int64_t out_count = numel(t.out_shape);
+    if (out_count == 0) return;
+    // The fitted array: the input itself, or gathered into the (64-byte aligned) workspace.
+    void* fit = in.data;
+    if (!p.direct_ok || Fftw<R>::alignment_of(fit) != 0) {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data);
+        fit = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
+        const bool real_in = !plugin::is_complex(t.in_dtype);
+        if (t.kind == Kind::r2c) gather<R, R>(p, in, static_cast<R*>(fit));
+        else if (real_in) gather<R, C>(p, in, static_cast<C*>(fit));
+        else gather<C, C>(p, in, static_cast<C*>(fit));
+    }
+    if (p.fftw == nullptr) {  // no axes: the promoted copy is the result
+        std::memcpy(out, fit, static_cast<size_t>(p.fit_bytes));
+    } else {
+        if (Fftw<R>::alignment_of(out) != 0) {
+            throw plugin::Error(FERRO_INTERNAL, qualified(t.op) + ": the output buffer is not aligned as FFTW planned");
+        }
+        Fftw<R>::run(static_cast<typename Fftw<R>::plan>(p.fftw), t.kind, fit, out);
+    }
+    if (t.scale == 1.0 && !t.conj_out) return;
+    struct Scale {
+        void* out;
+        R scale;
+        bool conj;
+        bool complex;
+    } job{out, static_cast<R>(t.scale), t.conj_out, t.kind != Kind::c2r};
+    auto body = [](void* user, int64_t begin, int64_t end) {
+        const Scale& s = *static_cast<const Scale*>(user);
+        if (!s.complex) {
+            R* o = static_cast<R*>(s.out);
+            for (int64_t i = begin; i < end; ++i) o[i] *= s.scale;
+            return;
+        }
+        C* o = static_cast<C*>(s.out);
+        if (s.conj) {
+            for (int64_t i = begin; i < end; ++i) o[i] = std::conj(o[i]) * s.scale;
+        } else {
+            for (int64_t i = begin; i < end; ++i) o[i] *= s.scale;
+        }
+    };
+    ctx->parallel_for(ctx, out_count, 1 << 15, body, &job);
+}
+
+}  // namespace
+
+void init_fftw() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        std::lock_guard lock(planner_mutex());
+        fftw_init_threads();
+        fftwf_init_threads();
+        if (const char* prefix = wisdom_prefix(); prefix != nullptr && *prefix != '\0') {
+            fftw_import_wisdom_from_filename((std::string(prefix) + ".f64").c_str());  // a missing file is no error
+            fftwf_import_wisdom_from_filename((std::string(prefix) + ".f32").c_str());
+        }
+    });
+}
+
+Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* workspace_bytes) {
+    auto plan = std::make_unique<Plan>();
+    plan->t = t;
+    plan->single = t.out_dtype == FERRO_DTYPE_F32 || t.out_dtype == FERRO_DTYPE_C64;
+    plan->fit_strides = row_major_strides(t.fit_shape);
+    plan->out_strides = row_major_strides(t.out_shape);
+    plan->fit_bytes = numel(t.fit_shape) * dtype_bytes(t.work_dtype);
+    bool contiguous = true;
+    for (int d = 0; d < input.ndim; ++d) {
+        if (input.shape[d] != 1 && input.strides[d] != plan->fit_strides[static_cast<size_t>(d)]) contiguous = false;
+    }
+    plan->direct_ok = contiguous && t.fit_shape == t.in_shape && t.work_dtype == t.in_dtype && !t.conj_in &&
+                      t.kind != Kind::c2r && !t.axes.empty();
+    *workspace_bytes = static_cast<uint64_t>(plan->fit_bytes + 64);
+    if (numel(t.out_shape) > 0 && !t.axes.empty()) {
+        plan->fftw = plan->single ? plan_fftw<float>(*plan) : plan_fftw<double>(*plan);
+    }
+    return plan.release();
+}
+
+void destroy_plan(Plan* plan) {
+    if (plan->fftw != nullptr) {
+        std::lock_guard lock(planner_mutex());
+        if (plan->single) Fftw<float>::destroy(static_cast<fftwf_plan>(plan->fftw));
+        else Fftw<double>::destroy(static_cast<fftw_plan>(plan->fftw));
+    }
+    delete plan;
+}
+
+void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context) {
+    const auto* ctx = static_cast<const ferro_cpu_context*>(cpu_context);
+    if (plan.single) run<float>(plan, args, ctx);
+    else run<double>(plan, args, ctx);
+}
+
+}  // namespace ferro::fft

@@ -1,0 +1,263 @@
+// fft values: every op against a naive DFT of numpy's definitions for small sizes of every
+// kind (1, powers of two, odd, primes), every dtype, norm, n / s padding and truncation and
+// several axes; identities (round trip, Parseval, linearity, real-input symmetry) at large
+// sizes; strided views; planner efforts and wisdom; fftfreq and fftshift.
+#include "fft_test.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+const char* const norms[] = {"backward", "ortho", "forward"};
+
+// numpy's scale of a transform of logical size N: inverse ones are 1/N under "backward".
+double scale_of(const std::string& norm, bool inverse, int64_t size) {
+    const double n = static_cast<double>(size);
+    if (norm == "ortho") return 1 / std::sqrt(n);
+    return (norm == "backward") == inverse ? 1 / n : 1.0;
+}
+
+Array scaled(Array a, double s, bool conj = false) {
+    for (cd& e : a.v) e = (conj ? std::conj(e) : e) * s;
+    return a;
+}
+
+// The expected result of a 1-D op by name.
+Array expected_1d(const std::string& op, const Array& x, std::optional<int64_t> n, int64_t axis, const std::string& norm) {
+    const int64_t a = axis < 0 ? axis + static_cast<int64_t>(x.shape.size()) : axis;
+    const int64_t m = x.shape[static_cast<size_t>(a)];
+    const bool to_real = op == "irfft" || op == "hfft";
+    const int64_t len = n ? *n : to_real ? 2 * (m - 1) : m;
+    if (op == "fft") return scaled(reference(x, RefKind::c2c_forward, {a}, {len}), scale_of(norm, false, len));
+    if (op == "ifft") return scaled(reference(x, RefKind::c2c_inverse, {a}, {len}), scale_of(norm, true, len));
+    if (op == "rfft") return scaled(reference(x, RefKind::r2c, {a}, {len}), scale_of(norm, false, len));
+    if (op == "irfft") return scaled(reference(x, RefKind::c2r, {a}, {len}), scale_of(norm, true, len));
+    if (op == "hfft") return scaled(reference(scaled(x, 1.0, true), RefKind::c2r, {a}, {len}), scale_of(norm, false, len));
+    return scaled(reference(x, RefKind::r2c, {a}, {len}), scale_of(norm, true, len), /*conj=*/true);  // ihfft
+}
+
+Tensor run_1d(const std::string& op, const Tensor& x, std::optional<int64_t> n, int64_t axis, const std::string& norm) {
+    if (op == "fft") return fft::fft(x, n, axis, norm);
+    if (op == "ifft") return fft::ifft(x, n, axis, norm);
+    if (op == "rfft") return fft::rfft(x, n, axis, norm);
+    if (op == "irfft") return fft::irfft(x, n, axis, norm);
+    if (op == "hfft") return fft::hfft(x, n, axis, norm);
+    return fft::ihfft(x, n, axis, norm);
+}
+
+bool real_input_only(const std::string& op) { return op == "rfft" || op == "ihfft"; }
+
+}  // namespace
+
+TEST_CASE("fft values: every 1-D op against a naive DFT for sizes 1 to 17, every dtype, norm and n", "[fft]") {
+    const Runtime rt = fft_runtime();
+    for (const std::string op : {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"}) {
+        for (DType dt : all_dtypes) {
+            if (real_input_only(op) && is_complex(dt)) continue;
+            for (int64_t size : {1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 17}) {
+                const bool to_real = op == "irfft" || op == "hfft";
+                const Tensor x = random_signal(rt, {3, size}, dt, static_cast<uint32_t>(size));
+                for (std::optional<int64_t> n : {std::optional<int64_t>{}, std::optional<int64_t>{size + 3},
+                                                 std::optional<int64_t>{std::max<int64_t>(1, size - 2)}}) {
+                    if (to_real && !n && size == 1) continue;  // 2 (m - 1) = 0 points: an error (test_fft_errors)
+                    for (const char* norm : norms) {
+                        INFO(op << " " << name_of(dt) << " size " << size << " n " << (n ? std::to_string(*n) : "None") << " " << norm);
+                        const Tensor y = run_1d(op, x, n, -1, norm);
+                        const Array want = expected_1d(op, Array::of(x), n, -1, norm);
+                        CHECK(y.shape() == want.shape);
+                        const DType out = to_real ? (is_single(dt) ? DType::f32 : DType::f64)
+                                                  : (is_single(dt) ? DType::c64 : DType::c128);
+                        CHECK(y.dtype() == out);
+                        const double err = relative_error(Array::of(y), want);
+                        INFO("relative error " << err);
+                        CHECK(err <= tolerance(dt) * 10);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("fft values: 1-D ops along a middle axis, and negative axes", "[fft]") {
+    const Runtime rt = fft_runtime();
+    const Tensor x = random_signal(rt, {2, 6, 5}, DType::c128, 7), xr = random_signal(rt, {2, 6, 5}, DType::f64, 8);
+    for (const std::string op : {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"}) {
+        const Tensor& in = real_input_only(op) ? xr : x;
+        for (int64_t axis : {0, 1, -2, -3}) {
+            INFO(op << " axis " << axis);
+            CHECK(relative_error(Array::of(run_1d(op, in, 4, axis, "ortho")), expected_1d(op, Array::of(in), 4, axis, "ortho")) <= 1e-13);
+        }
+    }
+}
+
+TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and norm", "[fft]") {
+    const Runtime rt = fft_runtime();
+    struct Case {
+        std::vector<int64_t> axes;
+        std::optional<std::vector<int64_t>> s;
+    };
+    const Case cases[] = {{{1, 2}, {}}, {{0, 2}, std::vector<int64_t>{5, 3}}, {{2, 0}, std::vector<int64_t>{4, 6}},
+                          {{0, 1, 2}, std::vector<int64_t>{2, 7, 5}}, {{1}, {}}, {{2, 1, 0}, {}}};
+    for (DType dt : all_dtypes) {
+        const Tensor x = random_signal(rt, {3, 4, 5}, dt, 11);
+        for (const Case& c : cases) {
+            for (const char* norm : norms) {
+                std::vector<int64_t> lengths;
+                for (size_t i = 0; i < c.axes.size(); ++i) {
+                    lengths.push_back(c.s ? (*c.s)[i] : x.shape()[static_cast<size_t>(c.axes[i])]);
+                }
+                const int64_t size = count(lengths);
+                std::string axes_str;
+                for (int64_t a : c.axes) axes_str += std::to_string(a) + " ";
+                INFO(name_of(dt) << " axes " << axes_str << (c.s ? "with s " : "") << norm);
+                const Array X = Array::of(x);
+                CHECK(relative_error(Array::of(fft::fftn(x, c.s, c.axes, norm)),
+                                     scaled(reference(X, RefKind::c2c_forward, c.axes, lengths), scale_of(norm, false, size))) <=
+                      tolerance(dt) * 10);
+                CHECK(relative_error(Array::of(fft::ifftn(x, c.s, c.axes, norm)),
+                                     scaled(reference(X, RefKind::c2c_inverse, c.axes, lengths), scale_of(norm, true, size))) <=
+                      tolerance(dt) * 10);
+                if (!is_complex(dt)) {
+                    CHECK(relative_error(Array::of(fft::rfftn(x, c.s, c.axes, norm)),
+                                         scaled(reference(X, RefKind::r2c, c.axes, lengths), scale_of(norm, false, size))) <=
+                          tolerance(dt) * 10);
+                }
+                // irfftn: the last axis gives n real points from n/2 + 1 (padded or truncated).
+                std::vector<int64_t> out_lengths = lengths;
+                if (!c.s) out_lengths.back() = 2 * (lengths.back() - 1);
+                CHECK(relative_error(Array::of(fft::irfftn(x, c.s, c.axes, norm)),
+                                     scaled(reference(X, RefKind::c2r, c.axes, out_lengths), scale_of(norm, true, count(out_lengths)))) <=
+                      tolerance(dt) * 10);
+            }
+        }
+        // fft2 family: the last two axes by default; fftn: all axes, or the last len(s).
+        const Array X = Array::of(x);
+        CHECK(relative_error(Array::of(fft::fft2(x)), reference(X, RefKind::c2c_forward, {1, 2}, {4, 5})) <= tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::ifft2(x, std::vector<int64_t>{3, 3})),
+                             scaled(reference(X, RefKind::c2c_inverse, {1, 2}, {3, 3}), 1.0 / 9)) <= tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::fftn(x)), reference(X, RefKind::c2c_forward, {0, 1, 2}, {3, 4, 5})) <= tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::fftn(x, std::vector<int64_t>{6})), reference(X, RefKind::c2c_forward, {2}, {6})) <=
+              tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::irfft2(x)), scaled(reference(X, RefKind::c2r, {1, 2}, {4, 8}), 1.0 / 32)) <=
+              tolerance(dt) * 10);
+        if (!is_complex(dt)) {
+            CHECK(relative_error(Array::of(fft::rfft2(x, std::nullopt, {0, 1})), reference(X, RefKind::r2c, {0, 1}, {3, 4})) <=
+                  tolerance(dt) * 10);
+        }
+    }
+}
+
+TEST_CASE("fft values: identities at large sizes (round trip, Parseval, linearity, real-input symmetry)", "[fft]") {
+    const Runtime rt = fft_runtime();
+    for (int64_t n : {int64_t{1} << 16, int64_t{3 * 5 * 7 * 11 * 13}, int64_t{10007}, int64_t{4096 * 3 + 1}}) {
+        for (DType dt : {DType::c128, DType::c64}) {
+            INFO("n " << n << " " << name_of(dt));
+            const double tol = is_single(dt) ? 1e-5 : 1e-12;
+            const Tensor x = random_signal(rt, {n}, dt, 21), y = random_signal(rt, {n}, dt, 22);
+            const Tensor X = fft::fft(x);
+            CHECK(max_abs(Array::of(fft::ifft(X) - x).v) <= tol);
+            // Parseval: sum |x|^2 = sum |X|^2 / n.
+            const double ex = (x * x.conj()).real().sum().to(DType::f64).item<double>();
+            const double eX = (X * X.conj()).real().sum().to(DType::f64).item<double>() / static_cast<double>(n);
+            CHECK(std::abs(ex - eX) <= tol * ex);
+            // Linearity: fft(2x - 3y) = 2 fft(x) - 3 fft(y).
+            const Tensor lhs = fft::fft(x * 2.0 - y * 3.0), rhs = X * 2.0 - fft::fft(y) * 3.0;
+            CHECK(max_abs(Array::of(lhs - rhs).v) <= tol * std::sqrt(static_cast<double>(n)) * 10);
+        }
+        for (DType dt : {DType::f64, DType::f32}) {
+            INFO("real n " << n << " " << name_of(dt));
+            const double tol = is_single(dt) ? 1e-5 : 1e-12;
+            const Tensor x = random_signal(rt, {n}, dt, 23);
+            const Tensor X = fft::fft(x), H = fft::rfft(x);
+            // Real input: X[k] = conj(X[n - k]); rfft is the first n/2 + 1 of fft.
+            const Array full = Array::of(X), half = Array::of(H);
+            REQUIRE(static_cast<int64_t>(half.v.size()) == n / 2 + 1);
+            double sym = 0, same = 0;
+            for (int64_t k = 1; k < n; ++k) sym = std::max(sym, std::abs(full.v[k] - std::conj(full.v[n - k])));
+            for (int64_t k = 0; k <= n / 2; ++k) same = std::max(same, std::abs(full.v[k] - half.v[k]));
+            const double scale = max_abs(full.v);
+            CHECK(sym <= tol * scale);
+            CHECK(same <= tol * scale);
+            // Round trips, odd lengths included: irfft(rfft(x), n) = x; ihfft / hfft likewise.
+            CHECK(max_abs(Array::of(fft::irfft(H, n) - x).v) <= tol);
+            CHECK(max_abs(Array::of(fft::hfft(fft::ihfft(x), n) - x).v) <= tol);
+        }
+    }
+    // A large 2-D transform against two 1-D passes.
+    const Tensor img = random_signal(rt, {512, 384}, DType::c128, 24);
+    CHECK(max_abs(Array::of(fft::fft2(img) - fft::fft(fft::fft(img, std::nullopt, 0), std::nullopt, 1)).v) <= 1e-9);
+}
+
+TEST_CASE("fft values: strided, transposed and offset views give the results of contiguous copies", "[fft]") {
+    const Runtime rt = fft_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor big = random_signal(rt, {6, 10, 9}, dt, 31);
+        const Tensor views[] = {big.transpose(0, 2), big.slice(1, 1, 9, 2), big.slice(2, 3, 8), big.transpose(1, 2).slice(0, 2, 5)};
+        for (const Tensor& v : views) {
+            const Tensor c = v.contiguous();
+            CHECK(relative_error(Array::of(fft::fftn(v, std::nullopt, std::vector<int64_t>{0, 2})),
+                                 Array::of(fft::fftn(c, std::nullopt, std::vector<int64_t>{0, 2}))) <= tolerance(dt) * 10);
+            CHECK(relative_error(Array::of(fft::irfft(v, 7, 1)), Array::of(fft::irfft(c, 7, 1))) <= tolerance(dt) * 10);
+            if (!is_complex(dt)) {
+                CHECK(relative_error(Array::of(fft::rfft2(v)), Array::of(fft::rfft2(c))) <= tolerance(dt) * 10);
+            }
+        }
+    }
+}
+
+TEST_CASE("fft values: edge shapes (empty batches, one point, no axes, 0-d)", "[fft]") {
+    const Runtime rt = fft_runtime();
+    const Tensor empty = random_signal(rt, {0, 8}, DType::c128, 41);
+    CHECK(fft::fft(empty).shape() == Shape{0, 8});
+    CHECK(fft::rfft(random_signal(rt, {3, 0, 8}, DType::f32, 42)).shape() == Shape{3, 0, 5});
+    CHECK(fft::irfft(empty, 6).shape() == Shape{0, 6});
+    const Tensor one = random_signal(rt, {4, 1}, DType::c64, 43);
+    CHECK(relative_error(Array::of(fft::fft(one)), Array::of(one)) <= 1e-7);
+    // No axes: the input, as complex (numpy's fftn(x, axes=())).
+    const Tensor r = random_signal(rt, {2, 3}, DType::f64, 44);
+    const Tensor same = fft::fftn(r, std::nullopt, std::vector<int64_t>{});
+    CHECK(same.dtype() == DType::c128);
+    CHECK(relative_error(Array::of(same), Array::of(r)) == 0.0);
+    const Tensor scalar = rt.tensor<double>({2.5}, {});
+    CHECK(fft::fftn(scalar).item<cd>() == cd(2.5));
+}
+
+TEST_CASE("fft values: measured plans give the estimated plans' results, and FERRO_FFT_WISDOM keeps them", "[fft]") {
+    const Runtime rt = fft_runtime();
+    const std::string prefix = build_dir() + "/fft_wisdom_test";
+    std::remove((prefix + ".f64").c_str());
+    setenv("FERRO_FFT_WISDOM", prefix.c_str(), 1);
+    const Tensor x = random_signal(rt, {4, 360}, DType::c128, 51);
+    for (const char* planner : {"measure", "patient"}) {
+        INFO(planner);
+        CHECK(relative_error(Array::of(fft::fft(x, std::nullopt, -1, "backward", planner)), Array::of(fft::fft(x))) <= 1e-13);
+    }
+    unsetenv("FERRO_FFT_WISDOM");
+    std::ifstream wisdom(prefix + ".f64");
+    REQUIRE(wisdom.good());
+    std::string head;
+    std::getline(wisdom, head);
+    CHECK_THAT(head, Catch::Contains("fftw_wisdom"));
+}
+
+TEST_CASE("fft values: fftfreq, rfftfreq, fftshift and ifftshift as numpy defines them", "[fft]") {
+    const Runtime rt = fft_runtime();
+    CHECK(fft::fftfreq(rt, 5, 0.5).to_vector<double>() == std::vector<double>{0, 0.4, 0.8, -0.8, -0.4});
+    CHECK(fft::fftfreq(rt, 4).to_vector<double>() == std::vector<double>{0, 0.25, -0.5, -0.25});
+    CHECK(fft::rfftfreq(rt, 5, 0.5).to_vector<double>() == std::vector<double>{0, 0.4, 0.8});
+    CHECK(fft::rfftfreq(rt, 4).to_vector<double>() == std::vector<double>{0, 0.25, 0.5});
+    const Tensor f = fft::fftfreq(rt, 5);
+    CHECK(fft::fftshift(f).to_vector<double>() == std::vector<double>{-0.4, -0.2, 0, 0.2, 0.4});
+    CHECK(fft::ifftshift(fft::fftshift(f)).to_vector<double>() == f.to_vector<double>());
+    const Tensor m = rt.tensor<double>({0, 1, 2, 3, 4, 5}, {2, 3});
+    CHECK(fft::fftshift(m).to_vector<double>() == std::vector<double>{5, 3, 4, 2, 0, 1});
+    CHECK(fft::fftshift(m, std::vector<int64_t>{1}).to_vector<double>() == std::vector<double>{2, 0, 1, 5, 3, 4});
+    CHECK(fft::ifftshift(m, std::vector<int64_t>{-1}).to_vector<double>() == std::vector<double>{1, 2, 0, 4, 5, 3});
+}
