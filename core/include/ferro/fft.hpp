@@ -27,7 +27,6 @@ public:
     Dims(const std::optional<std::vector<int64_t>>& v) : v_(v.value_or(std::vector<int64_t>{})), given_(v.has_value()) {}  // NOLINT
     bool given() const { return given_; }
     const std::vector<int64_t>& values() const { return v_; }
-    Attr attr(const char* name) const { return given_ ? Attr(name, v_) : Attr(name, std::nullopt); }
 
 private:
     std::vector<int64_t> v_;
@@ -37,44 +36,46 @@ using Lengths = Dims;
 using Axes = Dims;
 
 namespace detail {
-// Only the attributes that differ from the op's defaults: fewer to encode on every call (the
-// dispatcher's repeated-call key), the same plan.
-inline Attrs non_default(const std::string& norm, const std::string& planner) {
-    Attrs a;
-    if (norm != "backward") a.push_back(Attr("norm", norm));
-    if (planner != "estimate") a.push_back(Attr("planner", planner));
+// Attributes as the C ABI takes them, on the stack: with the call site's cached op handle
+// (detail::call1) a small transform's call allocates nothing but its output.
+inline ferro_named_attr i64_attr(const char* name, std::optional<int64_t> v) {
+    ferro_named_attr a{name, {}};
+    a.value.type = v ? FERRO_ATTR_I64 : FERRO_ATTR_NONE;
+    if (v) a.value.v.i64 = *v;
     return a;
 }
-inline Tensor one_d(const char* op, const Tensor& x, std::optional<int64_t> n, int64_t axis, const std::string& norm,
-                    const std::string& planner) {
-    Attrs a = non_default(norm, planner);
-    if (n) a.push_back(Attr("n", *n));
-    if (axis != -1) a.push_back(Attr("axis", axis));
-    return call_one(x.runtime_ref(), op, {x}, a);
+inline ferro_named_attr dims_attr(const char* name, const Dims& d) {
+    ferro_named_attr a{name, {}};
+    a.value.type = d.given() ? FERRO_ATTR_I64_ARRAY : FERRO_ATTR_NONE;
+    a.value.count = static_cast<uint32_t>(d.values().size());
+    a.value.v.i64_array = d.values().data();
+    return a;
 }
-inline Tensor multi_d(const char* op, const Tensor& x, const Lengths& s, const Axes& axes, const std::string& norm,
-                      const std::string& planner) {
-    Attrs a = non_default(norm, planner);
-    if (s.given()) a.push_back(s.attr("s"));
-    if (axes.given()) a.push_back(axes.attr("axes"));
-    return call_one(x.runtime_ref(), op, {x}, a);
+inline ferro_named_attr str_attr(const char* name, const std::string& v) {
+    ferro_named_attr a{name, {}};
+    a.value.type = FERRO_ATTR_STR;
+    a.value.v.str = v.c_str();
+    return a;
 }
 }  // namespace detail
 
 #define FERRO_FFT_ONE_D(name)                                                                              \
     inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,        \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return detail::one_d("fft." #name, x, n, axis, norm, planner);                                    \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::i64_attr("n", n), detail::i64_attr("axis", axis), \
+                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
     }
 #define FERRO_FFT_TWO_D(name)                                                                              \
     inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {-2, -1},               \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return detail::multi_d("fft." #name, x, s, axes, norm, planner);                                  \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
+                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
     }
 #define FERRO_FFT_N_D(name)                                                                                \
     inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {},                     \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return detail::multi_d("fft." #name, x, s, axes, norm, planner);                                  \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
+                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
     }
 
 // 1-D: complex <-> complex (fft, ifft), real -> half spectrum (rfft) and back (irfft: n real

@@ -241,9 +241,16 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
     if (out_count == 0) return;
     // The fitted array: the input itself, or gathered into the (64-byte aligned) workspace.
     void* fit = in.data;
+    std::unique_ptr<void, void (*)(void*)> own(nullptr, Fftw<R>::free);
     if (!p.direct_ok || Fftw<R>::alignment_of(fit) != 0) {
-        const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data);
-        fit = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
+        if (p.direct_ok) {  // no workspace was asked for: an input view at an odd offset
+            own.reset(Fftw<R>::malloc(static_cast<size_t>(p.fit_bytes)));
+            if (!own) throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for an aligned copy of the input");
+            fit = own.get();
+        } else {
+            const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data);
+            fit = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
+        }
         const bool real_in = !plugin::is_complex(t.in_dtype);
         if (t.kind == Kind::r2c) gather<R, R>(p, in, static_cast<R*>(fit));
         else if (real_in) gather<R, C>(p, in, static_cast<C*>(fit));
@@ -309,7 +316,9 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* work
     }
     plan->direct_ok = contiguous && t.fit_shape == t.in_shape && t.work_dtype == t.in_dtype && !t.conj_in &&
                       t.kind != Kind::c2r && !t.axes.empty();
-    *workspace_bytes = static_cast<uint64_t>(plan->fit_bytes + 64);
+    // The gathered input lives in the workspace; an input FFTW reads in place needs none (and
+    // the rare misaligned view of one gets a copy of its own).
+    *workspace_bytes = plan->direct_ok ? 0 : static_cast<uint64_t>(plan->fit_bytes + 64);
     if (numel(t.out_shape) > 0 && !t.axes.empty()) {
         plan->fftw = plan->single ? plan_fftw<float>(*plan) : plan_fftw<double>(*plan);
     }
