@@ -54,5 +54,7 @@ TEST_CASE("fft module: 14 ops, a module for the cpu engine, a declined one with 
                                    Catch::Contains("engine vulkan:0 has ferro.vulkan.ctx.v1"));
         }
     }
-    dlclose(lib);
+    // No dlclose: FFTW's planner state lives as long as the process (the module never calls
+    // fftw_cleanup, which would break an application's own FFTW plans), and unloading the
+    // library would turn it into leaks.
 }
