@@ -9,7 +9,8 @@
 // input. numpy's scaling and ihfft's conjugate follow in one pass over the output.
 //
 // FFTW's planner is not thread-safe: planning, plan destruction and wisdom I/O hold one
-// mutex; execution of a finished plan (new-array execute) is thread-safe.
+// mutex (and FFTW's own planner lock guards against other FFTW users in the process);
+// execution of a finished plan (new-array execute) is thread-safe.
 #include "fft.hpp"
 
 #include <ferro/cpu_context.h>
@@ -296,6 +297,10 @@ void init_fftw() {
         std::lock_guard lock(planner_mutex());
         fftw_init_threads();
         fftwf_init_threads();
+        // The application (or another plugin) may plan with FFTW too, outside our mutex:
+        // FFTW's own planner lock makes those calls safe against ours.
+        fftw_make_planner_thread_safe();
+        fftwf_make_planner_thread_safe();
         if (const char* prefix = wisdom_prefix(); prefix != nullptr && *prefix != '\0') {
             fftw_import_wisdom_from_filename((std::string(prefix) + ".f64").c_str());  // a missing file is no error
             fftwf_import_wisdom_from_filename((std::string(prefix) + ".f32").c_str());
