@@ -26,7 +26,7 @@ if(FERRO_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)
     include(Catch)
 endif()
-if(FERRO_BUILD_TESTS OR FERRO_BUILD_BENCH)
-    # The linalg oracle replay and the einsum instances are JSON.
-    find_package(nlohmann_json 3 REQUIRED)
-endif()
+# ferro-inspect's command line and its --json output; the linalg oracle replay and the einsum
+# instances are JSON too.
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)

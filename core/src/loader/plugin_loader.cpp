@@ -44,9 +44,15 @@ const ferro_plugin_desc* query(ferro_plugin_query_fn entry, const ferro_host_api
 
 }  // namespace
 
-LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api* host) {
+void log_stage(const Logger& logger, LoadStage stage, const std::string& file) {
+    logger.logf(FERRO_LOG_TRACE, "loader", "stage {}: {}", load_stage_name(stage), file);
+}
+
+LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api* host, const Logger& logger) {
     check_file(path);
+    log_stage(logger, LoadStage::open, path.string());  // static initialisers run here
     auto library = std::make_shared<Library>(path);
+    log_stage(logger, LoadStage::entry, path.string());
     const ferro_plugin_query_fn entry = library->entry();
     if (entry == nullptr) {
         throw LoadError(LoadStage::entry, FERRO_NOT_FOUND,
@@ -54,7 +60,9 @@ LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api
                                     "it with ferro_add_plugin and FERRO_PLUGIN_EXPORT)",
                                     FERRO_PLUGIN_ENTRY_NAME));
     }
+    log_stage(logger, LoadStage::query, path.string());
     const ferro_plugin_desc* desc = query(entry, host);
+    log_stage(logger, LoadStage::validate, path.string());
     check_abi(*desc);
     check_descriptor(*desc);
     return {std::move(library), desc};

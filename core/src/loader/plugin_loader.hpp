@@ -3,6 +3,8 @@
 #pragma once
 
 #include "loader/library.hpp"
+#include "loader/load_error.hpp"
+#include "support/logging.hpp"
 
 #include <ferro/plugin.h>
 
@@ -16,6 +18,10 @@ struct LoadedPlugin {
 };
 
 // Throws LoadError naming the stage that failed. Never lets a plugin's exception through.
-LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api* host);
+// Logs "stage S: FILE" at trace level before each stage that runs the plugin's code, so that
+// whoever watches (ferro-inspect's isolated probe) knows where a plugin that crashes died.
+LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api* host, const Logger& logger);
+
+void log_stage(const Logger& logger, LoadStage stage, const std::string& file);
 
 }  // namespace ferro

@@ -1,6 +1,7 @@
 #include "registry/registration.hpp"
 
 #include "loader/load_error.hpp"
+#include "loader/plugin_loader.hpp"
 
 #include <fmt/format.h>
 
@@ -69,6 +70,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
     ferro_probe_result probe{};
     probe.struct_size = sizeof probe;
     const std::string what = fmt::format("engine '{}': probe", desc.kind);
+    log_stage(ctx.logger, LoadStage::probe, record.path);
     if (ferro_status st = call_plugin(LoadStage::probe, what, [&] { return desc.probe(ctx.host, &probe); })) {
         throw_load_error(LoadStage::probe, st, what);
     }
@@ -80,6 +82,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
             ferro_engine_instance inst{};
             inst.struct_size = sizeof inst;
             const std::string create = fmt::format("engine '{}': create", name);
+            log_stage(ctx.logger, LoadStage::create, record.path);
             if (ferro_status st = call_plugin(LoadStage::create, create, [&] {
                     return desc.create(ctx.host, ordinal, &inst);
                 })) {
@@ -191,7 +194,9 @@ void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx) {
                 const bool asked = std::any_of(slots.begin(), slots.end(), [&](const ModuleSlot& s) {
                     return s.plugin == source.plugin;
                 });
-                if (!asked) slots.push_back(create_module(source, *engine, ctx));
+                if (asked) continue;
+                log_stage(ctx.logger, LoadStage::create, source.plugin);  // the family's module factory
+                slots.push_back(create_module(source, *engine, ctx));
             }
         }
     }

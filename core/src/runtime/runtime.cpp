@@ -126,7 +126,7 @@ void Runtime::record_diagnostic(Diagnostic diagnostic) {
 LoadResult Runtime::load_plugin(const std::filesystem::path& path) {
     const RegistrationContext ctx{&host_api_, logger_};
     try {
-        LoadedPlugin plugin = open_plugin(path, &host_api_);
+        LoadedPlugin plugin = open_plugin(path, &host_api_, logger_);
         const std::string name = plugin.desc->name;
         reconfigure([&](Snapshot& s) { register_plugin(s, plugin, path.string(), ctx); });
         logger_.logf(FERRO_LOG_INFO, "loader", "loaded plugin '{}' {} (ABI {}.{}) from {}", name,

@@ -1,0 +1,186 @@
+// ferro-inspect, run as a user runs it: crash isolation on the crashing fixtures, agreement
+// with the runtime's own loading on the loader corpus, golden text and JSON on the fixtures
+// and on the build's real plugins, doctor, exit codes.
+#include "ferro_test.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace ferro;
+using namespace ferro::test;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+    int exit_code = -1;
+    std::string out;
+};
+
+// Runs the inspector with `args` (a shell command line tail), stdout captured, stderr dropped.
+Run inspect(const std::string& args, const std::string& env = "") {
+    const std::string cmd = env + " " + build_dir() + "/bin/ferro-inspect " + args + " 2>/dev/null";
+    Run r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string crashing_dir() { return build_dir() + "/tests/fixtures/crashing"; }
+
+std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// The entries of a list report by file name.
+std::map<std::string, json> by_file(const json& report) {
+    std::map<std::string, json> out;
+    for (const json& p : report["plugins"]) out[file_name(p["file"])] = p;
+    return out;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+    return s;
+}
+
+std::string golden(const std::string& name) {
+    std::ifstream f(std::string(FERRO_INSPECTOR_GOLDEN) + "/" + name);
+    REQUIRE(f.good());
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("inspector: plugins that segfault, abort, hang or exit while loading are reported by stage, and the good one still loads", "[inspector]") {
+    const Run r = inspect("list --json --timeout 2 --path " + crashing_dir());
+    CHECK(r.exit_code == 1);  // something failed to load
+    const json report = json::parse(r.out);
+    CHECK(report["command"] == "list");
+    CHECK(report["schema"] == 1);
+    const auto plugins = by_file(report);
+    REQUIRE(plugins.size() == 5);
+    const json& segv = plugins.at("libferro_fixture_crash_query.so");
+    CHECK(segv["status"] == "failed");
+    CHECK(segv["reason"] == "crashed in stage query (signal 11, SIGSEGV)");
+    CHECK(segv["crash"]["signal"] == 11);
+    CHECK(plugins.at("libferro_fixture_abort_probe.so")["reason"] == "crashed in stage probe (signal 6, SIGABRT)");
+    CHECK(plugins.at("libferro_fixture_hang_query.so")["reason"] == "timed out in stage query");
+    CHECK(plugins.at("libferro_fixture_hang_query.so")["crash"]["timed_out"] == true);
+    CHECK(plugins.at("libferro_fixture_exit_query.so")["reason"] == "exited with status 3 in stage query");
+    const json& good = plugins.at("libferro_fixture_good_neighbour.so");
+    CHECK(good["status"] == "loaded");
+    CHECK(good["name"] == "fixture_good");
+    CHECK(good["families"] == json::parse(R"([{"name": "fixture_good", "ops": 2}])"));
+    CHECK(report["summary"] == json::parse(R"({"files": 5, "loaded": 1, "skipped": 0, "failed": 4})"));
+}
+
+TEST_CASE("inspector: list's text output on the crashing fixtures matches the golden file", "[inspector]") {
+    const Run r = inspect("list --timeout 2 --path " + crashing_dir());
+    CHECK(r.exit_code == 1);
+    CHECK(replace_all(r.out, crashing_dir(), "{dir}") == golden("list_crashing.txt"));
+}
+
+// Every file of the loader corpus gets, from the isolated probes, the status the runtime gives it
+// when it loads the same directory itself (in this process: nothing in the corpus crashes).
+TEST_CASE("inspector: list agrees with the runtime's own loading of the loader corpus, stage by stage", "[inspector]") {
+    const Run r = inspect("list --json --path " + corpus_dir());
+    const auto listed = by_file(json::parse(r.out));
+    Runtime::Options o;
+    o.plugin_paths = {corpus_dir()};
+    o.use_environment_path = false;
+    o.use_default_dir = false;
+    o.log_level = FERRO_LOG_OFF;
+    const Inventory inv = Runtime(o).inventory();
+    size_t checked = 0;
+    for (const PluginInfo& p : inv.plugins) {
+        if (p.builtin) continue;
+        INFO(p.path);
+        CHECK(listed.at(file_name(p.path))["status"] == "loaded");
+        CHECK(listed.at(file_name(p.path))["name"] == p.name);
+        ++checked;
+    }
+    for (const DiagnosticInfo& d : inv.diagnostics) {
+        INFO(d.file << ": " << d.message);
+        const json& entry = listed.at(file_name(d.file));
+        CHECK(entry["status"] != "loaded");
+        CHECK(entry["stage"] == d.stage);
+        if (d.stage != "register") CHECK(entry["reason"] == d.message);  // the duplicate's wording is the inspector's
+        ++checked;
+    }
+    CHECK(checked == listed.size());
+}
+
+TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]") {
+    const Run r = inspect("list --json");
+    CHECK(r.exit_code == 0);
+    const auto plugins = by_file(json::parse(r.out));
+    const std::string abi = std::to_string(FERRO_ABI_MAJOR) + "." + std::to_string(FERRO_ABI_MINOR);
+    struct Want {
+        const char* file;
+        const char* name;
+        const char* kind;
+        const char* family;
+        int ops;
+    };
+    for (const Want& w : {Want{"libferro_linalg.so", "linalg", "family", "linalg", 25}, Want{"libferro_einsum.so", "einsum", "family", "einsum", 2},
+                          Want{"libferro_fft.so", "fft", "family", "fft", 14}, Want{"libferro_engine_null.so", "engine_null", "engine", "", 0}}) {
+        INFO(w.file);
+        const json& p = plugins.at(w.file);
+        CHECK(p["status"] == "loaded");
+        CHECK(p["name"] == w.name);
+        CHECK(p["kind"] == w.kind);
+        CHECK(p["abi"] == abi);
+        if (*w.family) CHECK(p["families"] == json::array({{{"name", w.family}, {"ops", w.ops}}}));
+    }
+    const json& null_engine = plugins.at("libferro_engine_null.so")["engines"][0];
+    CHECK(null_engine["kind"] == "null");
+    CHECK(null_engine["devices"] == 0);
+    CHECK_THAT(null_engine["reason"].get<std::string>(), Catch::Contains("no devices"));
+    const Run text = inspect("list");
+    CHECK_THAT(text.out, Catch::Contains("libferro_fft.so                    loaded   fft 0.1.0 (ABI " + abi +
+                                         ", family): family fft (14 ops)"));
+    CHECK_THAT(text.out, Catch::Contains("files: 4 loaded, 0 skipped, 0 failed"));
+}
+
+TEST_CASE("inspector: doctor shows the search path with its origins, engines with their reasons, problems and settings", "[inspector]") {
+    const Run r = inspect("doctor --json --timeout 2 --path " + crashing_dir(), "FERRO_LOG_LEVEL=error");
+    CHECK(r.exit_code == 1);
+    const json d = json::parse(r.out);
+    CHECK(d["command"] == "doctor");
+    CHECK(d["search_path"] == json::array({{{"path", crashing_dir()}, {"origin", "runtime option"}, {"exists", true}}}));
+    CHECK(d["engines"][0]["kind"] == "cpu");
+    CHECK(d["engines"][0]["devices"] == 1);
+    CHECK(d["problems"].size() == 4);
+    bool log_level = false;
+    for (const json& s : d["settings"]) {
+        if (s["name"] == "FERRO_LOG_LEVEL") {
+            CHECK(s["value"] == "error");
+            CHECK(s["from"] == "environment");
+            log_level = true;
+        }
+    }
+    CHECK(log_level);
+    const Run text = inspect("doctor");
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("null         0 devices (plugin engine_null): the null engine has no devices"));
+    CHECK_THAT(text.out, Catch::Contains("plugins: every file in the search path loads"));
+}
+
+TEST_CASE("inspector: exit codes (bad command line 2) and help that documents them", "[inspector]") {
+    CHECK(inspect("frobnicate").exit_code == 2);
+    CHECK(inspect("list --no-such-flag").exit_code == 2);
+    const Run help = inspect("--help");
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Contains("Exit codes: 0 success; 1 a problem was found"));
+}

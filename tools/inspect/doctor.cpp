@@ -1,0 +1,83 @@
+#include "doctor.hpp"
+
+#include <ferro/ferro.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace ferro::inspect {
+namespace {
+
+// A setting: its value from the environment, or what the host uses without it.
+nlohmann::json setting(const char* name, const std::string& fallback, const char* effect) {
+    const char* v = std::getenv(name);
+    return {{"name", name}, {"value", v != nullptr ? v : fallback}, {"from", v != nullptr ? "environment" : "default"},
+            {"effect", effect}};
+}
+
+}  // namespace
+
+nlohmann::json doctor(const ListOptions& options) {
+    const nlohmann::json list = list_plugins(options);
+    nlohmann::json r = {{"command", "doctor"}, {"schema", 1}, {"search_path", list["search_path"]}};
+    r["engines"] = nlohmann::json::array();
+    Runtime::Options ro;
+    ro.autoload = false;
+    for (const EngineInfo& e : Runtime(ro).inventory().engines) {  // built in
+        r["engines"].push_back({{"kind", e.kind}, {"plugin", e.plugin}, {"devices", 1}, {"names", {e.name}}, {"reason", ""}});
+    }
+    r["problems"] = nlohmann::json::array();
+    for (const auto& p : list["plugins"]) {
+        if (p["status"] == "loaded") {
+            for (const auto& e : p["engines"]) {
+                r["engines"].push_back({{"kind", e["kind"]}, {"plugin", p["name"]}, {"devices", e["devices"]},
+                                        {"names", e["names"]}, {"reason", e["reason"]}});
+            }
+        } else {
+            r["problems"].push_back({{"file", p["file"]}, {"status", p["status"]}, {"stage", p.value("stage", "")},
+                                     {"reason", p["reason"]}});
+        }
+    }
+    const std::string cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+    r["settings"] = {
+        setting("FERRO_PLUGIN_PATH", "", "extra plugin directories, searched before the default one"),
+        setting("FERRO_LOG_LEVEL", "warn", "trace | debug | info | warn | error | off, unless the application sets one"),
+        setting("FERRO_CPU_THREADS", cores, "the cpu engine's pool, and FFTW's threads on large transforms"),
+        setting("FERRO_CPU_CACHE_MB", "1/8 of physical memory", "freed blocks of 64 KiB and more the cpu engine keeps for reuse"),
+        setting("FERRO_FFT_WISDOM", "", "FFTW wisdom files PREFIX.f64 / PREFIX.f32, read at start and kept up to date"),
+        setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),
+    };
+    r["summary"] = list["summary"];
+    return r;
+}
+
+std::string render_doctor(const nlohmann::json& r) {
+    std::string t = "search path:\n";
+    for (const auto& d : r["search_path"]) {
+        t += fmt::format("  {} ({}){}\n", d["path"].get<std::string>(), d["origin"].get<std::string>(),
+                         d["exists"].get<bool>() ? "" : ": does not exist");
+    }
+    t += "engines:\n";
+    for (const auto& e : r["engines"]) {
+        const int n = e["devices"];
+        t += fmt::format("  {:<12} {} device{} (plugin {}){}\n", e["kind"].get<std::string>(), n, n == 1 ? "" : "s",
+                         e["plugin"].get<std::string>(), n == 0 ? ": " + e["reason"].get<std::string>() : "");
+    }
+    t += r["problems"].empty() ? "plugins: every file in the search path loads\n" : "plugins that do not load:\n";
+    for (const auto& p : r["problems"]) {
+        const std::string stage = p["stage"];
+        t += fmt::format("  {}: {}{}\n", p["file"].get<std::string>(), p["status"].get<std::string>() == "skipped" ? "skipped, " : "",
+                         p["reason"].get<std::string>());
+    }
+    t += "settings:\n";
+    for (const auto& s : r["settings"]) {
+        const std::string value = s["value"];
+        t += fmt::format("  {:<22} {:<24} ({}) {}\n", s["name"].get<std::string>(), value.empty() ? "-" : value,
+                         s["from"].get<std::string>(), s["effect"].get<std::string>());
+    }
+    return t;
+}
+
+}  // namespace ferro::inspect

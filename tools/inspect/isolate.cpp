@@ -1,0 +1,126 @@
+#include "isolate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <vector>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace ferro::inspect {
+namespace {
+
+// Reads what is available on `fd` into `out`; false at end of file.
+bool drain(int fd, std::string& out) {
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    out.append(buf, static_cast<size_t>(n));
+    return true;
+}
+
+void parse_lines(const std::string& text, ProbeOutcome& o) {
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const auto line = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
+                                                text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+        start = end + 1;
+        if (!line.is_object()) continue;
+        if (line.value("event", "") == "stage") o.last_stage = line.value("stage", "");
+        if (line.value("event", "") == "result") o.result = line;
+    }
+}
+
+// The child's environment. In a build with AddressSanitizer (the asan test preset), its
+// handler would turn the plugin's SIGSEGV into exit(1); the probe must die of the signal
+// itself, so the sanitizer leaves those signals alone in the child.
+std::vector<std::string> child_environment() {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+#if defined(__SANITIZE_ADDRESS__)
+    const std::string keep = "handle_segv=0:handle_sigbus=0:handle_sigfpe=0";
+    auto it = std::find_if(env.begin(), env.end(), [](const std::string& v) { return v.rfind("ASAN_OPTIONS=", 0) == 0; });
+    if (it == env.end()) env.push_back("ASAN_OPTIONS=" + keep);
+    else *it += ":" + keep;
+#endif
+    return env;
+}
+
+}  // namespace
+
+std::string ProbeOutcome::failure() const {
+    const std::string where = last_stage.empty() ? "before loading" : "in stage " + last_stage;
+    if (timed_out) return fmt::format("timed out {}", where);
+    if (signal != 0) {
+        const char* name = sigabbrev_np(signal);
+        return fmt::format("crashed {} (signal {}{}{})", where, signal, name ? ", SIG" : "", name ? name : "");
+    }
+    if (exit_code != 0) return fmt::format("exited with status {} {}", exit_code, where);
+    return fmt::format("ended without a result {}", where);
+}
+
+ProbeOutcome probe_isolated(const std::string& self, const std::string& file, double timeout_s) {
+    ProbeOutcome o;
+    int out_pipe[2], err_pipe[2];
+    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+    posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
+    std::string probe_flag = "--probe";
+    std::vector<char*> argv{const_cast<char*>(self.c_str()), probe_flag.data(), const_cast<char*>(file.c_str()), nullptr};
+    std::vector<std::string> env = child_environment();
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    if (rc != 0) {
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        throw std::runtime_error(fmt::format("cannot run {} in probe mode: {}", self, std::strerror(rc)));
+    }
+    std::string out, err;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    bool out_open = true, err_open = true;
+    while (out_open || err_open) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            o.timed_out = true;
+            kill(pid, SIGKILL);
+            break;
+        }
+        pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
+        if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+        if (out_open && (fds[0].revents & (POLLIN | POLLHUP))) out_open = drain(out_pipe[0], out);
+        if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) err_open = drain(err_pipe[0], err);
+    }
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    parse_lines(out, o);
+    if (!o.timed_out) {
+        if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+        if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+    }
+    o.finished = !o.timed_out && o.signal == 0 && o.exit_code == 0 && o.result.is_object();
+    o.stderr_tail = err.size() > 400 ? err.substr(err.size() - 400) : err;
+    return o;
+}
+
+}  // namespace ferro::inspect

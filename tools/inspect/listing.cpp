@@ -1,0 +1,151 @@
+#include "listing.hpp"
+
+#include "isolate.hpp"
+
+#include <ferro/ferro.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace ferro::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The host loads files named libferro_*.so (DESIGN §10); others in the directory are listed as
+// skipped, since a misnamed plugin is a common reason for "why isn't it loaded".
+bool host_candidate(const std::string& name) {
+    return name.rfind("libferro_", 0) == 0 && name.size() > 12 && name.compare(name.size() - 3, 3, ".so") == 0;
+}
+
+std::vector<SearchDirInfo> search_path(const ListOptions& o) {
+    Runtime::Options ro;
+    ro.autoload = false;
+    if (!o.dirs.empty()) {
+        ro.plugin_paths = o.dirs;
+        ro.use_environment_path = false;
+        ro.use_default_dir = false;
+    }
+    return Runtime(ro).inventory().search_path;
+}
+
+// What makes the host refuse a second plugin that loads fine on its own: the first one with the
+// same plugin name, family or engine kind wins (search path order, files sorted per directory).
+void mark_duplicates(nlohmann::json& plugins) {
+    std::map<std::string, std::string> names, families, kinds;
+    for (auto& p : plugins) {
+        if (p["status"] != "loaded") continue;
+        std::string clash;
+        if (auto it = names.find(p["name"]); it != names.end()) {
+            clash = fmt::format("a plugin named '{}' is already loaded from {}", p["name"].get<std::string>(), it->second);
+        }
+        for (const auto& f : p["families"]) {
+            if (auto it = families.find(f["name"]); clash.empty() && it != families.end()) {
+                clash = fmt::format("family '{}' is already provided by {}", f["name"].get<std::string>(), it->second);
+            }
+        }
+        for (const auto& e : p["engines"]) {
+            if (auto it = kinds.find(e["kind"]); clash.empty() && it != kinds.end()) {
+                clash = fmt::format("engine kind '{}' is already provided by {}", e["kind"].get<std::string>(), it->second);
+            }
+        }
+        if (!clash.empty()) {
+            p["status"] = "skipped";
+            p["stage"] = "register";
+            p["reason"] = clash;
+            continue;
+        }
+        const std::string file = p["file"];
+        names[p["name"]] = file;
+        for (const auto& f : p["families"]) families[f["name"]] = file;
+        for (const auto& e : p["engines"]) kinds[e["kind"]] = file;
+    }
+}
+
+nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
+    const std::string name = file.filename().string();
+    nlohmann::json p = {{"file", file.string()}, {"dir", file.parent_path().string()}};
+    if (!host_candidate(name)) {
+        p["status"] = "skipped";
+        p["reason"] = "not named libferro_*.so, so the host does not load it";
+        return p;
+    }
+    const ProbeOutcome outcome = probe_isolated(o.self, file.string(), o.timeout_s);
+    if (!outcome.finished) {
+        p["status"] = "failed";
+        p["stage"] = outcome.last_stage;
+        p["reason"] = outcome.failure();
+        p["crash"] = {{"signal", outcome.signal}, {"exit_code", outcome.exit_code}, {"timed_out", outcome.timed_out},
+                      {"stderr", outcome.stderr_tail}};
+        return p;
+    }
+    for (const auto& [key, value] : outcome.result.items()) {
+        if (key != "event" && key != "file") p[key] = value;
+    }
+    return p;
+}
+
+}  // namespace
+
+nlohmann::json list_plugins(const ListOptions& o) {
+    nlohmann::json out = {{"command", "list"}, {"schema", 1}};
+    out["search_path"] = nlohmann::json::array();
+    out["plugins"] = nlohmann::json::array();
+    for (const SearchDirInfo& dir : search_path(o)) {
+        out["search_path"].push_back({{"path", dir.path}, {"origin", dir.origin}, {"exists", dir.exists}});
+        if (!dir.exists) continue;
+        std::vector<fs::path> files;
+        std::error_code ec;
+        for (fs::directory_iterator it(dir.path, ec), end; !ec && it != end; it.increment(ec)) {
+            if (it->is_regular_file(ec)) files.push_back(it->path());
+        }
+        std::sort(files.begin(), files.end());
+        for (const fs::path& f : files) out["plugins"].push_back(probe_file(o, f));
+    }
+    mark_duplicates(out["plugins"]);
+    int loaded = 0, skipped = 0, failed = 0;
+    for (const auto& p : out["plugins"]) {
+        const std::string s = p["status"];
+        (s == "loaded" ? loaded : s == "skipped" ? skipped : failed)++;
+    }
+    out["summary"] = {{"files", out["plugins"].size()}, {"loaded", loaded}, {"skipped", skipped}, {"failed", failed}};
+    return out;
+}
+
+std::string render_list(const nlohmann::json& list) {
+    std::string text;
+    for (const auto& dir : list["search_path"]) {
+        text += fmt::format("{} ({}{})\n", dir["path"].get<std::string>(), dir["origin"].get<std::string>(),
+                            dir["exists"].get<bool>() ? "" : ", does not exist");
+        for (const auto& p : list["plugins"]) {
+            if (p["dir"] != dir["path"]) continue;
+            const std::string file = std::filesystem::path(p["file"].get<std::string>()).filename().string();
+            const std::string status = p["status"];
+            if (status != "loaded") {
+                const std::string stage = p.value("stage", "");
+                text += fmt::format("  {:<34} {:<8} {}{}\n", file, status,
+                                    stage.empty() || p.contains("crash") ? "" : "at stage " + stage + ": ",
+                                    p["reason"].get<std::string>());
+                continue;
+            }
+            std::string what;
+            for (const auto& f : p["families"]) what += fmt::format("{}family {} ({} ops)", what.empty() ? "" : ", ", f["name"].get<std::string>(), f["ops"].get<int>());
+            for (const auto& e : p["engines"]) {
+                const int n = e["devices"];
+                what += fmt::format("{}engine {} ({} device{}{})", what.empty() ? "" : ", ", e["kind"].get<std::string>(), n,
+                                    n == 1 ? "" : "s", n == 0 ? ": " + e["reason"].get<std::string>() : "");
+            }
+            text += fmt::format("  {:<34} {:<8} {} {} (ABI {}, {}): {}\n", file, status, p["name"].get<std::string>(),
+                                p["version"].get<std::string>(), p["abi"].get<std::string>(), p["kind"].get<std::string>(), what);
+        }
+    }
+    const auto& s = list["summary"];
+    text += fmt::format("{} files: {} loaded, {} skipped, {} failed\n", s["files"].get<int>(), s["loaded"].get<int>(),
+                        s["skipped"].get<int>(), s["failed"].get<int>());
+    return text;
+}
+
+}  // namespace ferro::inspect
