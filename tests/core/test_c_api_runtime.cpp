@@ -119,6 +119,76 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     ferro_runtime_destroy(rt);
 }
 
+// What ferro-inspect's show and ops read: op attributes (with defaults), dtypes and derivative
+// masks, engine dtypes and details, families with their plugin, modules with decline reasons.
+TEST_CASE("c api: inventory details: op attributes, dtypes and masks, engine details, families, modules", "[core]") {
+    const std::string corpus = ferro::test::corpus_dir();
+    const char* paths[] = {corpus.c_str()};
+    ferro_runtime* rt = isolated_runtime(paths, 1);
+    ferro_inventory* inv = nullptr;
+    REQUIRE(ferro_runtime_inventory(rt, &inv) == nullptr);
+
+    bool found_sum = false;
+    for (uint32_t i = 0; i < ferro_inventory_op_count(inv); ++i) {
+        ferro_op_info op{};
+        op.struct_size = sizeof op;
+        REQUIRE(ferro_inventory_op(inv, i, &op) == nullptr);
+        if (std::string(op.name) != "core.sum") continue;
+        found_sum = true;
+        ferro_op_detail_info d{};
+        d.struct_size = sizeof d;
+        REQUIRE(ferro_inventory_op_detail(inv, i, &d) == nullptr);
+        CHECK(d.diff_inputs == 1);
+        CHECK((d.diff_outputs & 1) == 1);
+        REQUIRE(op.n_attrs == 2);
+        ferro_op_attr_info a{};
+        a.struct_size = sizeof a;
+        REQUIRE(ferro_inventory_op_attr(inv, i, 1, &a) == nullptr);
+        CHECK(std::string(a.name) == "keepdim");
+        CHECK(a.type == FERRO_ATTR_BOOL);
+        CHECK(a.default_value.type == FERRO_ATTR_BOOL);
+        CHECK(a.default_value.v.boolean == 0);
+        auto o = take(ferro_inventory_op_attr(inv, i, 2, &a));
+        CHECK(o.code == FERRO_OUT_OF_RANGE);
+        CHECK(o.message == "ferro_inventory_op_attr: index 2 is out of range (count 2)");
+    }
+    CHECK(found_sum);
+
+    ferro_engine_detail_info e{};
+    e.struct_size = sizeof e;
+    REQUIRE(ferro_inventory_engine_detail(inv, 0, &e) == nullptr);  // cpu
+    CHECK(e.n_dtypes >= 4);
+    CHECK(std::string(e.details).find("OpenBLAS") != std::string::npos);
+
+    std::string good_plugin;
+    for (uint32_t i = 0; i < ferro_inventory_family_count(inv); ++i) {
+        ferro_family_info f{};
+        f.struct_size = sizeof f;
+        REQUIRE(ferro_inventory_family(inv, i, &f) == nullptr);
+        if (std::string(f.id) == "fixture_good") {
+            good_plugin = f.plugin;
+            CHECK(f.n_ops == 2);
+        }
+    }
+    CHECK(good_plugin == "fixture_good");
+    bool declined = false, available = false;
+    for (uint32_t i = 0; i < ferro_inventory_module_count(inv); ++i) {
+        ferro_module_info m{};
+        m.struct_size = sizeof m;
+        REQUIRE(ferro_inventory_module(inv, i, &m) == nullptr);
+        if (std::string(m.family) != "fixture_good") continue;
+        if (std::string(m.engine) == "cpu") {
+            declined = !m.available && std::string(m.reason) == "fixture_good runs on fixture engines only, not cpu";
+        } else {
+            available = m.available && std::string(m.reason).empty();
+        }
+    }
+    CHECK(declined);
+    CHECK(available);
+    ferro_inventory_destroy(inv);
+    ferro_runtime_destroy(rt);
+}
+
 TEST_CASE("c api: bad arguments give INVALID_ARGUMENT or OUT_OF_RANGE naming the function", "[core]") {
     auto o = take(ferro_runtime_create(nullptr, nullptr));
     CHECK(o.code == FERRO_INVALID_ARGUMENT);

@@ -177,6 +177,70 @@ TEST_CASE("inspector: doctor shows the search path with its origins, engines wit
     CHECK_THAT(text.out, Catch::Contains("plugins: every file in the search path loads"));
 }
 
+TEST_CASE("inspector: show gives a plugin's ops with attributes, defaults, dtypes and rules, its modules and devices", "[inspector]") {
+    const Run r = inspect("show fft --json");
+    CHECK(r.exit_code == 0);
+    const json p = json::parse(r.out)["plugin"];
+    CHECK(p["name"] == "fft");
+    REQUIRE(p["families"].size() == 1);
+    const json& family = p["families"][0];
+    CHECK(family["modules"] == json::parse(R"([{"engine": "cpu", "available": true, "reason": ""}])"));
+    REQUIRE(family["op_details"].size() == 14);
+    json rfft;
+    for (const json& op : family["op_details"]) {
+        if (op["name"] == "fft.rfft") rfft = op;
+    }
+    REQUIRE(rfft.is_object());
+    CHECK(rfft["dtypes"] == json::parse(R"(["f32", "f64"])"));
+    CHECK(rfft["differentiable_inputs"] == json::parse("[0]"));
+    CHECK(rfft["vjp"] == true);
+    CHECK(rfft["jvp"] == true);
+    CHECK(rfft["attrs"][0]["name"] == "n");
+    CHECK(rfft["attrs"][0]["default"] == "None");
+    CHECK(rfft["attrs"][0]["optional"] == true);
+    CHECK(rfft["attrs"][1]["default"] == "-1");
+    CHECK(rfft["attrs"][2]["default"] == "\"backward\"");
+    // By file, in text; an engine plugin's devices (or why none).
+    const Run text = inspect("show " + build_dir() + "/lib/ferro/plugins/libferro_engine_null.so");
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("engine null: 0 devices — the null engine has no devices"));
+    const Run linalg = inspect("show linalg");
+    CHECK_THAT(linalg.out, Catch::Contains("upper: bool = false — return U with A = U^H U instead of L"));
+    // A plugin that crashes is reported, not fatal; an unknown name exits 1 and says where to look.
+    const Run crash = inspect("show " + crashing_dir() + "/libferro_fixture_crash_query.so --json");
+    CHECK(crash.exit_code == 1);
+    CHECK(json::parse(crash.out)["plugin"]["reason"] == "crashed in stage query (signal 11, SIGSEGV)");
+    CHECK(inspect("show no_such_plugin").exit_code == 1);
+}
+
+TEST_CASE("inspector: ops gives the op x engine x dtype support, with the reason where a module declines", "[inspector]") {
+    const Run r = inspect("ops --json --family fft --engine cpu");
+    CHECK(r.exit_code == 0);
+    const json rows = json::parse(r.out)["ops"];
+    REQUIRE(rows.size() == 14);
+    for (const json& row : rows) {
+        INFO(row.dump());
+        CHECK(row["engine"] == "cpu");
+        const size_t n = row["op"] == "fft.rfft" || row["op"] == "fft.rfft2" || row["op"] == "fft.rfftn" || row["op"] == "fft.ihfft" ? 2 : 4;
+        CHECK(row["dtypes"].size() == n);
+        for (const json& cell : row["dtypes"]) CHECK(cell["supported"] == true);
+    }
+    // The corpus' fixture_good declines the cpu engine and runs on the fixture engine of another plugin.
+    const Run corpus = inspect("ops --json --family fixture_good --path " + corpus_dir());
+    const json corpus_report = json::parse(corpus.out);
+    std::map<std::string, json> by_engine;
+    for (const json& row : corpus_report["ops"]) {
+        if (row["op"] == "fixture_good.identity") by_engine[row["engine"].get<std::string>()] = row;
+    }
+    REQUIRE(by_engine.count("cpu") == 1);
+    CHECK(by_engine["cpu"]["reason"] == "fixture_good runs on fixture engines only, not cpu");
+    REQUIRE(by_engine.count("fixture:0") == 1);
+    CHECK_FALSE(by_engine["fixture:0"].contains("reason"));
+    const Run text = inspect("ops --family linalg --engine cpu");
+    CHECK_THAT(text.out, Catch::Contains("linalg.svd"));
+    CHECK_THAT(text.out, Catch::Contains("engine kind null has no devices"));
+}
+
 TEST_CASE("inspector: exit codes (bad command line 2) and help that documents them", "[inspector]") {
     CHECK(inspect("frobnicate").exit_code == 2);
     CHECK(inspect("list --no-such-flag").exit_code == 2);

@@ -68,7 +68,8 @@ std::string ProbeOutcome::failure() const {
     return fmt::format("ended without a result {}", where);
 }
 
-ProbeOutcome probe_isolated(const std::string& self, const std::string& file, double timeout_s) {
+ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::string>& files, double timeout_s,
+                            const std::vector<std::string>& flags) {
     ProbeOutcome o;
     int out_pipe[2], err_pipe[2];
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
@@ -78,8 +79,13 @@ ProbeOutcome probe_isolated(const std::string& self, const std::string& file, do
     posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
     posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
     posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
-    std::string probe_flag = "--probe";
-    std::vector<char*> argv{const_cast<char*>(self.c_str()), probe_flag.data(), const_cast<char*>(file.c_str()), nullptr};
+    std::vector<std::string> args{self};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back("--probe");
+    args.insert(args.end(), files.begin(), files.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     std::vector<std::string> env = child_environment();
     std::vector<char*> envp;
     for (std::string& e : env) envp.push_back(e.data());

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ferro::inspect {
 
@@ -21,7 +22,9 @@ struct ProbeOutcome {
     std::string failure() const;
 };
 
-// `self`: the inspector's own executable; `timeout_s`: seconds before the child is killed.
-ProbeOutcome probe_isolated(const std::string& self, const std::string& file, double timeout_s);
+// `self`: the inspector's own executable; `timeout_s`: seconds before the child is killed;
+// `flags`: more probe-mode options ("--detail", "--matrix").
+ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::string>& files, double timeout_s,
+                            const std::vector<std::string>& flags = {});
 
 }  // namespace ferro::inspect

@@ -73,7 +73,7 @@ nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
         p["reason"] = "not named libferro_*.so, so the host does not load it";
         return p;
     }
-    const ProbeOutcome outcome = probe_isolated(o.self, file.string(), o.timeout_s);
+    const ProbeOutcome outcome = probe_isolated(o.self, {file.string()}, o.timeout_s);
     if (!outcome.finished) {
         p["status"] = "failed";
         p["stage"] = outcome.last_stage;
@@ -82,8 +82,8 @@ nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
                       {"stderr", outcome.stderr_tail}};
         return p;
     }
-    for (const auto& [key, value] : outcome.result.items()) {
-        if (key != "event" && key != "file") p[key] = value;
+    for (const auto& [key, value] : outcome.result["plugins"][0].items()) {
+        if (key != "file") p[key] = value;
     }
     return p;
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unistd.h>
@@ -28,11 +29,53 @@ void on_log(void*, uint32_t level, const char* source, const char* message) {
     if (level != FERRO_LOG_TRACE || std::strcmp(source, "loader") != 0 || std::strncmp(message, "stage ", 6) != 0) return;
     const char* colon = std::strchr(message + 6, ':');
     if (colon == nullptr) return;
-    emit({{"event", "stage"}, {"stage", std::string(message + 6, colon)}});
+    emit({{"event", "stage"}, {"stage", std::string(message + 6, colon)}, {"file", std::string(colon + 2)}});
 }
 
-nlohmann::json describe(const Inventory& inv, const std::string& file) {
-    nlohmann::json r = {{"event", "result"}, {"file", file}};
+nlohmann::json dtype_list(const std::vector<DType>& dtypes) {
+    nlohmann::json out = nlohmann::json::array();
+    for (DType d : dtypes) out.push_back(dtype_name(d));
+    return out;
+}
+
+nlohmann::json bits(uint64_t mask, int count) {
+    nlohmann::json out = nlohmann::json::array();
+    for (int i = 0; i < std::min(count, 64); ++i) {
+        if ((mask >> i) & 1u) out.push_back(i);
+    }
+    return out;
+}
+
+const char* attr_type_name(uint32_t type) {
+    switch (type) {
+        case FERRO_ATTR_I64: return "int";
+        case FERRO_ATTR_F64: return "float";
+        case FERRO_ATTR_BOOL: return "bool";
+        case FERRO_ATTR_STR: return "str";
+        case FERRO_ATTR_I64_ARRAY: return "int[]";
+        case FERRO_ATTR_F64_ARRAY: return "float[]";
+        default: return "none";
+    }
+}
+
+nlohmann::json op_detail(const OpInfo& op) {
+    nlohmann::json attrs = nlohmann::json::array();
+    for (const OpAttrInfo& a : op.attrs) {
+        attrs.push_back({{"name", a.name}, {"type", attr_type_name(a.type)}, {"default", a.default_text},
+                         {"required", (a.flags & FERRO_ATTR_FLAG_REQUIRED) != 0},
+                         {"optional", (a.flags & FERRO_ATTR_FLAG_OPTIONAL) != 0}, {"doc", a.doc}});
+    }
+    const int in = op.n_inputs < 0 ? 64 : op.n_inputs;
+    return {{"name", op.name}, {"doc", op.doc}, {"inputs", op.n_inputs}, {"min_inputs", op.min_inputs},
+            {"outputs", op.n_outputs}, {"attrs", attrs}, {"dtypes", dtype_list(op.dtypes)},
+            {"differentiable_inputs", op.n_inputs < 0 && op.diff_inputs != 0 ? nlohmann::json("all") : bits(op.diff_inputs, in)},
+            {"differentiable_outputs", bits(op.diff_outputs, op.n_outputs < 0 ? 64 : op.n_outputs)},
+            {"vjp", op.has_vjp}, {"jvp", op.has_jvp}};
+}
+
+// The plugin loaded from `file`, or why it failed.
+nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool detail) {
+    nlohmann::json r = {{"file", file}};
     for (const DiagnosticInfo& d : inv.diagnostics) {
         if (d.file != file) continue;
         r["status"] = "failed";
@@ -56,20 +99,39 @@ nlohmann::json describe(const Inventory& inv, const std::string& file) {
     r["version"] = plugin->version;
     r["description"] = plugin->description;
     r["abi"] = std::to_string(plugin->abi_major) + "." + std::to_string(plugin->abi_minor);
-    // Only this plugin was loaded: every family other than the built-in core is its own.
-    std::map<std::string, int> families;
+    std::map<std::string, std::vector<const OpInfo*>> families;
+    for (const FamilyInfo& f : inv.families) {
+        if (f.plugin == plugin->name) families[f.id];
+    }
     for (const OpInfo& op : inv.ops) {
-        if (op.family != "core") ++families[op.family];
+        if (auto it = families.find(op.family); it != families.end()) it->second.push_back(&op);
     }
     r["families"] = nlohmann::json::array();
-    for (const auto& [family, ops] : families) r["families"].push_back({{"name", family}, {"ops", ops}});
+    for (const auto& [family, ops] : families) {
+        nlohmann::json f = {{"name", family}, {"ops", ops.size()}};
+        if (detail) {
+            f["op_details"] = nlohmann::json::array();
+            for (const OpInfo* op : ops) f["op_details"].push_back(op_detail(*op));
+            f["modules"] = nlohmann::json::array();
+            for (const ModuleInfo& m : inv.modules) {
+                if (m.family == family) f["modules"].push_back({{"engine", m.engine}, {"available", m.available}, {"reason", m.reason}});
+            }
+        }
+        r["families"].push_back(f);
+    }
     r["engines"] = nlohmann::json::array();
     for (const EngineKindInfo& k : inv.engine_kinds) {
         if (k.plugin != plugin->name) continue;
         nlohmann::json e = {{"kind", k.kind}, {"devices", k.device_count}, {"reason", k.reason}};
         e["names"] = nlohmann::json::array();
         for (const EngineInfo& engine : inv.engines) {
-            if (engine.plugin == plugin->name && engine.kind == k.kind) e["names"].push_back(engine.name);
+            if (engine.plugin != plugin->name || engine.kind != k.kind) continue;
+            e["names"].push_back(engine.name);
+            if (detail) {
+                e["device_details"].push_back({{"name", engine.name}, {"device", engine.device}, {"memory_bytes", engine.memory_bytes},
+                                               {"score", engine.score}, {"dtypes", dtype_list(engine.dtypes)},
+                                               {"details", engine.details}});
+            }
         }
         r["engines"].push_back(e);
     }
@@ -78,9 +140,40 @@ nlohmann::json describe(const Inventory& inv, const std::string& file) {
     return r;
 }
 
+// Every op of the runtime on every engine: the dtypes it runs in, or why not.
+nlohmann::json support_matrix(const Inventory& inv) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const OpInfo& op : inv.ops) {
+        for (const EngineInfo& engine : inv.engines) {
+            std::string reason;
+            bool module = false;
+            for (const ModuleInfo& m : inv.modules) {
+                if (m.family != op.family || m.engine != engine.name) continue;
+                if (m.available) module = true;
+                else if (reason.empty()) reason = m.reason.empty() ? "the module failed to start" : m.reason;
+            }
+            if (!module && reason.empty()) reason = "no plugin provides family " + op.family + " for this engine";
+            nlohmann::json row = {{"op", op.name}, {"engine", engine.name}};
+            nlohmann::json dtypes = nlohmann::json::array();
+            for (DType d : op.dtypes) {
+                const bool kernels = engine.dtypes.empty() ||
+                                     std::find(engine.dtypes.begin(), engine.dtypes.end(), d) != engine.dtypes.end();
+                nlohmann::json cell = {{"dtype", dtype_name(d)}, {"supported", module && kernels}};
+                if (!module) cell["reason"] = reason;
+                else if (!kernels) cell["reason"] = "the engine has no kernels for this dtype";
+                dtypes.push_back(cell);
+            }
+            row["dtypes"] = dtypes;
+            if (!module) row["reason"] = reason;
+            rows.push_back(row);
+        }
+    }
+    return rows;
+}
+
 }  // namespace
 
-int run_probe(const std::string& file) {
+int run_probe(const std::vector<std::string>& files, bool detail, bool matrix) {
     Runtime::Options options;
     options.use_environment_path = false;
     options.use_default_dir = false;
@@ -88,12 +181,18 @@ int run_probe(const std::string& file) {
     options.log_level = FERRO_LOG_TRACE;
     options.log_callback = on_log;
     Runtime rt(options);
-    try {
-        rt.load_plugin(file);
-    } catch (const Error&) {
-        // The diagnostic in the inventory says where and why.
+    for (const std::string& file : files) {
+        try {
+            rt.load_plugin(file);
+        } catch (const Error&) {
+            // The diagnostic in the inventory says where and why.
+        }
     }
-    emit(describe(rt.inventory(), file));
+    const Inventory inv = rt.inventory();
+    nlohmann::json result = {{"event", "result"}, {"plugins", nlohmann::json::array()}};
+    for (const std::string& file : files) result["plugins"].push_back(describe_file(inv, file, detail));
+    if (matrix) result["support"] = support_matrix(inv);
+    emit(result);
     return 0;
 }
 

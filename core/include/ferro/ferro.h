@@ -183,6 +183,70 @@ FERRO_API uint32_t ferro_inventory_search_dir_count(const ferro_inventory* inven
 FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* inventory,
                                                   uint32_t index, ferro_search_dir_info* out);
 
+/* ---- inventory details, for inspectors (ferro-inspect show / ops) ------------------------ */
+
+/* Attribute `attr_index` (below ferro_op_info.n_attrs) of op `op_index`. */
+typedef struct ferro_op_attr_info {
+    uint32_t struct_size;
+    uint32_t type;  /* FERRO_ATTR_* */
+    uint32_t flags; /* FERRO_ATTR_FLAG_REQUIRED (no default), FERRO_ATTR_FLAG_OPTIONAL (None accepted) */
+    uint32_t reserved;
+    const char* name;
+    const char* doc;
+    ferro_attr_value default_value; /* type FERRO_ATTR_NONE: None, or no default when required */
+} ferro_op_attr_info;
+FERRO_API ferro_status ferro_inventory_op_attr(const ferro_inventory* inventory, uint32_t op_index,
+                                               uint32_t attr_index, ferro_op_attr_info* out);
+
+/* What op `op_index` accepts and differentiates. */
+typedef struct ferro_op_detail_info {
+    uint32_t struct_size;
+    int32_t min_inputs;        /* variadic ops: at least this many */
+    uint64_t diff_inputs;      /* bit i (63: i >= 63): input i can receive a gradient */
+    uint64_t diff_outputs;     /* bit k: a gradient may flow from output k */
+    uint32_t n_dtypes;
+    uint32_t reserved;
+    const ferro_dtype* dtypes; /* the dtypes its main inputs accept */
+} ferro_op_detail_info;
+FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index,
+                                                 ferro_op_detail_info* out);
+
+/* The device behind engine `engine_index`: the dtypes its kernels support and free text. */
+typedef struct ferro_engine_detail_info {
+    uint32_t struct_size;
+    uint32_t n_dtypes;
+    const ferro_dtype* dtypes;
+    const char* details; /* driver, compute capability, threads, ... */
+} ferro_engine_detail_info;
+FERRO_API ferro_status ferro_inventory_engine_detail(const ferro_inventory* inventory, uint32_t engine_index,
+                                                     ferro_engine_detail_info* out);
+
+/* An op family and the plugin that defines it ("core" is built in). */
+typedef struct ferro_family_info {
+    uint32_t struct_size;
+    uint32_t n_ops;
+    const char* id;
+    const char* version;
+    const char* description;
+    const char* plugin;
+} ferro_family_info;
+FERRO_API uint32_t ferro_inventory_family_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_family_info* out);
+
+/* A family's module on one engine: there, or declined (or failed) with the factory's reason. */
+typedef struct ferro_module_info {
+    uint32_t struct_size;
+    ferro_bool available;
+    const char* family;
+    const char* engine;
+    const char* plugin; /* the plugin whose factory was asked */
+    const char* reason; /* why there is none; "" when available */
+} ferro_module_info;
+FERRO_API uint32_t ferro_inventory_module_count(const ferro_inventory* inventory);
+FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_module_info* out);
+
 /* ---- tensors -----------------------------------------------------------------------------
  * A ferro_tensor is a refcounted handle: every function that returns one hands the caller a
  * reference, released with ferro_tensor_release. Shapes and strides count elements; tensors

@@ -13,9 +13,32 @@ namespace ferro {
 
 // What the runtime has: plugins, engines, ops, diagnostics, search path (one snapshot).
 struct PluginInfo { std::string name, version, description, path; uint32_t abi_major, abi_minor; bool builtin; };
-struct EngineInfo { std::string name, kind, plugin, device; uint64_t memory_bytes; };
+struct EngineInfo {
+    std::string name, kind, plugin, device;
+    uint64_t memory_bytes;
+    int32_t score = 0;
+    uint32_t flags = 0;            // FERRO_ENGINE_*
+    std::vector<DType> dtypes;     // what its kernels support
+    std::string details;           // driver, compute capability, threads, ...
+};
 struct EngineKindInfo { std::string plugin, kind, reason; uint32_t device_count; };
-struct OpInfo { std::string name, family, doc; int32_t n_inputs, n_outputs; bool has_vjp, has_jvp; };
+struct OpAttrInfo {
+    std::string name, doc;
+    uint32_t type = 0, flags = 0;  // FERRO_ATTR_*, FERRO_ATTR_FLAG_*
+    std::string default_text;      // the default as text: "-1", "\"backward\"", "[-2, -1]", "None"; "" when required
+};
+struct OpInfo {
+    std::string name, family, doc;
+    int32_t n_inputs, n_outputs;
+    bool has_vjp, has_jvp;
+    int32_t min_inputs = 0;
+    uint64_t diff_inputs = 0, diff_outputs = 0;  // bit i: input (output) i is differentiable
+    std::vector<DType> dtypes;
+    std::vector<OpAttrInfo> attrs;
+};
+struct FamilyInfo { std::string id, version, description, plugin; uint32_t n_ops; };
+// A family's module on one engine, or why there is none.
+struct ModuleInfo { std::string family, engine, plugin, reason; bool available; };
 struct DiagnosticInfo { std::string file, stage, message; uint32_t code; };
 struct SearchDirInfo { std::string path, origin; bool exists; };
 struct Inventory {
@@ -24,9 +47,40 @@ struct Inventory {
     std::vector<EngineInfo> engines;
     std::vector<EngineKindInfo> engine_kinds;
     std::vector<OpInfo> ops;
+    std::vector<FamilyInfo> families;
+    std::vector<ModuleInfo> modules;
     std::vector<DiagnosticInfo> diagnostics;
     std::vector<SearchDirInfo> search_path;
 };
+
+namespace detail {
+// An attribute's default, written as a call would give it.
+inline std::string attr_text(const ferro_op_attr_info& a) {
+    const ferro_attr_value& v = a.default_value;
+    if ((a.flags & FERRO_ATTR_FLAG_REQUIRED) != 0) return "";
+    switch (v.type) {
+        case FERRO_ATTR_I64: return std::to_string(v.v.i64);
+        case FERRO_ATTR_F64: {
+            std::string t = std::to_string(v.v.f64);
+            while (t.size() > 1 && t.back() == '0' && t[t.size() - 2] != '.') t.pop_back();
+            return t;
+        }
+        case FERRO_ATTR_BOOL: return v.v.boolean ? "true" : "false";
+        case FERRO_ATTR_STR: return std::string("\"") + (v.v.str != nullptr ? v.v.str : "") + "\"";
+        case FERRO_ATTR_I64_ARRAY: {
+            std::string t = "[";
+            for (uint32_t i = 0; i < v.count; ++i) t += (i ? ", " : "") + std::to_string(v.v.i64_array[i]);
+            return t + "]";
+        }
+        case FERRO_ATTR_F64_ARRAY: {
+            std::string t = "[";
+            for (uint32_t i = 0; i < v.count; ++i) t += (i ? ", " : "") + std::to_string(v.v.f64_array[i]);
+            return t + "]";
+        }
+        default: return "None";
+    }
+}
+}  // namespace detail
 
 inline Inventory Runtime::inventory() const {
     ferro_inventory* raw = nullptr;
@@ -42,7 +96,12 @@ inline Inventory Runtime::inventory() const {
     for (uint32_t i = 0; i < ferro_inventory_engine_count(raw); ++i) {
         ferro_engine_info e{};
         check(ferro_inventory_engine(raw, i, &e));
-        out.engines.push_back({e.name, e.kind, e.plugin, e.device, e.memory_bytes});
+        ferro_engine_detail_info d{};
+        d.struct_size = sizeof d;
+        check(ferro_inventory_engine_detail(raw, i, &d));
+        EngineInfo info{e.name, e.kind, e.plugin, e.device, e.memory_bytes, e.score, e.flags, {}, d.details};
+        for (uint32_t k = 0; k < d.n_dtypes; ++k) info.dtypes.push_back(static_cast<DType>(d.dtypes[k]));
+        out.engines.push_back(std::move(info));
     }
     for (uint32_t i = 0; i < ferro_inventory_engine_kind_count(raw); ++i) {
         ferro_engine_kind_info k{};
@@ -52,7 +111,31 @@ inline Inventory Runtime::inventory() const {
     for (uint32_t i = 0; i < ferro_inventory_op_count(raw); ++i) {
         ferro_op_info o{};
         check(ferro_inventory_op(raw, i, &o));
-        out.ops.push_back({o.name, o.family, o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0});
+        ferro_op_detail_info d{};
+        d.struct_size = sizeof d;
+        check(ferro_inventory_op_detail(raw, i, &d));
+        OpInfo op{o.name, o.family, o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0,
+                  d.min_inputs, d.diff_inputs, d.diff_outputs, {}, {}};
+        for (uint32_t k = 0; k < d.n_dtypes; ++k) op.dtypes.push_back(static_cast<DType>(d.dtypes[k]));
+        for (uint32_t k = 0; k < o.n_attrs; ++k) {
+            ferro_op_attr_info a{};
+            a.struct_size = sizeof a;
+            check(ferro_inventory_op_attr(raw, i, k, &a));
+            op.attrs.push_back({a.name, a.doc, a.type, a.flags, detail::attr_text(a)});
+        }
+        out.ops.push_back(std::move(op));
+    }
+    for (uint32_t i = 0; i < ferro_inventory_family_count(raw); ++i) {
+        ferro_family_info f{};
+        f.struct_size = sizeof f;
+        check(ferro_inventory_family(raw, i, &f));
+        out.families.push_back({f.id, f.version, f.description, f.plugin, f.n_ops});
+    }
+    for (uint32_t i = 0; i < ferro_inventory_module_count(raw); ++i) {
+        ferro_module_info m{};
+        m.struct_size = sizeof m;
+        check(ferro_inventory_module(raw, i, &m));
+        out.modules.push_back({m.family, m.engine, m.plugin, m.reason, m.available != 0});
     }
     for (uint32_t i = 0; i < ferro_inventory_diagnostic_count(raw); ++i) {
         ferro_diagnostic_info d{};

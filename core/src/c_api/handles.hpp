@@ -27,6 +27,12 @@ struct ferro_inventory_impl {
     std::vector<EngineKindRow> engine_kinds;
     std::vector<ferro::SearchDir> search_dirs;
     std::vector<std::string> search_dir_paths;
+    struct ModuleRow {
+        const std::string* family;
+        const std::string* engine;
+        const ferro::ModuleSlot* slot;
+    };
+    std::vector<ModuleRow> modules;  // every family x engine x provider the snapshot asked
 };
 
 namespace ferro::c_api {

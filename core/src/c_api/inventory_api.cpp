@@ -25,6 +25,11 @@ ferro_inventory_impl* make_inventory(const ferro::Runtime& rt) {
             inv->engine_kinds.push_back({p.name, k.kind, k.reason, k.device_count});
         }
     }
+    for (const auto& [id, family] : inv->snapshot->families) {
+        for (const auto& [engine, slots] : family.modules) {
+            for (const auto& slot : slots) inv->modules.push_back({&id, &engine, &slot});
+        }
+    }
     inv->search_dirs = rt.search_path();
     for (const auto& d : inv->search_dirs) inv->search_dir_paths.push_back(d.path.string());
     return inv.release();
@@ -147,5 +152,67 @@ FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* invento
                  [&](const auto& rows, ferro_search_dir_info& o) {
                      o = {sizeof o, rows[index].exists, inventory->search_dir_paths[index].c_str(),
                           rows[index].origin.c_str()};
+                 });
+}
+
+FERRO_API ferro_status ferro_inventory_op_attr(const ferro_inventory* inventory, uint32_t op_index,
+                                               uint32_t attr_index, ferro_op_attr_info* out) {
+    return entry(inventory, op_index, out, "ferro_inventory_op_attr",
+                 [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->ops; },
+                 [&](const auto& rows, ferro_op_attr_info& o) {
+                     const ferro_op_schema& s = *rows.nth(op_index)->second.schema;
+                     require_index(attr_index, s.n_attrs, "ferro_inventory_op_attr");
+                     const ferro_attr_spec& a = s.attrs[attr_index];
+                     o = {sizeof o, a.type, a.flags, 0, a.name, a.doc != nullptr ? a.doc : "", a.default_value};
+                 });
+}
+
+FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index,
+                                                 ferro_op_detail_info* out) {
+    return entry(inventory, op_index, out, "ferro_inventory_op_detail",
+                 [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->ops; },
+                 [&](const auto& rows, ferro_op_detail_info& o) {
+                     const ferro_op_schema& s = *rows.nth(op_index)->second.schema;
+                     o = {sizeof o, s.min_inputs, s.diff_inputs, s.diff_outputs, s.n_dtypes, 0, s.dtypes};
+                 });
+}
+
+FERRO_API ferro_status ferro_inventory_engine_detail(const ferro_inventory* inventory, uint32_t engine_index,
+                                                     ferro_engine_detail_info* out) {
+    return entry(inventory, engine_index, out, "ferro_inventory_engine_detail",
+                 [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->engines; },
+                 [&](const auto& rows, ferro_engine_detail_info& o) {
+                     const ferro_device_props& p = rows.nth(engine_index)->second->props();
+                     o = {sizeof o, std::min<uint32_t>(p.n_dtypes, 16), p.dtypes, p.details};
+                 });
+}
+
+FERRO_API uint32_t ferro_inventory_module_count(const ferro_inventory* inventory) {
+    return inventory != nullptr ? static_cast<uint32_t>(inventory->modules.size()) : 0;
+}
+
+FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_module_info* out) {
+    return entry(inventory, index, out, "ferro_inventory_module",
+                 [](const ferro_inventory_impl& i) -> const auto& { return i.modules; },
+                 [&](const auto& rows, ferro_module_info& o) {
+                     const auto& m = rows[index];
+                     o = {sizeof o, m.slot->module != nullptr, m.family->c_str(), m.engine->c_str(),
+                          m.slot->plugin.c_str(), m.slot->decline_reason.c_str()};
+                 });
+}
+
+FERRO_API uint32_t ferro_inventory_family_count(const ferro_inventory* inventory) {
+    return inventory != nullptr ? static_cast<uint32_t>(inventory->snapshot->families.size()) : 0;
+}
+
+FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, uint32_t index,
+                                              ferro_family_info* out) {
+    return entry(inventory, index, out, "ferro_inventory_family",
+                 [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->families; },
+                 [&](const auto& rows, ferro_family_info& o) {
+                     const ferro::FamilySlot& f = rows.nth(index)->second;
+                     o = {sizeof o, f.desc != nullptr ? f.desc->n_ops : 0, f.id.c_str(), f.version.c_str(),
+                          f.description.c_str(), f.plugin.c_str()};
                  });
 }
