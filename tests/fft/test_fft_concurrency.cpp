@@ -20,6 +20,9 @@ TEST_CASE("concurrency: fft plans made, executed and dropped from several thread
                 worst = std::max(worst, max_abs(Array::of(fft::ifft(fft::fft(x)) - x).v));
                 const Tensor xr = random_signal(rt, {n}, DType::f32, static_cast<uint32_t>(t * 10 + i + 100));
                 worst_f32 = std::max(worst_f32, max_abs(Array::of(fft::irfft(fft::rfft(xr), n) - xr).v));
+                // Real input to fft: a half spectrum expanded on the engine's pool.
+                const Tensor x2 = random_signal(rt, {64, n}, DType::f64, static_cast<uint32_t>(t * 10 + i + 200));
+                worst = std::max(worst, max_abs(Array::of(fft::fft(x2) - fft::fft(x2.to(DType::c128))).v));
             }
             errors[static_cast<size_t>(t)] = worst;
             errors_f32[static_cast<size_t>(t)] = worst_f32;

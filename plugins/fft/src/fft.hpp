@@ -52,6 +52,7 @@ struct Transform {
     double scale = 1;                // applied to the output
 
     int64_t logical_size() const;    // N: product of lengths
+    int64_t half_len() const { return lengths.back() / 2 + 1; }  // the halved axis' half spectrum
 };
 
 Transform describe(Op op, const ferro_attr_value* attrs, const ferro_signature& input);

@@ -145,24 +145,31 @@ struct Plan {
     bool direct_ok = false;    // the input's layout is the fitted array's (alignment checked per call)
     int64_t fit_bytes = 0;
     std::vector<int64_t> fit_strides, out_strides;
+    // fft*/ifft* of real input: an r2c transform into a half spectrum (the last transformed axis
+    // n/2 + 1 long, in the workspace), expanded to the full one by Hermitian symmetry,
+    // X[k] = conj(X[-k]): half the work of promoting the input to complex.
+    bool real_input = false;
+    std::vector<int64_t> half_shape, half_strides;
+    int64_t half_bytes = 0;
 };
 
 namespace {
 
+// FFTW's plan from the fitted array to an array of `out_strides` (the output, or for real
+// input the half spectrum), as transform `kind`.
 template <class R>
-void* plan_fftw(const Plan& p) {
+void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_strides, int64_t out_bytes) {
     const Transform& t = p.t;
     std::vector<fftw_iodim64> dims, loops;
     for (size_t i = 0; i < t.axes.size(); ++i) {
         const int64_t a = t.axes[i];
-        dims.push_back({t.lengths[i], p.fit_strides[a], p.out_strides[a]});
+        dims.push_back({t.lengths[i], p.fit_strides[a], out_strides[a]});
     }
     for (size_t a = 0; a < t.out_shape.size(); ++a) {
         if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) != t.axes.end() || t.out_shape[a] == 1) continue;
-        loops.push_back({t.out_shape[a], p.fit_strides[a], p.out_strides[a]});
+        loops.push_back({t.out_shape[a], p.fit_strides[a], out_strides[a]});
     }
-    const int64_t out_bytes = numel(t.out_shape) * dtype_bytes(t.out_dtype);
-    const unsigned flags = planner_flags(t.planner) | (t.kind == Kind::c2r ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT);
+    const unsigned flags = planner_flags(t.planner) | (kind == Kind::c2r ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT);
     std::lock_guard lock(planner_mutex());
     // Planning arrays of the executor's alignment (FFTW's malloc: SIMD-aligned); measuring
     // planners overwrite them, never the caller's data.
@@ -176,8 +183,8 @@ void* plan_fftw(const Plan& p) {
     Fftw<R>::threads(fftw_threads_for(t));
     const int rank = static_cast<int>(dims.size()), loop_rank = static_cast<int>(loops.size());
     typename Fftw<R>::plan plan = nullptr;
-    if (t.kind == Kind::c2c) plan = Fftw<R>::dft(rank, dims.data(), loop_rank, loops.data(), in, out, t.sign, flags);
-    else if (t.kind == Kind::r2c) plan = Fftw<R>::r2c(rank, dims.data(), loop_rank, loops.data(), in, out, flags);
+    if (kind == Kind::c2c) plan = Fftw<R>::dft(rank, dims.data(), loop_rank, loops.data(), in, out, t.sign, flags);
+    else if (kind == Kind::r2c) plan = Fftw<R>::r2c(rank, dims.data(), loop_rank, loops.data(), in, out, flags);
     else plan = Fftw<R>::c2r(rank, dims.data(), loop_rank, loops.data(), in, out, flags);
     Fftw<R>::free(in);
     Fftw<R>::free(out);
@@ -231,6 +238,62 @@ void gather(const Plan& p, const ferro_tensor_view& in, Dst* dst) {
     }
 }
 
+// The full spectrum of a real input from its half (`half`, the last transformed axis n/2 + 1
+// long): X[k] = half[k] where k is in the half, else conj(half[-k]) with -k taken modulo n on
+// every transformed axis. Scaled, and conjugated for the inverse transform (ifft of real x is
+// conj(fft(x)) / n). Rows of the output's last axis are spread over the engine's pool.
+template <class R>
+struct Expand {
+    using C = std::complex<R>;
+    const Plan* p;
+    const C* half;
+    C* out;
+    R scale;
+    bool conj_all;
+    std::vector<int64_t> n;  // transform length per axis, 0 on the others
+
+    int64_t neg(size_t d, int64_t k) const { return n[d] == 0 ? k : (n[d] - k) % n[d]; }
+    void put(C* dst, C v) const { *dst = (conj_all ? std::conj(v) : v) * scale; }
+
+    void rows(int64_t begin, int64_t end) const {
+        const Transform& t = p->t;
+        const size_t nd = t.out_shape.size(), last = nd - 1, ha = static_cast<size_t>(t.axes.back());
+        const int64_t inner = t.out_shape[last], hs = p->half_strides[last], m = t.half_len();
+        for (int64_t r = begin; r < end; ++r) {
+            int64_t pos = 0, mirrored = 0, rest = r, k_ha = 0;
+            for (size_t d = last; d-- > 0;) {  // this row's index, from its number
+                const int64_t k = rest % t.out_shape[d];
+                rest /= t.out_shape[d];
+                pos += k * p->half_strides[d];
+                mirrored += neg(d, k) * p->half_strides[d];
+                if (d == ha) k_ha = k;
+            }
+            C* row = out + r * inner;
+            if (last == ha) {  // the halved axis is innermost: the first m from the row, the rest mirrored
+                for (int64_t j = 0; j < std::min(m, inner); ++j) put(row + j, half[pos + j * hs]);
+                for (int64_t j = m; j < inner; ++j) put(row + j, std::conj(half[mirrored + (n[last] - j) * hs]));
+            } else if (k_ha < m) {
+                for (int64_t j = 0; j < inner; ++j) put(row + j, half[pos + j * hs]);
+            } else {
+                for (int64_t j = 0; j < inner; ++j) put(row + j, std::conj(half[mirrored + neg(last, j) * hs]));
+            }
+        }
+    }
+};
+
+template <class R>
+void expand_half(const Plan& p, const std::complex<R>* half, std::complex<R>* out, R scale, bool conj_all,
+                 const ferro_cpu_context* ctx) {
+    const Transform& t = p.t;
+    Expand<R> job{&p, half, out, scale, conj_all, std::vector<int64_t>(t.out_shape.size(), 0)};
+    for (size_t i = 0; i < t.axes.size(); ++i) job.n[static_cast<size_t>(t.axes[i])] = t.lengths[i];
+    const int64_t inner = std::max<int64_t>(t.out_shape.back(), 1);
+    const int64_t rows = numel(t.out_shape) / inner;
+    ctx->parallel_for(ctx, rows, std::max<int64_t>(1, (int64_t{1} << 15) / inner),
+                      [](void* user, int64_t begin, int64_t end) { static_cast<const Expand<R>*>(user)->rows(begin, end); },
+                      &job);
+}
+
 template <class R>
 void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) {
     using C = std::complex<R>;
@@ -253,9 +316,16 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
             fit = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
         }
         const bool real_in = !plugin::is_complex(t.in_dtype);
-        if (t.kind == Kind::r2c) gather<R, R>(p, in, static_cast<R*>(fit));
+        if (t.kind == Kind::r2c || p.real_input) gather<R, R>(p, in, static_cast<R*>(fit));
         else if (real_in) gather<R, C>(p, in, static_cast<C*>(fit));
         else gather<C, C>(p, in, static_cast<C*>(fit));
+    }
+    if (p.real_input) {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data) + (p.direct_ok ? 0 : p.fit_bytes + 64);
+        auto* half = reinterpret_cast<C*>((base + 63) & ~uintptr_t{63});
+        Fftw<R>::run(static_cast<typename Fftw<R>::plan>(p.fftw), Kind::r2c, fit, half);
+        expand_half<R>(p, half, static_cast<C*>(out), static_cast<R>(t.scale), t.inverse, ctx);
+        return;
     }
     if (p.fftw == nullptr) {  // no axes: the promoted copy is the result
         std::memcpy(out, fit, static_cast<size_t>(p.fit_bytes));
@@ -314,18 +384,36 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* work
     plan->single = t.out_dtype == FERRO_DTYPE_F32 || t.out_dtype == FERRO_DTYPE_C64;
     plan->fit_strides = row_major_strides(t.fit_shape);
     plan->out_strides = row_major_strides(t.out_shape);
-    plan->fit_bytes = numel(t.fit_shape) * dtype_bytes(t.work_dtype);
+    plan->real_input = t.kind == Kind::c2c && !plugin::is_complex(t.in_dtype) && !t.axes.empty();
+    const ferro_dtype fit_dtype = plan->real_input ? t.in_dtype : t.work_dtype;
+    plan->fit_bytes = numel(t.fit_shape) * dtype_bytes(fit_dtype);
     bool contiguous = true;
     for (int d = 0; d < input.ndim; ++d) {
         if (input.shape[d] != 1 && input.strides[d] != plan->fit_strides[static_cast<size_t>(d)]) contiguous = false;
     }
-    plan->direct_ok = contiguous && t.fit_shape == t.in_shape && t.work_dtype == t.in_dtype && !t.conj_in &&
+    plan->direct_ok = contiguous && t.fit_shape == t.in_shape && fit_dtype == t.in_dtype && !t.conj_in &&
                       t.kind != Kind::c2r && !t.axes.empty();
     // The gathered input lives in the workspace; an input FFTW reads in place needs none (and
-    // the rare misaligned view of one gets a copy of its own).
-    *workspace_bytes = plan->direct_ok ? 0 : static_cast<uint64_t>(plan->fit_bytes + 64);
+    // the rare misaligned view of one gets a copy of its own). The half spectrum of a real
+    // input's transform follows it.
+    int64_t workspace = plan->direct_ok ? 0 : plan->fit_bytes + 64;
+    if (plan->real_input) {
+        plan->half_shape = t.out_shape;
+        plan->half_shape[static_cast<size_t>(t.axes.back())] = t.half_len();
+        plan->half_strides = row_major_strides(plan->half_shape);
+        plan->half_bytes = numel(plan->half_shape) * dtype_bytes(t.out_dtype);
+        workspace += plan->half_bytes + 64;
+    }
+    *workspace_bytes = static_cast<uint64_t>(workspace);
     if (numel(t.out_shape) > 0 && !t.axes.empty()) {
-        plan->fftw = plan->single ? plan_fftw<float>(*plan) : plan_fftw<double>(*plan);
+        const int64_t out_bytes = numel(t.out_shape) * dtype_bytes(t.out_dtype);
+        if (plan->real_input) {
+            plan->fftw = plan->single ? plan_fftw<float>(*plan, Kind::r2c, plan->half_strides, plan->half_bytes)
+                                      : plan_fftw<double>(*plan, Kind::r2c, plan->half_strides, plan->half_bytes);
+        } else {
+            plan->fftw = plan->single ? plan_fftw<float>(*plan, t.kind, plan->out_strides, out_bytes)
+                                      : plan_fftw<double>(*plan, t.kind, plan->out_strides, out_bytes);
+        }
     }
     return plan.release();
 }
