@@ -4,12 +4,14 @@
 // plugins, engines (and why an engine kind has no device), op families and load diagnostics,
 // then finds the largest eigenvalue of the 1-D Laplacian by power iteration with core ops and
 // compares it with the analytic value 2 - 2 cos(n pi / (n + 1)); with the linalg plugin
-// installed, also with linalg.eigvalsh and the gradient of that eigenvalue (v v^T).
+// installed, also with linalg.eigvalsh and the gradient of that eigenvalue (v v^T); with the fft
+// plugin, the whole spectrum of the periodic Laplacian as the DFT of its first column.
 #include <ferro/ferro.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 namespace {
 
@@ -88,6 +90,23 @@ int main() {
             std::printf("  linalg.eigvalsh %.15f (relative error %.1e), trace of its gradient %.15f\n", top.item<double>(),
                         std::abs(top.item<double>() - exact) / exact, trace);
             ok = ok && std::abs(top.item<double>() - exact) / exact < 1e-13 && std::abs(trace - 1.0) < 1e-12;
+        }
+        bool have_fft = false;
+        for (const auto& op : rt.inventory().ops) have_fft = have_fft || op.name == "fft.rfft";
+        if (have_fft) {
+            // A circulant matrix is diagonalised by the DFT: the periodic Laplacian's eigenvalues
+            // are the DFT of its first column [2, -1, 0, ..., 0, -1], 2 - 2 cos(2 pi k / n).
+            std::vector<double> column(static_cast<size_t>(n), 0.0);
+            column[0] = 2;
+            column[1] = column[static_cast<size_t>(n - 1)] = -1;
+            const std::vector<double> spectrum = ferro::fft::rfft(rt.tensor<double>(column, {n})).real().to_vector<double>();
+            double worst = 0;
+            for (size_t k = 0; k < spectrum.size(); ++k) {
+                worst = std::max(worst, std::abs(spectrum[k] - (2.0 - 2.0 * std::cos(2 * M_PI * static_cast<double>(k) / static_cast<double>(n)))));
+            }
+            std::printf("  fft.rfft: the %zu distinct eigenvalues of the periodic Laplacian, largest error %.1e\n",
+                        spectrum.size(), worst);
+            ok = ok && worst < 1e-14;
         }
         return ok ? 0 : 1;
     } catch (const ferro::Error& e) {

@@ -29,3 +29,7 @@ run_examples "$work/prefix" install
 # The installed demo finds the installed plugin directory next to the installed libferro.
 "$work/prefix/bin/ferro-demo" | grep -q "engine_null"
 echo "installed ferro-demo loaded the installed null engine"
+# The installed inspector probes the installed plugins (in child processes of itself).
+"$work/prefix/bin/ferro-inspect" list | grep -q "libferro_fft.so *loaded"
+"$work/prefix/bin/ferro-inspect" show linalg --json | grep -q '"name": "linalg.solve"'
+echo "installed ferro-inspect lists and shows the installed plugins"
