@@ -13,9 +13,11 @@ namespace ferro::inspect {
 namespace {
 
 // One line, written straight to the pipe: a plugin that crashes next must not take buffered
-// lines down with it.
+// lines down with it. It starts on a line of its own, whatever a plugin printed before it.
 void emit(const nlohmann::json& line) {
-    const std::string text = line.dump() + "\n";
+    std::string text(1, '\n');
+    text += line.dump();
+    text += '\n';
     size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = write(STDOUT_FILENO, text.data() + done, text.size() - done);
