@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <vector>
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -72,7 +73,12 @@ ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::stri
                             const std::vector<std::string>& flags) {
     ProbeOutcome o;
     int out_pipe[2], err_pipe[2];
-    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    // Close-on-exec: a child spawned at the same time by another thread must not inherit these
+    // ends, or this child's end of file would wait for that child too. dup2 onto the child's
+    // stdout and stderr clears the flag there.
+    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+        throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
