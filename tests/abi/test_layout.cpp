@@ -62,7 +62,14 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_plan_instance, 40);
     PIN_SIZE(ferro_prepare_args, 64);  // 1.1 appended output_strides
     PIN_OFFSET(ferro_prepare_args, output_strides, 56);
-    PIN_SIZE(ferro_module_iface, 24);
+    PIN_SIZE(ferro_module_iface, 32);
+    PIN_OFFSET(ferro_module_iface, examples, 24);
+    PIN_SIZE(ferro_examples_args, 40);
+    PIN_SIZE(ferro_example, 304);
+    PIN_OFFSET(ferro_example, input_flags, 72);
+    PIN_OFFSET(ferro_example, attrs, 104);
+    PIN_OFFSET(ferro_examples_args, examples, 24);
+    PIN_OFFSET(ferro_examples_args, n_examples, 32);
     PIN_SIZE(ferro_module_instance, 24);
     PIN_SIZE(ferro_engine_target, 40);
     PIN_SIZE(ferro_module_create_args, 24);

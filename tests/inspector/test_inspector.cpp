@@ -91,7 +91,8 @@ TEST_CASE("inspector: plugins that segfault, abort, hang or exit while loading a
 TEST_CASE("inspector: list's text output on the crashing fixtures matches the golden file", "[inspector]") {
     const Run r = inspect("list --timeout 2 --path " + crashing_dir());
     CHECK(r.exit_code == 1);
-    CHECK(replace_all(r.out, crashing_dir(), "{dir}") == golden("list_crashing.txt"));
+    const std::string abi = "ABI " + std::to_string(FERRO_ABI_MAJOR) + "." + std::to_string(FERRO_ABI_MINOR);
+    CHECK(replace_all(replace_all(r.out, crashing_dir(), "{dir}"), abi, "ABI {abi}") == golden("list_crashing.txt"));
 }
 
 // Every file of the loader corpus gets, from the isolated probes, the status the runtime gives it
@@ -242,6 +243,66 @@ TEST_CASE("inspector: ops gives the op x engine x dtype support, with the reason
     const Run text = inspect("ops --family linalg --engine cpu");
     CHECK_THAT(text.out, Catch::Contains("linalg.svd"));
     CHECK_THAT(text.out, Catch::Contains("engine kind null has no devices"));
+}
+
+TEST_CASE("inspector: check passes every real plugin: each op, dtype and engine from the family's examples, gradchecked", "[inspector]") {
+    for (const char* plugin : {"fft", "linalg", "einsum"}) {
+        INFO(plugin);
+        const Run r = inspect(std::string("check --json ") + plugin);
+        CHECK(r.exit_code == 0);
+        const json report = json::parse(r.out);
+        CHECK(report["summary"]["fail"] == 0);
+        CHECK(report["summary"]["not_checked"] == 0);
+        CHECK(report["summary"]["pass"].get<int>() >= 8);
+        bool gradchecked = false;
+        for (const json& row : report["results"]) gradchecked = gradchecked || row["gradcheck"] == true;
+        CHECK(gradchecked);
+    }
+    const Run text = inspect("check fft --quick");
+    CHECK_THAT(text.out, Catch::Contains("PASS        fft.rfft"));
+    CHECK_THAT(text.out, Catch::Contains("48 pass, 0 fail, 0 not checked"));
+}
+
+TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong VJP, and passes the right op next to them", "[inspector]") {
+    const Run r = inspect("check --json fixture_wrong --path " + build_dir() + "/tests/fixtures/checking");
+    CHECK(r.exit_code == 1);
+    const json report = json::parse(r.out);
+    std::map<std::string, json> by_op;
+    for (const json& row : report["results"]) by_op[row["op"].get<std::string>()] = row;
+    REQUIRE(by_op.size() == 3);
+    CHECK(by_op["fixture_wrong.square"]["status"] == "pass");
+    CHECK(by_op["fixture_wrong.square_wrong_values"]["status"] == "fail");
+    CHECK_THAT(by_op["fixture_wrong.square_wrong_values"]["messages"][0].get<std::string>(), Catch::Contains("gradcheck: jvp output 0"));
+    CHECK(by_op["fixture_wrong.square_wrong_vjp"]["status"] == "fail");
+    const std::string vjp_message = by_op["fixture_wrong.square_wrong_vjp"]["messages"][0];
+    CHECK_THAT(vjp_message, Catch::Contains("gradcheck: vjp input 0"));
+    CHECK_THAT(vjp_message, !Catch::Contains("jvp"));  // its JVP is right
+    CHECK(report["summary"] == json::parse(R"({"pass": 1, "fail": 2, "not_checked": 0})"));
+    const Run text = inspect("check fixture_wrong --path " + build_dir() + "/tests/fixtures/checking");
+    CHECK_THAT(text.out, Catch::Contains("FAIL        fixture_wrong.square_wrong_vjp"));
+}
+
+// The C++ face of the examples hook (ABI 1.3): what check runs.
+TEST_CASE("inspector: a family's examples through the runtime: inputs on the asked engine, attributes, errors", "[inspector]") {
+    Runtime::Options o;
+    o.use_environment_path = false;
+    o.use_default_dir = false;
+    o.plugin_paths = {build_dir() + "/lib/ferro/plugins"};
+    o.log_level = FERRO_LOG_OFF;
+    const Runtime rt(o);
+    const auto fft = rt.op_examples("fft.rfft", DType::f32);
+    REQUIRE(fft.size() == 2);
+    CHECK(fft[0].inputs[0].dtype() == DType::f32);
+    CHECK(fft[0].inputs[0].shape() == Shape{3, 10});
+    CHECK(fft[1].attrs.size() == 3);
+    CHECK_FALSE(fft[1].what.empty());
+    const auto chol = rt.op_examples("linalg.cholesky", DType::c128);
+    REQUIRE_FALSE(chol.empty());
+    CHECK(chol[0].input_flags[0] == FERRO_EXAMPLE_HERMITIAN);
+    CHECK(rt.op_examples("core.add", DType::f64).empty());  // the core family has no hook
+    check_error([&] { rt.op_examples("fft.nothing", DType::f64); }, FERRO_NOT_FOUND, "ferro_op_examples: no op named 'fft.nothing'");
+    check_error([&] { rt.op_examples("fft.fft", DType::f64, "vulkan:7"); }, FERRO_NOT_FOUND,
+                "ferro_op_examples: no engine named 'vulkan:7'");
 }
 
 TEST_CASE("inspector: exit codes (bad command line 2) and help that documents them", "[inspector]") {

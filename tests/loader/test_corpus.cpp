@@ -26,7 +26,8 @@ const std::map<std::string, Expected>& expected_diagnostics() {
         {"no_entry", {LoadStage::entry, FERRO_NOT_FOUND, "does not export ferro_plugin_query"}},
         {"entry_error", {LoadStage::query, FERRO_FAILED_PRECONDITION, "no licence"}},
         {"entry_throws", {LoadStage::query, FERRO_INTERNAL, "fixture exception from query"}},
-        {"abi_major", {LoadStage::abi, FERRO_INCOMPATIBLE, "built for ABI 2.3, this host speaks ABI 1.2"}},
+        {"abi_major", {LoadStage::abi, FERRO_INCOMPATIBLE, "built for ABI 2.3, this host speaks ABI " + std::to_string(FERRO_ABI_MAJOR) + "." +
+                                                             std::to_string(FERRO_ABI_MINOR)}},
         {"small_struct", {LoadStage::validate, FERRO_INVALID_ARGUMENT, "ferro_plugin_desc.struct_size is 16"}},
         {"null_infer", {LoadStage::validate, FERRO_INVALID_ARGUMENT, "ops[0] ('broken').infer is NULL"}},
         {"dup_b", {LoadStage::register_, FERRO_ALREADY_EXISTS,

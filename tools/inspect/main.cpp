@@ -2,6 +2,7 @@
 //
 // Exit codes: 0 success; 1 the command ran and found a problem (a plugin that fails to load);
 // 2 bad command line; 3 the inspector itself failed.
+#include "check.hpp"
 #include "doctor.hpp"
 #include "listing.hpp"
 #include "probe.hpp"
@@ -23,7 +24,7 @@ std::string self_path(const char* argv0) {
 }
 
 constexpr const char* exit_codes =
-    "Exit codes: 0 success; 1 a problem was found (a plugin fails to load); 2 bad command line; "
+    "Exit codes: 0 success; 1 a problem was found (a plugin fails to load, a check fails); 2 bad command line; "
     "3 the inspector itself failed.";
 
 }  // namespace
@@ -35,13 +36,15 @@ int main(int argc, char** argv) {
     app.fallthrough();  // --json and --timeout after the subcommand too
     bool json = false;
     double timeout = 10;
-    std::vector<std::string> probe_files;
-    bool detail = false, matrix = false;
+    ferro::inspect::ProbeRequest probe;
     app.add_flag("--json", json, "machine-readable output (schema: docs/inspector.md)");
     app.add_option("--timeout", timeout, "seconds a plugin may take to load before it counts as hung")->capture_default_str();
-    app.add_option("--probe", probe_files, "internal: load FILE... in this process and report (the isolated child)")->group("");
-    app.add_flag("--detail", detail, "internal: with --probe, every op's attributes and every device")->group("");
-    app.add_flag("--matrix", matrix, "internal: with --probe, the op x engine x dtype support")->group("");
+    app.add_option("--probe", probe.files, "internal: load FILE... in this process and report (the isolated child)")->group("");
+    app.add_flag("--detail", probe.detail, "internal: with --probe, every op's attributes and every device")->group("");
+    app.add_flag("--matrix", probe.matrix, "internal: with --probe, the op x engine x dtype support")->group("");
+    app.add_option("--check", probe.check, "internal: with --probe, the conformance kit on this plugin")->group("");
+    app.add_option("--check-engine", probe.check_engine, "internal: with --check, this engine only")->group("");
+    app.add_flag("--quick", probe.quick, "internal: with --check, the quick kit")->group("");
 
     ferro::inspect::ListOptions options;
     auto* list = app.add_subcommand("list", "every file in the plugin search path, with its status, plugin, ABI and what it provides");
@@ -52,6 +55,13 @@ int main(int argc, char** argv) {
     auto* show = app.add_subcommand("show", "one plugin's full descriptor: ops with attributes, dtypes and rules; modules; devices");
     show->add_option("plugin", target, "a plugin name (as list shows it) or a file")->required();
     show->add_option("--path", options.dirs, "look for the plugin in these directories instead of the search path");
+    ferro::inspect::CheckOptions check_options;
+    auto* check = app.add_subcommand("check", "the conformance kit: every op on every engine and dtype against the cpu result, "
+                                              "gradcheck of every differentiable output");
+    check->add_option("plugin", target, "a plugin name (as list shows it) or a file")->required();
+    check->add_option("--engine", check_options.engine, "only this engine (cpu, vulkan:0, ...)");
+    check->add_flag("--quick", check_options.quick, "the first example of each op and dtype; gradcheck in f64 only");
+    check->add_option("--path", options.dirs, "look for plugins in these directories instead of the search path");
     auto* ops = app.add_subcommand("ops", "the op x engine x dtype support matrix, with the reason where a module declines");
     ops->add_option("--engine", engine, "only this engine (cpu, vulkan:0, ...)");
     ops->add_option("--family", family, "only this family's ops");
@@ -63,7 +73,7 @@ int main(int argc, char** argv) {
         return app.exit(e) == 0 ? 0 : 2;
     }
     try {
-        if (!probe_files.empty()) return ferro::inspect::run_probe(probe_files, detail, matrix);
+        if (!probe.files.empty()) return ferro::inspect::run_probe(probe);
         options.self = self_path(argv[0]);
         options.timeout_s = timeout;
         if (*doctor) {
@@ -75,6 +85,11 @@ int main(int argc, char** argv) {
             const auto report = ferro::inspect::show(options, target);
             std::cout << (json ? report.dump(2) + "\n" : ferro::inspect::render_show(report));
             return report["plugin"]["status"] == "loaded" ? 0 : 1;
+        }
+        if (*check) {
+            const auto report = ferro::inspect::check(options, target, check_options);
+            std::cout << (json ? report.dump(2) + "\n" : ferro::inspect::render_check(report));
+            return report["summary"]["fail"].get<int>() > 0 ? 1 : 0;
         }
         if (*ops) {
             const auto report = ferro::inspect::ops(options, engine, family);

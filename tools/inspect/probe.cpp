@@ -1,5 +1,7 @@
 #include "probe.hpp"
 
+#include "check.hpp"
+
 #include <ferro/ferro.hpp>
 
 #include <nlohmann/json.hpp>
@@ -175,7 +177,8 @@ nlohmann::json support_matrix(const Inventory& inv) {
 
 }  // namespace
 
-int run_probe(const std::vector<std::string>& files, bool detail, bool matrix) {
+int run_probe(const ProbeRequest& request) {
+    const std::vector<std::string>& files = request.files;
     Runtime::Options options;
     options.use_environment_path = false;
     options.use_default_dir = false;
@@ -192,8 +195,9 @@ int run_probe(const std::vector<std::string>& files, bool detail, bool matrix) {
     }
     const Inventory inv = rt.inventory();
     nlohmann::json result = {{"event", "result"}, {"plugins", nlohmann::json::array()}};
-    for (const std::string& file : files) result["plugins"].push_back(describe_file(inv, file, detail));
-    if (matrix) result["support"] = support_matrix(inv);
+    for (const std::string& file : files) result["plugins"].push_back(describe_file(inv, file, request.detail));
+    if (request.matrix) result["support"] = support_matrix(inv);
+    if (!request.check.empty()) result["check"] = run_check(rt, request.check, {request.check_engine, request.quick});
     emit(result);
     return 0;
 }

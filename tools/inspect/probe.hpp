@@ -11,6 +11,15 @@
 
 namespace ferro::inspect {
 
-int run_probe(const std::vector<std::string>& files, bool detail, bool matrix);  // the exit code
+struct ProbeRequest {
+    std::vector<std::string> files;
+    bool detail = false;       // every op's attributes and every device
+    bool matrix = false;       // the op x engine x dtype support
+    std::string check;         // run the conformance kit on this plugin ("" = no)
+    std::string check_engine;  // ... on this engine only
+    bool quick = false;
+};
+
+int run_probe(const ProbeRequest& request);  // the exit code
 
 }  // namespace ferro::inspect

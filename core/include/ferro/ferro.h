@@ -247,6 +247,16 @@ FERRO_API uint32_t ferro_inventory_module_count(const ferro_inventory* inventory
 FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index,
                                               ferro_module_info* out);
 
+/* Sample calls of op `op` (qualified: "linalg.solve") whose main inputs have `dtype`, with the
+ * inputs made on engine `engine`: the examples hook of the op family's module on the cpu engine
+ * (or, without one, of the first module that has the hook). Writes up to `capacity` entries of
+ * `out` and their count to *n_out (0 when no module of the family provides examples). Each
+ * entry's inputs are owned by the caller (ferro_tensor_release); its attributes and `what` are
+ * borrowed while the plugin stays loaded. On failure nothing is owed: inputs the hook made are
+ * released. Since ABI 1.3 (ferro_module_iface.examples). */
+FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op, const char* engine, ferro_dtype dtype,
+                                         ferro_example* out, uint32_t capacity, uint32_t* n_out);
+
 /* ---- tensors -----------------------------------------------------------------------------
  * A ferro_tensor is a refcounted handle: every function that returns one hands the caller a
  * reference, released with ferro_tensor_release. Shapes and strides count elements; tensors

@@ -96,6 +96,15 @@ public:
     template <class T>
     Attr(std::string name, const std::optional<T>& v) : Attr(v ? Attr(std::move(name), *v) : Attr(std::move(name), std::nullopt)) {}
     Attr(const Attr& o) : name_(o.name_), str_(o.str_), ints_(o.ints_) { set(o.value_.type).v = o.value_.v; }
+    // A copy of a C attribute (its strings and arrays copied too).
+    explicit Attr(const ferro_named_attr& a) : name_(a.name) {
+        set(a.value.type).v = a.value.v;
+        if (a.value.type == FERRO_ATTR_STR) str_ = a.value.v.str;
+        if (a.value.type == FERRO_ATTR_I64_ARRAY) ints_.assign(a.value.v.i64_array, a.value.v.i64_array + a.value.count);
+        if (a.value.type == FERRO_ATTR_F64_ARRAY) {
+            throw Error(FERRO_INVALID_ARGUMENT, "Attr: f64 arrays are not supported by the C++ API (" + name_ + ")");
+        }
+    }
     Attr& operator=(const Attr&) = delete;
 
     // Valid while this Attr lives and is not moved.
@@ -498,6 +507,15 @@ public:
     void unload_plugin(const std::string& name) { check(ferro_runtime_unload_plugin(rt_.get(), name.c_str())); }
     uint64_t epoch() const { return ferro_runtime_epoch(rt_.get()); }
     Inventory inventory() const;
+    // Sample calls of `op` for conformance checks (its family's examples hook, ABI 1.3): inputs
+    // on `engine` whose main dtype is `dtype`, and attributes. Empty when the family has none.
+    struct Example {
+        std::vector<Tensor> inputs;
+        std::vector<uint32_t> input_flags;  // FERRO_EXAMPLE_HERMITIAN: derivatives over Hermitian matrices
+        Attrs attrs;
+        std::string what;
+    };
+    std::vector<Example> op_examples(const std::string& op, DType dtype, const std::string& engine = "cpu") const;
 
     // Tensors from host data (row-major).
     template <class T>
@@ -562,6 +580,27 @@ private:
     Tensor create(const char* op, const Attrs& attrs) const { return call_one(rt_, op, {}, attrs); }
     detail::RuntimeRef rt_;
 };
+
+inline std::vector<Runtime::Example> Runtime::op_examples(const std::string& op, DType dtype, const std::string& engine) const {
+    std::vector<ferro_example> raw(16);
+    uint32_t n = 0;
+    check(ferro_op_examples(rt_.get(), op.c_str(), engine.c_str(), static_cast<ferro_dtype>(dtype), raw.data(),
+                            static_cast<uint32_t>(raw.size()), &n));
+    std::vector<Example> out;
+    for (uint32_t i = 0; i < n; ++i) {  // adopt every input first: nothing leaks if an Attr throws
+        Example e;
+        for (uint32_t k = 0; k < raw[i].n_inputs; ++k) {
+            e.inputs.emplace_back(rt_, raw[i].inputs[k]);
+            e.input_flags.push_back(raw[i].input_flags[k]);
+        }
+        out.push_back(std::move(e));
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t k = 0; k < raw[i].n_attrs; ++k) out[i].attrs.push_back(Attr(raw[i].attrs[k]));
+        out[i].what = raw[i].what != nullptr ? raw[i].what : "";
+    }
+    return out;
+}
 
 }  // namespace ferro
 

@@ -3,6 +3,10 @@
 
 #include <ferro/ferro.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 using ferro::c_api::require;
 
 FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op) {
@@ -103,4 +107,69 @@ FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime,
 
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime) {
     if (runtime != nullptr) runtime->runtime.clear_plans();
+}
+
+FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op, const char* engine, ferro_dtype dtype,
+                                         ferro_example* out, uint32_t capacity, uint32_t* n_out) {
+    return ferro::guard([&] {
+        const char* fn = "ferro_op_examples";
+        require(runtime, fn, "runtime");
+        require(op, fn, "op");
+        require(engine, fn, "engine");
+        require(n_out, fn, "n_out");
+        if (capacity > 0) require(out, fn, "out");
+        *n_out = 0;
+        const ferro::SnapshotPtr snap = runtime->runtime.snapshot();
+        const auto entry = snap->ops.find(op);
+        if (entry == snap->ops.end()) throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: no op named '{}'", fn, op));
+        if (snap->engines.find(engine) == snap->engines.end()) {
+            throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}'", fn, engine));
+        }
+        const ferro::FamilySlot& family = snap->families.at(entry->second.family_id);
+        // The cpu engine's module first: every family has its reference implementation there.
+        const ferro::Module* module = nullptr;
+        auto consider = [&](const std::vector<ferro::ModuleSlot>& slots) {
+            for (const auto& slot : slots) {
+                if (module != nullptr || !slot.module) continue;
+                const ferro_module_iface& iface = slot.module->iface();
+                if (FERRO_HAS_FIELD(&iface, ferro_module_iface, examples) && iface.examples != nullptr) module = slot.module.get();
+            }
+        };
+        if (auto cpu = family.modules.find("cpu"); cpu != family.modules.end()) consider(cpu->second);
+        for (const auto& [name, slots] : family.modules) consider(slots);
+        if (module == nullptr) return;
+        std::fill(out, out + capacity, ferro_example{});
+        // On failure, whatever inputs the hook made so far are released here, not leaked.
+        auto release_all = [&] {
+            for (uint32_t i = 0; i < capacity; ++i) {
+                for (ferro_tensor t : out[i].inputs) ferro_tensor_release(t);
+                out[i] = ferro_example{};
+            }
+        };
+        ferro_examples_args args{sizeof args, entry->second.index, dtype, capacity, engine, out, 0, 0};
+        ferro_status st = nullptr;
+        try {
+            st = module->iface().examples(module->self(), runtime->runtime.host_api(), &args);
+        } catch (...) {
+            release_all();
+            throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: the examples hook of '{}' threw an exception; no exception may "
+                                                           "cross the plugin ABI", fn, module->provider()));
+        }
+        if (st != nullptr) release_all();
+        ferro::throw_if_error(st);
+        if (args.n_examples > capacity) {
+            release_all();
+            throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: '{}' wrote {} examples into room for {}", fn, module->provider(),
+                                                           args.n_examples, capacity));
+        }
+        for (uint32_t i = 0; i < args.n_examples; ++i) {
+            if (out[i].n_inputs > FERRO_EXAMPLE_MAX_INPUTS || out[i].n_attrs > FERRO_EXAMPLE_MAX_ATTRS) {
+                release_all();
+                throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: '{}' example {} has {} inputs and {} attributes (at most {} and {})",
+                                                               fn, module->provider(), i, out[i].n_inputs, out[i].n_attrs,
+                                                               FERRO_EXAMPLE_MAX_INPUTS, FERRO_EXAMPLE_MAX_ATTRS));
+            }
+        }
+        *n_out = args.n_examples;
+    });
 }

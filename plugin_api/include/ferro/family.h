@@ -177,6 +177,40 @@ typedef struct ferro_prepare_args {
     int64_t* output_strides;
 } ferro_prepare_args;
 
+/* ---- examples (since 1.3) ------------------------------------------------------------------
+ * Sample calls of an op, for conformance checks (ferro-inspect check): what a valid call looks
+ * like is the op's business (an SPD matrix for cholesky, LU factors and pivots for lu_solve,
+ * subscripts for einsum), so the module that knows provides them. */
+
+#define FERRO_EXAMPLE_MAX_INPUTS 8
+#define FERRO_EXAMPLE_MAX_ATTRS 8
+/* input_flags: the op reads one triangle of this (batch of) square matrices and its derivative
+ * rules take the derivative over Hermitian matrices (PyTorch's convention for cholesky, eigh):
+ * checks perturb the input symmetrically. */
+#define FERRO_EXAMPLE_HERMITIAN 1u
+
+/* One sample call. Fixed layout (an array element: no struct_size; a later version that needs
+ * more adds another struct). */
+typedef struct ferro_example {
+    uint32_t n_inputs;
+    uint32_t n_attrs;
+    ferro_tensor inputs[FERRO_EXAMPLE_MAX_INPUTS];   /* new references, passed to the host */
+    uint32_t input_flags[FERRO_EXAMPLE_MAX_INPUTS];  /* FERRO_EXAMPLE_* per input */
+    ferro_named_attr attrs[FERRO_EXAMPLE_MAX_ATTRS]; /* borrowed for the lifetime of the plugin library */
+    const char* what;                                /* one line ("batched, B broadcast"); borrowed likewise */
+} ferro_example;
+
+typedef struct ferro_examples_args {
+    uint32_t struct_size;
+    uint32_t op_index;       /* into the family's ops */
+    ferro_dtype dtype;       /* the main inputs' dtype: one of the op's dtypes */
+    uint32_t capacity;       /* entries in `examples` */
+    const char* engine;      /* make the inputs on this engine (host services: op calls, tensor_from_host) */
+    ferro_example* examples; /* host storage */
+    uint32_t n_examples;     /* out: how many were written (0: none for this dtype) */
+    uint32_t reserved;
+} ferro_examples_args;
+
 /* Module interface. prepare answers one of:
  *   PREPARED: returns NULL and fills *out (iface non-NULL; self is the plugin's business);
  *   DECLINED: returns NULL, leaves out->iface NULL and writes args->decline_reason (the host
@@ -189,6 +223,9 @@ typedef struct ferro_module_iface {
     ferro_status (*prepare)(void* self, const struct ferro_host_api* host,
                             const ferro_prepare_args* args, ferro_plan_instance* out);
     void (*destroy)(void* self);
+    /* Since 1.3 (check FERRO_HAS_FIELD; may be NULL): fills args->examples with sample calls
+     * of op args->op_index. Deterministic (seeded), so two engines get the same values. */
+    ferro_status (*examples)(void* self, const struct ferro_host_api* host, ferro_examples_args* args);
 } ferro_module_iface;
 
 /* A module: owned by the host, destroyed with iface->destroy(self) after all its plans. */

@@ -193,6 +193,16 @@ public:
         return call("core.zeros", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
                                        attr_str("engine", engine)});
     }
+    // Uniform samples in [lo, hi) (real and imaginary parts alike) from core.rand's seeded
+    // generator, on `engine`: the same seed gives the same values on every engine.
+    TensorRef rand(std::span<const int64_t> shape, ferro_dtype dtype, int64_t seed, const char* engine, double lo = -1,
+                   double hi = 1) const {
+        const TensorRef u = call("core.rand", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
+                                                   attr_i64("seed", seed), attr_str("engine", engine)});
+        const double width = hi - lo;
+        const TensorRef scaled = mul(u, scalar(u, width));
+        return add(scaled, scalar(u, lo, is_complex(dtype) ? lo : 0));
+    }
     TensorRef zeros_like(Arg like) const {
         const ferro_signature s = signature(like);
         return zeros({s.shape, static_cast<size_t>(s.ndim)}, s.dtype, host_->tensor_engine(like.get()));

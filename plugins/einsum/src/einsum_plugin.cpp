@@ -95,7 +95,39 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
 }
 
 void destroy_module(void* self) { delete static_cast<Module*>(self); }
-constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module};
+
+// Sample calls (ferro-inspect check): a matrix product, a batched one, a diagonal, and a
+// three-operand chain whose path the optimiser chooses; einsum.path gets the chain.
+ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* args) {
+    return plugin::guard(host, [&] {
+        struct Sample {
+            const char* subscripts;
+            std::initializer_list<std::initializer_list<int64_t>> shapes;
+            const char* what;
+        };
+        static const Sample samples[] = {
+            {"ij,jk->ik", {{3, 4}, {4, 5}}, "matrix product"},
+            {"bij,bjk->bik", {{2, 3, 4}, {2, 4, 2}}, "batched matrix product"},
+            {"ii->i", {{4, 4}}, "diagonal"},
+            {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 2}}, "three-operand chain"},
+        };
+        const plugin::Rules r(host);
+        const bool path = args->op_index == static_cast<uint32_t>(Op::path);
+        int64_t seed = 41;
+        for (size_t i = path ? 3 : 0; i < std::size(samples) && args->n_examples < args->capacity; ++i) {
+            ferro_example& e = args->examples[args->n_examples];
+            e = {};
+            for (const auto& shape : samples[i].shapes) {
+                e.inputs[e.n_inputs++] = r.rand({shape.begin(), shape.size()}, args->dtype, seed++, args->engine).release();
+            }
+            e.attrs[e.n_attrs++] = plugin::attr_str("subscripts", samples[i].subscripts);
+            e.what = samples[i].what;
+            ++args->n_examples;
+        }
+    });
+}
+
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples};
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {

@@ -3,9 +3,12 @@
 #include "fft.hpp"
 
 #include <ferro/cpu_context.h>
+#include <ferro/rules.hpp>
 #include <ferro/schema.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 
 namespace ferro::fft {
@@ -37,7 +40,43 @@ ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args
 
 void destroy_module(void*) {}
 
-constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module};
+// Two sample calls per op: the defaults on a small batch, and padding or truncation on another
+// axis with another norm (ferro-inspect check).
+ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* args) {
+    return plugin::guard(host, [&] {
+        static constexpr int64_t one_d_shape[] = {3, 10}, one_d_odd[] = {4, 7}, n_d_shape[] = {2, 3, 4};
+        static constexpr int64_t s_two[] = {5, 3}, axes_two[] = {2, 0};
+        const plugin::Rules r(host);
+        const bool one_d = args->op_index <= static_cast<uint32_t>(Op::ihfft);
+        const uint32_t n = std::min<uint32_t>(args->capacity, 2);
+        for (uint32_t i = 0; i < n; ++i) {
+            ferro_example& e = args->examples[i];
+            e = {};
+            const std::span<const int64_t> shape = one_d ? (i == 0 ? std::span<const int64_t>(one_d_shape) : one_d_odd)
+                                                         : std::span<const int64_t>(n_d_shape);
+            e.inputs[0] = r.rand(shape, args->dtype, 31 + i, args->engine).release();
+            e.n_inputs = 1;
+            if (i == 1 && one_d) {
+                e.attrs[0] = plugin::attr_i64("n", 9);
+                e.attrs[1] = plugin::attr_i64("axis", 0);
+                e.attrs[2] = plugin::attr_str("norm", "ortho");
+                e.n_attrs = 3;
+                e.what = "axis 0 of 4 x 7, n = 9 (zero-padded), ortho";
+            } else if (i == 1) {
+                e.attrs[0] = plugin::attr_i64s("s", s_two);
+                e.attrs[1] = plugin::attr_i64s("axes", axes_two);
+                e.attrs[2] = plugin::attr_str("norm", "forward");
+                e.n_attrs = 3;
+                e.what = "2 x 3 x 4 over axes (2, 0), s = (5, 3): padded and truncated, forward";
+            } else {
+                e.what = one_d ? "3 x 10, defaults" : "2 x 3 x 4, defaults";
+            }
+            args->n_examples = i + 1;
+        }
+    });
+}
+
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples};
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {

@@ -126,6 +126,9 @@ Plan make_plan(Op op, const ferro_prepare_args& args);
 // large enough), gathers each matrix, calls LAPACK, scatters the results.
 void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context);
 
+// Sample calls of op args->op_index (linalg_examples.cpp): the module's examples hook.
+ferro_status examples(void* self, const ferro_host_api* host, ferro_examples_args* args);
+
 // ---- autodiff rules (linalg_rules.cpp) ----
 
 ferro_status solve_vjp(const ferro_host_api*, const ferro_vjp_args*);

@@ -37,7 +37,7 @@ ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args
 
 void destroy_module(void*) {}
 
-constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module};
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples};
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
