@@ -268,8 +268,11 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
     CHECK(r.exit_code == 1);
     const json report = json::parse(r.out);
     std::map<std::string, json> by_op;
-    for (const json& row : report["results"]) by_op[row["op"].get<std::string>()] = row;
-    REQUIRE(by_op.size() == 3);
+    for (const json& row : report["results"]) by_op[row["op"].get<std::string>() + " " + row["dtype"].get<std::string>()] = row;
+    for (const char* key : {"fixture_wrong.square", "fixture_wrong.square_wrong_values", "fixture_wrong.square_wrong_vjp"}) {
+        by_op[key] = by_op[std::string(key) + " f64"];
+    }
+    REQUIRE(by_op.size() == 8);
     CHECK(by_op["fixture_wrong.square"]["status"] == "pass");
     CHECK(by_op["fixture_wrong.square_wrong_values"]["status"] == "fail");
     CHECK_THAT(by_op["fixture_wrong.square_wrong_values"]["messages"][0].get<std::string>(), Catch::Contains("gradcheck: jvp output 0"));
@@ -277,7 +280,25 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
     const std::string vjp_message = by_op["fixture_wrong.square_wrong_vjp"]["messages"][0];
     CHECK_THAT(vjp_message, Catch::Contains("gradcheck: vjp input 0"));
     CHECK_THAT(vjp_message, !Catch::Contains("jvp"));  // its JVP is right
-    CHECK(report["summary"] == json::parse(R"({"pass": 1, "fail": 2, "not_checked": 0})"));
+    // A dtype the op declares but its prepare declines fails, with the module's reason.
+    CHECK(by_op["fixture_wrong.square_declines_f32 f64"]["status"] == "pass");
+    CHECK(by_op["fixture_wrong.square_declines_f32 f32"]["status"] == "fail");
+    CHECK_THAT(by_op["fixture_wrong.square_declines_f32 f32"]["messages"][0].get<std::string>(),
+               Catch::Contains("fixture_wrong prepares f64 only"));
+    CHECK(report["summary"] == json::parse(R"({"pass": 2, "fail": 3, "not_checked": 0})"));
+    // ops runs the first example in each dtype: the decline shows as the reason.
+    const json ops = json::parse(inspect("ops --json --family fixture_wrong --path " + build_dir() + "/tests/fixtures/checking").out);
+    bool found = false;
+    for (const json& row : ops["ops"]) {
+        if (row["op"] != "fixture_wrong.square_declines_f32") continue;
+        found = true;
+        REQUIRE(row["dtypes"].size() == 2);
+        CHECK(row["dtypes"][0]["supported"] == false);
+        CHECK_THAT(row["dtypes"][0]["reason"].get<std::string>(), Catch::Contains("fixture_wrong prepares f64 only"));
+        CHECK(row["dtypes"][1]["supported"] == true);
+        CHECK(row["dtypes"][1]["tried"] == true);
+    }
+    CHECK(found);
     const Run text = inspect("check fixture_wrong --path " + build_dir() + "/tests/fixtures/checking");
     CHECK_THAT(text.out, Catch::Contains("FAIL        fixture_wrong.square_wrong_vjp"));
 }

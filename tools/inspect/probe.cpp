@@ -144,8 +144,22 @@ nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool
     return r;
 }
 
+// Whether `op` runs in `dtype` on `engine`: its family's first example, called there (the
+// module's prepare decides; its decline or error is the reason). Empty: it runs, or there is
+// no example to try.
+std::string try_example(const Runtime& rt, const OpInfo& op, DType dtype, const std::string& engine, bool& tried) {
+    try {
+        const auto examples = rt.op_examples(op.name, dtype, engine);
+        tried = !examples.empty();
+        if (tried) (void)call_all(rt.ref(), op.name.c_str(), examples[0].inputs, examples[0].attrs);
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
 // Every op of the runtime on every engine: the dtypes it runs in, or why not.
-nlohmann::json support_matrix(const Inventory& inv) {
+nlohmann::json support_matrix(const Runtime& rt, const Inventory& inv) {
     nlohmann::json rows = nlohmann::json::array();
     for (const OpInfo& op : inv.ops) {
         for (const EngineInfo& engine : inv.engines) {
@@ -165,6 +179,15 @@ nlohmann::json support_matrix(const Inventory& inv) {
                 nlohmann::json cell = {{"dtype", dtype_name(d)}, {"supported", module && kernels}};
                 if (!module) cell["reason"] = reason;
                 else if (!kernels) cell["reason"] = "the engine has no kernels for this dtype";
+                if (module && kernels) {
+                    bool tried = false;
+                    const std::string failed = try_example(rt, op, d, engine.name, tried);
+                    cell["tried"] = tried;  // false: the family has no example to run it on
+                    if (!failed.empty()) {
+                        cell["supported"] = false;
+                        cell["reason"] = failed;
+                    }
+                }
                 dtypes.push_back(cell);
             }
             row["dtypes"] = dtypes;
@@ -196,7 +219,7 @@ int run_probe(const ProbeRequest& request) {
     const Inventory inv = rt.inventory();
     nlohmann::json result = {{"event", "result"}, {"plugins", nlohmann::json::array()}};
     for (const std::string& file : files) result["plugins"].push_back(describe_file(inv, file, request.detail));
-    if (request.matrix) result["support"] = support_matrix(inv);
+    if (request.matrix) result["support"] = support_matrix(rt, inv);
     if (!request.check.empty()) result["check"] = run_check(rt, request.check, {request.check_engine, request.quick});
     emit(result);
     return 0;

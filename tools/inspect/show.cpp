@@ -125,7 +125,9 @@ std::string render_ops(const nlohmann::json& r) {
         std::string dtypes;
         for (const auto& cell : row["dtypes"]) {
             if (!dtypes.empty()) dtypes += ' ';
-            dtypes += cell["supported"].get<bool>() ? cell["dtype"].get<std::string>() : fmt::format("({}: no)", cell["dtype"].get<std::string>());
+            dtypes += cell["supported"].get<bool>() ? cell["dtype"].get<std::string>()
+                                                    : fmt::format("({}: {})", cell["dtype"].get<std::string>(),
+                                                                  cell.value("reason", std::string("no")));
         }
         if (row.contains("reason")) dtypes = fmt::format("no: {}", row["reason"].get<std::string>());
         else if (row["dtypes"].empty()) dtypes = "yes (the op declares no dtypes)";
