@@ -175,6 +175,7 @@ TEST_CASE("inspector: doctor shows the search path with its origins, engines wit
         }
     }
     CHECK(log_level);
+    CHECK(d["plan_cache"]["max_entries"].get<uint64_t>() > 0);
     const Run text = inspect("doctor");
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("null         0 devices (plugin engine_null): the null engine has no devices"));

@@ -25,7 +25,10 @@ nlohmann::json doctor(const ListOptions& options) {
     r["engines"] = nlohmann::json::array();
     Runtime::Options ro;
     ro.autoload = false;
-    for (const EngineInfo& e : Runtime(ro).inventory().engines) {  // built in
+    const Runtime builtin(ro);
+    const ferro_plan_cache_stats cache = builtin.plan_cache_stats();
+    r["plan_cache"] = {{"max_entries", cache.max_entries}, {"max_bytes", cache.max_bytes}};
+    for (const EngineInfo& e : builtin.inventory().engines) {  // built in
         r["engines"].push_back({{"kind", e.kind}, {"plugin", e.plugin}, {"devices", 1}, {"names", {e.name}}, {"reason", ""}});
     }
     r["problems"] = nlohmann::json::array();
@@ -71,6 +74,8 @@ std::string render_doctor(const nlohmann::json& r) {
         t += fmt::format("  {}: {}{}\n", p["file"].get<std::string>(), p["status"].get<std::string>() == "skipped" ? "skipped, " : "",
                          p["reason"].get<std::string>());
     }
+    t += fmt::format("plan cache: at most {} plans, {} MiB\n", r["plan_cache"]["max_entries"].get<uint64_t>(),
+                     r["plan_cache"]["max_bytes"].get<uint64_t>() >> 20);
     t += "settings:\n";
     for (const auto& s : r["settings"]) {
         const std::string value = s["value"];
