@@ -1,11 +1,16 @@
 // ferro plugin ABI — header-only helpers for writing op schemas: attribute specs with their
 // defaults. The strings passed in must live as long as the plugin library (literals do).
 //
-// Since: 1.0 (header-only; no ABI change).
+// Since: 1.0 (header-only; no ABI change). accepts_cpu_context: 2026-11-30.
 #pragma once
 
+#include "ferro/cpu_context.h"
 #include "ferro/family.h"
 #include "ferro/plugin.h"
+#include "ferro/plugin.hpp"
+
+#include <cstring>
+#include <string>
 
 namespace ferro::plugin {
 
@@ -41,6 +46,21 @@ inline ferro_attr_spec spec_required(const char* name, uint32_t type, const char
 // None by default.
 inline ferro_attr_spec spec_optional(const char* name, uint32_t type, const char* doc) {
     return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
+}
+
+// For module factories of host-memory modules (LAPACK, FFTW): true when the target engine
+// offers the cpu engine's native context; otherwise writes why `module` declines it and
+// returns false.
+inline bool accepts_cpu_context(const ferro_module_create_args* args, const char* module) {
+    const ferro_engine_target* target = args->target;
+    if (target->context_abi != nullptr && std::strcmp(target->context_abi, FERRO_CPU_CONTEXT_ABI) == 0) return true;
+    std::string reason = module;
+    reason += " runs on host memory with the cpu engine's context (" FERRO_CPU_CONTEXT_ABI "); engine ";
+    reason += target->name;
+    reason += " has ";
+    reason += target->context_abi != nullptr ? target->context_abi : "none";
+    write_reason(args->decline_reason, args->decline_capacity, reason);
+    return false;
 }
 
 // The descriptor of a plugin that defines one family named like itself (linalg, einsum, fft):

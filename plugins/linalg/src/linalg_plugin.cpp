@@ -41,14 +41,7 @@ constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
-        const ferro_engine_target* target = args->target;
-        if (target->context_abi == nullptr || std::strcmp(target->context_abi, FERRO_CPU_CONTEXT_ABI) != 0) {
-            plugin::write_reason(args->decline_reason, args->decline_capacity,
-                                 std::string("the LAPACK module runs on host memory with the cpu engine's context (") +
-                                     FERRO_CPU_CONTEXT_ABI + "); engine " + target->name + " has " +
-                                     (target->context_abi ? target->context_abi : "none"));
-            return;
-        }
+        if (!plugin::accepts_cpu_context(args, "the LAPACK module")) return;
         out->iface = &module_iface;
     });
 }
