@@ -165,8 +165,17 @@ nlohmann::json run_check(Runtime& rt, const std::string& plugin, const CheckOpti
 }
 
 nlohmann::json check(const ListOptions& list, const std::string& target, const CheckOptions& o) {
-    const nlohmann::json shown = show(list, target);
-    const nlohmann::json& plugin = shown["plugin"];
+    // One listing serves both: the target's entry and the other plugins that come along.
+    const nlohmann::json listed = list_plugins(list);
+    nlohmann::json plugin;
+    std::error_code ec;
+    if (const nlohmann::json* entry = find_plugin(listed, target)) {
+        plugin = *entry;
+    } else if (std::filesystem::is_regular_file(target, ec)) {
+        plugin = probe_file(list, std::filesystem::absolute(target));  // outside the search path
+    } else {
+        throw NotFound(not_found_message(target));
+    }
     nlohmann::json r = {{"command", "check"}, {"schema", 1}, {"file", plugin["file"]}};
     if (plugin["status"] != "loaded") {
         r["plugin"] = plugin;
@@ -177,7 +186,6 @@ nlohmann::json check(const ListOptions& list, const std::string& target, const C
     r["plugin"] = plugin["name"];
     // Every plugin that loads on its own comes along: engines from other plugins are checked too.
     std::vector<std::string> files{plugin["file"].get<std::string>()};
-    const nlohmann::json listed = list_plugins(list);
     for (const auto& p : listed["plugins"]) {
         if (p["status"] == "loaded" && p["file"] != plugin["file"]) files.push_back(p["file"]);
     }

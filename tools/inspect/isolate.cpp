@@ -69,6 +69,11 @@ std::string ProbeOutcome::failure() const {
     return fmt::format("ended without a result {}", where);
 }
 
+nlohmann::json ProbeOutcome::failed_entry(const std::string& file) const {
+    return {{"file", file}, {"status", "failed"}, {"stage", last_stage}, {"reason", failure()},
+            {"crash", {{"signal", signal}, {"exit_code", exit_code}, {"timed_out", timed_out}, {"stderr", stderr_tail}}}};
+}
+
 ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::string>& files, double timeout_s,
                             const std::vector<std::string>& flags) {
     ProbeOutcome o;

@@ -20,6 +20,8 @@ struct ProbeOutcome {
     std::string stderr_tail;   // the end of what it wrote to stderr
     // One line for a report: "crashed in stage query (signal 11, SIGSEGV)", ...
     std::string failure() const;
+    // A report entry for `file` whose probe died: status failed, stage, reason, crash details.
+    nlohmann::json failed_entry(const std::string& file) const;
 };
 
 // `self`: the inspector's own executable; `timeout_s`: seconds before the child is killed;

@@ -67,6 +67,8 @@ void mark_duplicates(nlohmann::json& plugins) {
     }
 }
 
+}  // namespace
+
 nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
     const std::string name = file.filename().string();
     nlohmann::json p = {{"file", file.string()}, {"dir", file.parent_path().string()}};
@@ -77,11 +79,7 @@ nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
     }
     const ProbeOutcome outcome = probe_isolated(o.self, {file.string()}, o.timeout_s);
     if (!outcome.finished) {
-        p["status"] = "failed";
-        p["stage"] = outcome.last_stage;
-        p["reason"] = outcome.failure();
-        p["crash"] = {{"signal", outcome.signal}, {"exit_code", outcome.exit_code}, {"timed_out", outcome.timed_out},
-                      {"stderr", outcome.stderr_tail}};
+        p.update(outcome.failed_entry(file.string()));
         return p;
     }
     for (const auto& [key, value] : outcome.result["plugins"][0].items()) {
@@ -89,6 +87,8 @@ nlohmann::json probe_file(const ListOptions& o, const fs::path& file) {
     }
     return p;
 }
+
+namespace {
 
 // Probes the files one child each, a few children at a time (one per core): the report keeps
 // the search order, and plugins that hang time out together rather than one after another.
@@ -107,6 +107,16 @@ std::vector<nlohmann::json> probe_files(const ListOptions& o, const std::vector<
 }
 
 }  // namespace
+
+const nlohmann::json* find_plugin(const nlohmann::json& list, const std::string& target) {
+    std::error_code ec;
+    const std::string absolute = fs::absolute(target, ec).string();
+    for (const auto& p : list["plugins"]) {
+        const std::string file = p["file"];
+        if (p.value("name", "") == target || fs::path(file).filename() == target || file == absolute) return &p;
+    }
+    return nullptr;
+}
 
 nlohmann::json list_plugins(const ListOptions& o) {
     nlohmann::json out = {{"command", "list"}, {"schema", 1}};

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct ListOptions {
 // {"command": "list", "schema": 1, "search_path": [...], "plugins": [...], "summary": {...}};
 // docs/inspector.md has the schema.
 nlohmann::json list_plugins(const ListOptions& options);
+// One file's entry, as list gives it, probed on its own.
+nlohmann::json probe_file(const ListOptions& options, const std::filesystem::path& file);
+// The entry of `list` for a plugin name, a file name or a path; null when none.
+const nlohmann::json* find_plugin(const nlohmann::json& list, const std::string& target);
 std::string render_list(const nlohmann::json& list);
 
 }  // namespace ferro::inspect

@@ -7,6 +7,12 @@
 #include <filesystem>
 
 namespace ferro::inspect {
+
+std::string not_found_message(const std::string& target) {
+    return fmt::format("no plugin named '{}' in the search path, and no such file (ferro-inspect list shows what is there)",
+                       target);
+}
+
 namespace {
 
 std::string join(const nlohmann::json& items, const char* sep = " ") {
@@ -23,19 +29,8 @@ std::string resolve(const ListOptions& o, const std::string& target) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(target, ec)) return std::filesystem::absolute(target).string();
     const nlohmann::json list = list_plugins(o);
-    for (const auto& p : list["plugins"]) {
-        if (p.value("name", "") == target || std::filesystem::path(p["file"].get<std::string>()).filename() == target) {
-            return p["file"];
-        }
-    }
-    throw NotFound(fmt::format("no plugin named '{}' in the search path, and no such file (ferro-inspect list shows "
-                               "what is there)", target));
-}
-
-nlohmann::json failed_probe(const std::string& file, const ProbeOutcome& outcome) {
-    return {{"file", file}, {"status", "failed"}, {"stage", outcome.last_stage}, {"reason", outcome.failure()},
-            {"crash", {{"signal", outcome.signal}, {"exit_code", outcome.exit_code}, {"timed_out", outcome.timed_out},
-                       {"stderr", outcome.stderr_tail}}}};
+    if (const nlohmann::json* p = find_plugin(list, target)) return (*p)["file"];
+    throw NotFound(not_found_message(target));
 }
 
 }  // namespace
@@ -44,7 +39,7 @@ nlohmann::json show(const ListOptions& o, const std::string& target) {
     const std::string file = resolve(o, target);
     const ProbeOutcome outcome = probe_isolated(o.self, {file}, o.timeout_s, {"--detail"});
     nlohmann::json r = {{"command", "show"}, {"schema", 1}};
-    r["plugin"] = outcome.finished ? outcome.result["plugins"][0] : failed_probe(file, outcome);
+    r["plugin"] = outcome.finished ? outcome.result["plugins"][0] : outcome.failed_entry(file);
     return r;
 }
 

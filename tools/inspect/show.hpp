@@ -11,6 +11,7 @@ namespace ferro::inspect {
 struct NotFound : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+std::string not_found_message(const std::string& target);
 
 nlohmann::json show(const ListOptions& options, const std::string& target);  // throws NotFound
 std::string render_show(const nlohmann::json& report);
