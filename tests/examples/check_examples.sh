@@ -30,6 +30,10 @@ run_examples "$work/prefix" install
 "$work/prefix/bin/ferro-demo" | grep -q "engine_null"
 echo "installed ferro-demo loaded the installed null engine"
 # The installed inspector probes the installed plugins (in child processes of itself).
-"$work/prefix/bin/ferro-inspect" list | grep -q "libferro_fft.so *loaded"
-"$work/prefix/bin/ferro-inspect" show linalg --json | grep -q '"name": "linalg.solve"'
+# (Captured first: grep -q stops reading at its match, and under pipefail the writer's SIGPIPE
+# would fail the check.)
+listed=$("$work/prefix/bin/ferro-inspect" list)
+grep -q "libferro_fft.so *loaded" <<<"$listed"
+shown=$("$work/prefix/bin/ferro-inspect" show linalg --json)
+grep -q '"name": "linalg.solve"' <<<"$shown"
 echo "installed ferro-inspect lists and shows the installed plugins"
