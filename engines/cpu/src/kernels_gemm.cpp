@@ -3,11 +3,11 @@
 // stride, or conjugation without transposition) is copied to a packed temporary first.
 #include "blas_threads.hpp"
 #include "elementwise.hpp"
+#include "small_gemm.hpp"
 
 #include <cblas.h>
 
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 namespace ferro::cpu {
@@ -67,76 +67,6 @@ template <class T>
 T scalar_of(const ferro_scalar& s) {
     if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(s.real), static_cast<real_t<T>>(s.imag));
     else return static_cast<T>(s.real);
-}
-
-// Products this small finish before cblas has dispatched (its per-call overhead dominates
-// below about 16^3 multiply-adds), so they run as a plain loop on any strides.
-constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
-
-// Each output row accumulates, kRowMax columns at a time, in a local array, axpy order
-// (i, q, j), so the inner loop runs over a contiguous row of B and vectorises without
-// aliasing C. B is used in place when its rows are contiguous and it needs no conjugation,
-// else packed row-major first (k x n per product: B is read m times, A and C once); A and C
-// take any strides. N > 0 fixes the row length at compile time, which unrolls the inner loops
-// of the smallest products completely; N = 0 reads g.n.
-constexpr int64_t kRowMax = 64;
-constexpr int64_t kFixedMax = 8;
-template <class T, int64_t N>
-void gemm_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
-    const int64_t n = N > 0 ? N : g.n;
-    const bool pack_b = (g.b.col_stride != 1 && n > 1) || g.conj_b;
-    std::vector<T> packed(pack_b ? static_cast<size_t>(g.k * n) : 0);
-    T acc[N > 0 ? N : kRowMax];
-    for (int64_t p = p0; p < p1; ++p) {
-        const T* a = static_cast<const T*>(g.a.data) + p * g.a.batch_stride;
-        const T* b = static_cast<const T*>(g.b.data) + p * g.b.batch_stride;
-        T* c = static_cast<T*>(g.c.data) + p * g.c.batch_stride;
-        int64_t b_rs = g.b.row_stride;
-        if (pack_b) {
-            for (int64_t q = 0; q < g.k; ++q) {
-                for (int64_t j = 0; j < n; ++j) {
-                    T y = b[q * g.b.row_stride + j * g.b.col_stride];
-                    if constexpr (is_complex_v<T>) if (g.conj_b) y = std::conj(y);
-                    packed[static_cast<size_t>(q * n + j)] = y;
-                }
-            }
-            b = packed.data();
-            b_rs = n;
-        }
-        for (int64_t i = 0; i < g.m; ++i) {
-            for (int64_t j0 = 0; j0 < n; j0 += kRowMax) {
-                const int64_t w = N > 0 ? N : std::min(kRowMax, n - j0);
-                for (int64_t j = 0; j < w; ++j) acc[j] = T(0);
-                for (int64_t q = 0; q < g.k; ++q) {
-                    T x = a[i * g.a.row_stride + q * g.a.col_stride];
-                    if constexpr (is_complex_v<T>) if (g.conj_a) x = std::conj(x);
-                    const T* brow = b + q * b_rs + j0;
-                    for (int64_t j = 0; j < w; ++j) acc[j] += x * brow[j];
-                }
-                T* crow = c + i * g.c.row_stride + j0 * g.c.col_stride;
-                const int64_t cs = g.c.col_stride;
-                for (int64_t j = 0; j < w; ++j) {  // beta 0: C is not read
-                    crow[j * cs] = beta == T(0) ? alpha * acc[j] : alpha * acc[j] + beta * crow[j * cs];
-                }
-            }
-        }
-    }
-}
-
-template <class T, int64_t... N>
-void gemm_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1,
-                     std::integer_sequence<int64_t, N...>) {
-    // Runs the instance whose N + 1 equals g.n (1 <= g.n <= kFixedMax).
-    (void)((g.n == N + 1 ? (gemm_rows<T, N + 1>(g, alpha, beta, p0, p1), true) : false) || ...);
-}
-
-template <class T>
-void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
-    if (g.n <= kFixedMax) {
-        gemm_rows_fixed<T>(g, alpha, beta, p0, p1, std::make_integer_sequence<int64_t, kFixedMax>{});
-    } else {
-        gemm_rows<T, 0>(g, alpha, beta, p0, p1);
-    }
 }
 
 template <class T>
