@@ -2,6 +2,7 @@
 #include "elementwise.hpp"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 namespace ferro::cpu {
@@ -67,18 +68,23 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
     const int64_t tiles_i = (ni + kTile - 1) / kTile;
     const T* in = static_cast<const T*>(a.in.data);
     T* out = static_cast<T*>(a.out.data);
-    // Work item w: the outer index w / tiles_i, and a band of kTile rows along axis i.
-    const auto band = [&](int64_t w0, int64_t w1) {
+    const int n_dims = static_cast<int>(outer.size());
+    // Work item w: the outer index w / tiles_i, and a band of kTile rows along axis i. A range
+    // of items walks the outer index as an odometer: with axes of a few elements a band is a
+    // handful of elements, and dividing out its index per band cost more than the copy.
+    const auto bands = [&](int64_t w0, int64_t w1) {
+        std::array<int64_t, FERRO_MAX_NDIM> index{};
+        int64_t rest = w0 / tiles_i, in_at = 0, out_at = 0;
+        for (int k = n_dims - 1; k >= 0; --k) {
+            const int d = outer[static_cast<size_t>(k)];
+            index[static_cast<size_t>(k)] = rest % a.out.shape[d];
+            rest /= a.out.shape[d];
+            in_at += index[static_cast<size_t>(k)] * a.in.strides[d];
+            out_at += index[static_cast<size_t>(k)] * a.out.strides[d];
+        }
+        int64_t tile = w0 % tiles_i;
         for (int64_t w = w0; w < w1; ++w) {
-            int64_t rest = w / tiles_i, in_at = 0, out_at = 0;
-            for (size_t k = outer.size(); k-- > 0;) {
-                const int d = outer[k];
-                const int64_t idx = rest % a.out.shape[d];
-                rest /= a.out.shape[d];
-                in_at += idx * a.in.strides[d];
-                out_at += idx * a.out.strides[d];
-            }
-            const int64_t r0 = (w % tiles_i) * kTile, r1 = std::min(ni, r0 + kTile);
+            const int64_t r0 = tile * kTile, r1 = std::min(ni, r0 + kTile);
             for (int64_t c0 = 0; c0 < no; c0 += kTile) {
                 const int64_t c1 = std::min(no, c0 + kTile);
                 for (int64_t r = r0; r < r1; ++r) {
@@ -87,13 +93,24 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
                     for (int64_t c = 0; c < c1 - c0; ++c) dst[c] = src[c * in_o];
                 }
             }
+            if (++tile < tiles_i) continue;
+            tile = 0;
+            for (int k = n_dims - 1; k >= 0; --k) {  // next outer index, carrying outwards
+                const int d = outer[static_cast<size_t>(k)];
+                in_at += a.in.strides[d];
+                out_at += a.out.strides[d];
+                if (++index[static_cast<size_t>(k)] < a.out.shape[d]) break;
+                index[static_cast<size_t>(k)] = 0;
+                in_at -= a.out.shape[d] * a.in.strides[d];
+                out_at -= a.out.shape[d] * a.out.strides[d];
+            }
         }
     };
     const int64_t items = n_outer * tiles_i;
     if (n_outer * ni * no < kParallelThreshold) {
-        band(0, items);
+        bands(0, items);
     } else {
-        e.pool->parallel_for(items, std::max<int64_t>(1, kParallelGrain / (kTile * no)), band);
+        e.pool->parallel_for(items, std::max<int64_t>(1, kParallelGrain / (std::min(kTile, ni) * no)), bands);
     }
     return true;
 }
