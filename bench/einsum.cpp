@@ -3,6 +3,10 @@
 // peers execute the same one), plus the path search of each of our optimisers on its own:
 // flops, largest intermediate and search seconds (plan_s). Operands are f64 uniform in
 // [-1, 1), seeded per operand, as bench/peers/einsum_peers.py makes them.
+//
+// --case NAME runs one instance (bench/run alternates ferro and its peers instance by
+// instance, so both sides of a ratio meet the same load); --timing-only and --paths-only run
+// half of the work; --only SUBSTRING selects instances by part of their name.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
@@ -15,12 +19,15 @@
 using ferro::Tensor;
 
 int main(int argc, char** argv) {
-    bool quick = false;
-    std::string data = "../shared/data/einsum_instances.json", only;
+    bool quick = false, timing = true, paths = true;
+    std::string data = "../shared/data/einsum_instances.json", only, exact;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         else if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) data = argv[++i];
         else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) exact = argv[++i];
+        else if (std::strcmp(argv[i], "--timing-only") == 0) paths = false;
+        else if (std::strcmp(argv[i], "--paths-only") == 0) timing = false;
     }
     std::ifstream in(data);
     if (!in) {
@@ -32,6 +39,7 @@ int main(int argc, char** argv) {
     for (const auto& inst : doc["instances"]) {
         const std::string name = inst["name"];
         if (!only.empty() && name.find(only) == std::string::npos) continue;
+        if (!exact.empty() && name != exact) continue;
         const std::string subscripts = inst["subscripts"];
         std::vector<Tensor> operands;
         uint32_t seed = 1;
@@ -41,7 +49,14 @@ int main(int argc, char** argv) {
         ferro::EinsumOptions reference;
         for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
-        row["seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+        if (timing) {
+            row["seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+        }
+        if (!paths) {
+            std::printf("%s\n", row.dump().c_str());
+            std::fflush(stdout);
+            continue;
+        }
         const ferro::EinsumPath ref = ferro::einsum_path(subscripts, operands, reference);
         row["paths"]["reference"] = {{"flops", ref.flops}, {"largest", ref.largest_intermediate}};
         // Each optimiser's search on its own (a plan-cache miss: the attributes differ).

@@ -7,7 +7,10 @@ than numpy accepts go through opt_einsum.contract on numpy, which executes the s
 tensordot), torch through opt_einsum.contract(backend="torch") (pairwise torch ops along the
 path; torch.einsum itself cannot take a path), jax.numpy.einsum(optimize=path) under jax.jit.
 Operands are f64 uniform in [-1, 1) (their values do not change the cost). A peer that is
-missing or fails is reported with the reason."""
+missing or fails is reported with the reason.
+
+--case NAME runs one instance, --timing-only and --paths-only half of the work (bench/run
+alternates ferro and the peers instance by instance)."""
 import json, subprocess, sys, time
 
 import numpy as np
@@ -17,6 +20,9 @@ from peer_timing import median_call_seconds
 quick = "--quick" in sys.argv
 data = sys.argv[sys.argv.index("--data") + 1] if "--data" in sys.argv else "../shared/data/einsum_instances.json"
 only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+exact = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
+timing = "--paths-only" not in sys.argv
+paths = "--timing-only" not in sys.argv
 samples = 3 if quick else 5
 
 
@@ -94,19 +100,20 @@ def main():
     doc = json.load(open(data))
     for inst in doc["instances"]:
         name = inst["name"]
-        if only and only not in name:
+        if (only and only not in name) or (exact and name != exact):
             continue
         sub, shapes = inst["subscripts"], [tuple(s) for s in inst["shapes"]]
         rng = np.random.default_rng(1)
         ops = [rng.uniform(-1, 1, s) for s in shapes]
         path = [tuple(p) for p in inst["paths"]["opt_flops"]["path"]]
-        row = {"case": name,
-               "numpy": attempt(lambda: numpy_run(sub, ops, path)),
-               "torch": attempt(lambda: torch_run(sub, ops, path)),
-               "jax": attempt(lambda: jax_run(sub, ops, path)),
-               "paths": {}}
-        for kind in ("opt_einsum greedy", "opt_einsum dp", "cotengra"):
-            row["paths"][kind] = path_quality(kind, sub, shapes, 20 if quick else 60)
+        row = {"case": name}
+        if timing:
+            row.update(numpy=attempt(lambda: numpy_run(sub, ops, path)),
+                       torch=attempt(lambda: torch_run(sub, ops, path)),
+                       jax=attempt(lambda: jax_run(sub, ops, path)))
+        if paths:
+            row["paths"] = {kind: path_quality(kind, sub, shapes, 20 if quick else 60)
+                            for kind in ("opt_einsum greedy", "opt_einsum dp", "cotengra")}
         print(json.dumps(row), flush=True)
 
 
