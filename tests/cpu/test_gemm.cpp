@@ -249,6 +249,31 @@ TEST_CASE("cpu: the register-tiled small-product kernel of every instruction set
     }
 }
 
+TEST_CASE("cpu: skinny products on the register-tiled kernel match a naive product in both orientations", "[cpu]") {
+    // Beyond one block of 64 rows, with every row and column tail; a column-major B makes the
+    // kernel compute C^T = B^T A^T instead of packing B, and a B narrower than a tile is
+    // packed padded to one (100 x 21).
+    for (const ferro::cpu::SmallGemmIsa isa : ferro::cpu::small_gemm_isas()) {
+        for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{21, 101, 70}, {150, 37, 9}, {13, 13, 300}, {70, 200, 31}, {100, 21, 50}}) {
+            for (int layout = 0; layout < 8; ++layout) {
+                const bool b_rows = layout & 1, c_rows = layout & 2;
+                const double beta = layout & 4 ? 0.75 : 0.0;
+                INFO(ferro::cpu::name_of(isa) << ": m " << m << " n " << n << " k " << k << " B rows " << b_rows
+                                              << " C rows " << c_rows << " beta " << beta);
+                CHECK(check_small_isa<double>(isa, m, n, k, b_rows, c_rows, beta) == 0);
+                CHECK(check_small_isa<float>(isa, m, n, k, b_rows, c_rows, beta) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu: one skinny product split over the pool by rows or by columns matches a naive product", "[cpu]") {
+    CpuEngine engine;
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 21, 700, 150, 1e-12, 1);  // by columns
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 900, 20, 40, 1e-12, 1);   // by rows
+    check_small_rows<float>(engine, FERRO_DTYPE_F32, 333, 250, 12, 1e-4, 1);    // k skinny, by rows
+}
+
 TEST_CASE("cpu: large batches of small products, spread over the pool, match a naive product", "[cpu]") {
     CpuEngine engine;
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 12, 12, 12, 1e-12, 700);  // the engine's own kernel

@@ -117,18 +117,56 @@ void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1
 constexpr int64_t kSingleThreadedBlas = int64_t{4} * 65536;
 // Multiply-adds below which a batch stays on the calling thread (waking the pool costs more).
 constexpr int64_t kParallelBatchWork = int64_t{1} << 18;
+// Multiply-adds above which one product on the engine's own kernel is split over the pool:
+// waking a pool thread costs tens of microseconds here, 24 x 54 x 281 took 3x longer split.
+constexpr int64_t kSplitProductWork = int64_t{1} << 22;
 // Multiply-adds per product above which BLAS threading one product at a time is as fast.
 constexpr int64_t kParallelBatchMaxWork = int64_t{1} << 27;
+
+// Rows [start, start + size) of C (by_rows) or its columns, as a product of its own.
+template <class T>
+ferro_gemm_args slice(const ferro_gemm_args& g, bool by_rows, int64_t start, int64_t size) {
+    ferro_gemm_args s = g;
+    if (by_rows) {
+        s.m = size;
+        s.a.data = static_cast<T*>(g.a.data) + start * g.a.row_stride;
+        s.c.data = static_cast<T*>(g.c.data) + start * g.c.row_stride;
+    } else {
+        s.n = size;
+        s.b.data = static_cast<T*>(g.b.data) + start * g.b.col_stride;
+        s.c.data = static_cast<T*>(g.c.data) + start * g.c.col_stride;
+    }
+    return s;
+}
 
 template <class T>
 void gemm_typed(Engine& e, const ferro_gemm_args& g) {
     const T alpha = scalar_of<T>(g.alpha), beta = scalar_of<T>(g.beta);
     const int64_t work = g.m * g.n * std::max<int64_t>(g.k, 1);
-    const bool small = g.m * g.n * g.k <= kSmallGemm;
+    const bool small = takes_small_gemm(g, is_complex_v<T>);
     const auto range = [&](int64_t p0, int64_t p1) {
         if (small) small_gemm<T>(g, alpha, beta, p0, p1);
         else blas_gemm<T>(g, alpha, beta, p0, p1);
     };
+    // One large product (or fewer than the pool has threads) on the engine's kernel: split its
+    // rows, or its columns, over the pool.
+    if (small && g.batch < e.pool->size() && g.batch * work >= kSplitProductWork && e.pool->size() > 1) {
+        const bool by_rows = g.m >= g.n;
+        const int64_t extent = by_rows ? g.m : g.n, unit = by_rows ? kSmallGemmRows : kSmallGemmColumns;
+        const int64_t pieces = std::min<int64_t>(e.pool->size(), (extent + unit - 1) / unit);
+        if (pieces > 1) {
+            const int64_t per = (extent + pieces - 1) / pieces;
+            const int64_t chunk = (per + unit - 1) / unit * unit;
+            e.pool->parallel_for(pieces, 1, [&](int64_t q0, int64_t q1) {
+                for (int64_t q = q0; q < q1; ++q) {
+                    const int64_t start = q * chunk, size = std::min(chunk, extent - start);
+                    if (size <= 0) continue;
+                    small_gemm<T>(slice<T>(g, by_rows, start, size), alpha, beta, 0, g.batch);
+                }
+            });
+            return;
+        }
+    }
     if (g.batch > 1 && work <= kSingleThreadedBlas && g.batch * work >= kParallelBatchWork && e.pool->size() > 1) {
         e.pool->parallel_for(g.batch, std::max<int64_t>(1, kParallelBatchWork / (4 * work)), range);
         return;

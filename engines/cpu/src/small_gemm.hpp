@@ -6,6 +6,7 @@
 
 #include <ferro/engine.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,20 @@ namespace ferro::cpu {
 
 // Products of at most this many multiply-adds take small_gemm.
 constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
+
+// Real products with a side (m, n or k) of at most this many take small_gemm too, unless the
+// copies it would make first outweigh it: OpenBLAS 0.3.21 runs such skinny products at 40-60%
+// of its square-product rate and gains little from a second thread; the register-tiled kernel
+// ran them 1.0-1.4x faster on one thread (21 x 505 x 462, 24 x 434 x 405, 371 x 424 x 24,
+// 1100 x 1584 x 11 f64, AVX-512) and the engine splits one product over its pool.
+constexpr int64_t kSkinnySide = 32;
+
+// Splitting one product over threads: whole blocks of rows, or of columns (a multiple of every
+// tile width).
+constexpr int64_t kSmallGemmRows = 64, kSmallGemmColumns = 48;
+
+// Whether the engine's kernel takes this product (else BLAS).
+bool takes_small_gemm(const ferro_gemm_args& g, bool complex);
 
 // The instruction sets the real kernels are compiled for. The build's baseline is plain x86-64
 // (128-bit registers, no fused multiply-add), so wider copies are compiled alongside and the
