@@ -28,23 +28,25 @@ inline int64_t numel_of(const ferro_tensor_view& v) {
 
 // Runs body(begin, end) over [0, n), on the pool when n is large.
 template <class Body>
-void run_flat(Engine& e, int64_t n, Body&& body) {
-    if (n < kParallelThreshold) {
+void run_flat(Engine& e, int64_t n, Body&& body, int64_t threshold = kParallelThreshold) {
+    if (n < threshold) {
         body(int64_t{0}, n);
     } else {
         e.pool->parallel_for(n, kParallelGrain, body);
     }
 }
 
-// out[i] = f(in[i]), in broadcast to out's shape by its strides.
+// out[i] = f(in[i]), in broadcast to out's shape by its strides; on the pool from `threshold`
+// elements.
 template <class In, class Out, class F>
-void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f) {
+void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f,
+          int64_t threshold = kParallelThreshold) {
     if (is_dense(in) && is_dense(out)) {  // the common case: one flat, vectorisable loop
         const auto* a = static_cast<const In*>(in.data);
         auto* o = static_cast<Out*>(out.data);
         run_flat(e, numel_of(out), [&](int64_t b, int64_t end) {
             for (int64_t i = b; i < end; ++i) o[i] = f(a[i]);
-        });
+        }, threshold);
         return;
     }
     StridedLoop<2> loop(out.ndim, out.shape, {out.strides, in.strides},
@@ -61,7 +63,7 @@ void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, 
                     f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
             }
         }
-    });
+    }, threshold);
 }
 
 // out[i] = f(a[i], b[i]).

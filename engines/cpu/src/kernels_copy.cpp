@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <vector>
 
 namespace ferro::cpu {
 
@@ -45,30 +44,60 @@ namespace {
 // reads and writes whole lines instead (measured 2-3x on the permutes einsum packs).
 constexpr int64_t kTile = 32;
 
-template <class T>
-bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
-    const int nd = a.out.ndim;
-    int i = -1, o = -1;  // the input's and the output's unit-stride axes
-    for (int d = 0; d < nd; ++d) {
-        if (a.out.shape[d] < 2) continue;
-        if (a.in.strides[d] == 1 && i < 0) i = d;
-        if (a.out.strides[d] == 1 && o < 0) o = d;
+// One axis of a copy: its length and its element strides in the input and the output.
+struct Axis {
+    int64_t size, in, out;
+};
+
+// The copy's axes with size-1 axes dropped and axes merged wherever two are nested the same way
+// in both layouts (a [19, 19] block dense in the input and in the output is one axis of 361),
+// so the tile's two axes are as long as they can be. Returns the count.
+int coalesce(const ferro_copy_args& a, std::array<Axis, FERRO_MAX_NDIM>& axes) {
+    int n = 0;
+    for (int d = 0; d < a.out.ndim; ++d) {
+        if (a.out.shape[d] != 1) axes[static_cast<size_t>(n++)] = {a.out.shape[d], a.in.strides[d], a.out.strides[d]};
     }
-    if (i < 0 || o < 0 || i == o || a.out.shape[i] < 4 || a.out.shape[o] < 4) return false;
-    std::vector<int> outer;
-    int64_t n_outer = 1;
-    for (int d = 0; d < nd; ++d) {
-        if (d != i && d != o && a.out.shape[d] > 1) {
-            outer.push_back(d);
-            n_outer *= a.out.shape[d];
+    for (bool merged = true; merged;) {
+        merged = false;
+        for (int x = 0; x < n && !merged; ++x) {
+            for (int y = 0; y < n && !merged; ++y) {
+                Axis& outer = axes[static_cast<size_t>(x)];
+                const Axis& inner = axes[static_cast<size_t>(y)];
+                if (x == y || outer.in != inner.in * inner.size || outer.out != inner.out * inner.size) continue;
+                outer = {outer.size * inner.size, inner.in, inner.out};
+                axes[static_cast<size_t>(y)] = axes[static_cast<size_t>(--n)];
+                merged = true;
+            }
         }
     }
-    const int64_t ni = a.out.shape[i], no = a.out.shape[o];
-    const int64_t in_o = a.in.strides[o], out_i = a.out.strides[i];
+    return n;
+}
+
+template <class T>
+bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
+    std::array<Axis, FERRO_MAX_NDIM> axes;
+    const int nd = coalesce(a, axes);
+    int i = -1, o = -1;  // the input's and the output's unit-stride axes
+    for (int d = 0; d < nd; ++d) {
+        if (axes[static_cast<size_t>(d)].in == 1 && i < 0) i = d;
+        if (axes[static_cast<size_t>(d)].out == 1 && o < 0) o = d;
+    }
+    if (i < 0 || o < 0 || i == o || axes[static_cast<size_t>(i)].size < 4 || axes[static_cast<size_t>(o)].size < 4) {
+        return false;
+    }
+    std::array<Axis, FERRO_MAX_NDIM> outer;
+    int n_dims = 0;
+    int64_t n_outer = 1;
+    for (int d = 0; d < nd; ++d) {
+        if (d == i || d == o) continue;
+        outer[static_cast<size_t>(n_dims++)] = axes[static_cast<size_t>(d)];
+        n_outer *= axes[static_cast<size_t>(d)].size;
+    }
+    const int64_t ni = axes[static_cast<size_t>(i)].size, no = axes[static_cast<size_t>(o)].size;
+    const int64_t in_o = axes[static_cast<size_t>(o)].in, out_i = axes[static_cast<size_t>(i)].out;
     const int64_t tiles_i = (ni + kTile - 1) / kTile;
     const T* in = static_cast<const T*>(a.in.data);
     T* out = static_cast<T*>(a.out.data);
-    const int n_dims = static_cast<int>(outer.size());
     // Work item w: the outer index w / tiles_i, and a band of kTile rows along axis i. A range
     // of items walks the outer index as an odometer: with axes of a few elements a band is a
     // handful of elements, and dividing out its index per band cost more than the copy.
@@ -76,11 +105,11 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
         std::array<int64_t, FERRO_MAX_NDIM> index{};
         int64_t rest = w0 / tiles_i, in_at = 0, out_at = 0;
         for (int k = n_dims - 1; k >= 0; --k) {
-            const int d = outer[static_cast<size_t>(k)];
-            index[static_cast<size_t>(k)] = rest % a.out.shape[d];
-            rest /= a.out.shape[d];
-            in_at += index[static_cast<size_t>(k)] * a.in.strides[d];
-            out_at += index[static_cast<size_t>(k)] * a.out.strides[d];
+            const Axis& x = outer[static_cast<size_t>(k)];
+            index[static_cast<size_t>(k)] = rest % x.size;
+            rest /= x.size;
+            in_at += index[static_cast<size_t>(k)] * x.in;
+            out_at += index[static_cast<size_t>(k)] * x.out;
         }
         int64_t tile = w0 % tiles_i;
         for (int64_t w = w0; w < w1; ++w) {
@@ -96,18 +125,18 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
             if (++tile < tiles_i) continue;
             tile = 0;
             for (int k = n_dims - 1; k >= 0; --k) {  // next outer index, carrying outwards
-                const int d = outer[static_cast<size_t>(k)];
-                in_at += a.in.strides[d];
-                out_at += a.out.strides[d];
-                if (++index[static_cast<size_t>(k)] < a.out.shape[d]) break;
+                const Axis& x = outer[static_cast<size_t>(k)];
+                in_at += x.in;
+                out_at += x.out;
+                if (++index[static_cast<size_t>(k)] < x.size) break;
                 index[static_cast<size_t>(k)] = 0;
-                in_at -= a.out.shape[d] * a.in.strides[d];
-                out_at -= a.out.shape[d] * a.out.strides[d];
+                in_at -= x.size * x.in;
+                out_at -= x.size * x.out;
             }
         }
     };
     const int64_t items = n_outer * tiles_i;
-    if (n_outer * ni * no < kParallelThreshold) {
+    if (n_outer * ni * no < kCopyParallelThreshold) {
         bands(0, items);
     } else {
         e.pool->parallel_for(items, std::max<int64_t>(1, kParallelGrain / (std::min(kTile, ni) * no)), bands);
@@ -118,7 +147,7 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
 template <class T>
 void copy_as(Engine& e, const ferro_copy_args& a) {
     if (tiled_transpose<T>(e, a)) return;
-    map1<T, T>(e, a.in, a.out, [](T x) { return x; });
+    map1<T, T>(e, a.in, a.out, [](T x) { return x; }, kCopyParallelThreshold);
 }
 
 }  // namespace
