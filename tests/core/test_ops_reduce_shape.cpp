@@ -28,6 +28,10 @@ TEST_CASE("core: reductions promote integers and handle empty input with the ide
     CHECK(flags.sum().item<int64_t>() == 2);
     CHECK(flags.call("core.any").item<bool>());
     CHECK_FALSE(flags.call("core.all").item<bool>());
+    // Over a leading axis onto a contiguous block (the cpu engine's row-accumulating path).
+    const Tensor m = rt.tensor<double>({0, 1, 0, 2, 0, 0, 3, 4, 0, 5, 0, 6}, {3, 4});
+    CHECK(m.call("core.any", {Attr("axes", Shape{0})}).to_vector<bool>() == std::vector<bool>{false, true, true, true});
+    CHECK(m.call("core.all", {Attr("axes", Shape{0})}).to_vector<bool>() == std::vector<bool>{false, false, false, true});
     CHECK(rt.tensor<int64_t>({1, 2}, {2}).mean().dtype() == DType::f64);
     const Tensor empty = rt.zeros({0, 3});
     CHECK(empty.sum({0}).to_vector<double>() == std::vector<double>{0, 0, 0});

@@ -125,7 +125,8 @@ void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
         }
     });
     Out* out = static_cast<Out*>(a.out.data);
-    for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(acc[static_cast<size_t>(j)]);
+    // The cast: for any/all, acc is a vector<bool>, whose elements are proxies.
+    for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(static_cast<typename R::Acc>(acc[static_cast<size_t>(j)]));
 }
 
 template <class T, uint32_t Op>
