@@ -1,6 +1,8 @@
 // Reductions, views, joins and matmul against host references.
 #include "ferro_test.hpp"
 
+#include <limits>
+
 using namespace ferro;
 using namespace ferro::test;
 using cd = std::complex<double>;
@@ -33,6 +35,10 @@ TEST_CASE("core: reductions promote integers and handle empty input with the ide
     CHECK(m.call("core.any", {Attr("axes", Shape{0})}).to_vector<bool>() == std::vector<bool>{false, true, true, true});
     CHECK(m.call("core.all", {Attr("axes", Shape{0})}).to_vector<bool>() == std::vector<bool>{false, false, false, true});
     CHECK(rt.tensor<int64_t>({1, 2}, {2}).mean().dtype() == DType::f64);
+    // Integer sums and products wrap modulo 2^64, as numpy's (no undefined overflow).
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    CHECK(rt.tensor<int64_t>({big, 1}, {2}).sum().item<int64_t>() == std::numeric_limits<int64_t>::min());
+    CHECK(rt.tensor<int64_t>({int64_t{1} << 40, int64_t{1} << 40, 3}, {3}).prod().item<int64_t>() == 0);
     const Tensor empty = rt.zeros({0, 3});
     CHECK(empty.sum({0}).to_vector<double>() == std::vector<double>{0, 0, 0});
     CHECK(empty.prod({0}).to_vector<double>() == std::vector<double>{1, 1, 1});

@@ -15,6 +15,18 @@ template <> struct wide<float> { using type = double; };
 template <> struct wide<c64> { using type = c128; };
 template <> struct wide<boolean> { using type = int64_t; };
 
+// Integer sums and products wrap modulo 2^64, as numpy's do (signed overflow would be UB).
+template <class A>
+A add(A x, A y) {
+    if constexpr (std::is_same_v<A, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+    else return x + y;
+}
+template <class A>
+A mul(A x, A y) {
+    if constexpr (std::is_same_v<A, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+    else return x * y;
+}
+
 template <class T, uint32_t Op>
 struct Reducer {
     // Acc: what we accumulate in; Out: what we store.
@@ -37,8 +49,8 @@ struct Reducer {
         }
     }
     static Acc step(Acc acc, T x) {
-        if constexpr (Op == FERRO_REDUCE_SUM) return acc + convert<Acc>(x);
-        else if constexpr (Op == FERRO_REDUCE_PROD) return acc * convert<Acc>(x);
+        if constexpr (Op == FERRO_REDUCE_SUM) return add(acc, convert<Acc>(x));
+        else if constexpr (Op == FERRO_REDUCE_PROD) return mul(acc, convert<Acc>(x));
         else if constexpr (Op == FERRO_REDUCE_ANY) return acc || x != T{};
         else if constexpr (Op == FERRO_REDUCE_ALL) return acc && x != T{};
         else {
@@ -49,8 +61,8 @@ struct Reducer {
         }
     }
     static Acc combine(Acc a, Acc b) {
-        if constexpr (Op == FERRO_REDUCE_SUM) return a + b;
-        else if constexpr (Op == FERRO_REDUCE_PROD) return a * b;
+        if constexpr (Op == FERRO_REDUCE_SUM) return add(a, b);
+        else if constexpr (Op == FERRO_REDUCE_PROD) return mul(a, b);
         else if constexpr (Op == FERRO_REDUCE_ANY) return a || b;
         else if constexpr (Op == FERRO_REDUCE_ALL) return a && b;
         else return step(a, b);
