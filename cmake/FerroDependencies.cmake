@@ -30,3 +30,15 @@ endif()
 # instances are JSON too.
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+# The vulkan engine: Vulkan headers, glslc and spirv-val at build time (the loader is opened
+# at run time). FERRO_BUILD_VULKAN=OFF, or none of them installed, leaves it out.
+option(FERRO_BUILD_VULKAN "Build the vulkan engine plugin" ON)
+if(FERRO_BUILD_VULKAN)
+    find_package(Vulkan COMPONENTS glslc)
+    find_program(SPIRV_VAL spirv-val)
+    if(NOT TARGET Vulkan::Headers OR NOT TARGET Vulkan::glslc OR NOT SPIRV_VAL)
+        message(WARNING "vulkan engine left out: Vulkan headers, glslc or spirv-val not found "
+                        "(scripts/install-deps installs them)")
+        set(FERRO_BUILD_VULKAN OFF)
+    endif()
+endif()

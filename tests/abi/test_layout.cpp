@@ -2,6 +2,7 @@
 // A failure here means a layout changed: that is an ABI major bump (abi.h rule 1), or a
 // mistake. Appending a field changes only the size: update the pin and add a CHANGELOG line.
 #include <ferro/cpu_context.h>
+#include <ferro/vulkan_context.h>
 #include <ferro/plugin.h>
 
 #include <catch2/catch.hpp>
@@ -93,6 +94,13 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_cpu_context, 32);  // 1.2 appended blas_one_thread
     PIN_OFFSET(ferro_cpu_context, blas_one_thread, 24);
     PIN_OFFSET(ferro_cpu_context, parallel_for, 8);
+    PIN_SIZE(ferro_vulkan_context, 96);  // 1.4
+    PIN_OFFSET(ferro_vulkan_context, device, 24);
+    PIN_OFFSET(ferro_vulkan_context, queue_family_index, 40);
+    PIN_OFFSET(ferro_vulkan_context, command_buffer, 56);
+    PIN_OFFSET(ferro_vulkan_context, buffer_info, 72);
+    PIN_OFFSET(ferro_vulkan_context, engine, 88);
+    PIN_SIZE(ferro_vulkan_buffer_info, 32);
 }
 
 TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
@@ -107,6 +115,7 @@ TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
     CHECK(offsetof(ferro_host_api, struct_size) == 0);
     CHECK(offsetof(ferro_plugin_desc, struct_size) == 0);
     CHECK(offsetof(ferro_cpu_context, struct_size) == 0);
+    CHECK(offsetof(ferro_vulkan_context, struct_size) == 0);
 }
 
 TEST_CASE("abi: dtypes are packed DLPack DLDataType values", "[abi]") {

@@ -154,7 +154,17 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
     const Run text = inspect("list");
     CHECK_THAT(text.out, Catch::Contains("libferro_fft.so                    loaded   fft 0.1.0 (ABI " + abi +
                                          ", family): family fft (14 ops)"));
-    CHECK_THAT(text.out, Catch::Contains("files: 4 loaded, 0 skipped, 0 failed"));
+    // The vulkan engine when the build has it: loaded, with its devices or the reason for none.
+    const bool vulkan = plugins.count("libferro_engine_vulkan.so") > 0;
+    if (vulkan) {
+        const json& p = plugins.at("libferro_engine_vulkan.so");
+        CHECK(p["status"] == "loaded");
+        CHECK(p["kind"] == "engine");
+        const json& engine = p["engines"][0];
+        CHECK(engine["kind"] == "vulkan");
+        if (engine["devices"] == 0) CHECK(!engine["reason"].get<std::string>().empty());
+    }
+    CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(vulkan ? 5 : 4) + " loaded, 0 skipped, 0 failed"));
 }
 
 TEST_CASE("inspector: doctor shows the search path with its origins, engines with their reasons, problems and settings", "[inspector]") {

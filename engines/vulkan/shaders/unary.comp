@@ -1,0 +1,229 @@
+// unary: out = op(in) with the cpu engine's semantics (ferro_unary_op; OP is its value).
+// Variants:
+//   unary_<dt>       O = A = dt
+//   unary_real_<dt>  complex dt -> its real type: abs, real, imag, angle
+//   unary_bool_<dt>  -> bool: logical_not, isnan, isinf, isfinite
+// The engine declines the (op, dtype) pairs a variant lacks before dispatching (kernels.cpp).
+#version 460
+#include "common.glsl"
+#include "slots.glsl"
+#include "scalar_math.glsl"
+layout(local_size_x = 256) in;
+
+#define PI_F 3.14159265358979323846
+
+#if defined(TO_BOOL)
+bool is_nan_value(A_T x) {
+#if A_KIND == KIND_COMPLEX
+    return isnan(x.x) || isnan(x.y);
+#elif A_KIND == KIND_REAL
+    return isnan(x);
+#else
+    return false;
+#endif
+}
+bool is_inf_value(A_T x) {
+#if A_KIND == KIND_COMPLEX
+    return isinf(x.x) || isinf(x.y);
+#elif A_KIND == KIND_REAL
+    return isinf(x);
+#else
+    return false;
+#endif
+}
+bool is_zero(A_T x) {
+#if A_KIND == KIND_COMPLEX
+    return x.x == 0 && x.y == 0;
+#elif A_KIND == KIND_BOOL
+    return !x;
+#else
+    return x == A_T(0);
+#endif
+}
+O_T apply(A_T x) {
+    switch (OP) {
+        case 29: return is_zero(x);
+        case 30: return is_nan_value(x);
+        case 31: return is_inf_value(x);
+        default: return !is_nan_value(x) && !is_inf_value(x);
+    }
+}
+
+#elif defined(TO_REAL)
+O_T apply(A_T x) {
+    switch (OP) {
+        case 2: return length(x);
+        case 12: return x.x;
+        case 13: return x.y;
+#ifndef HAS_FLOAT64
+        case 28: return atan(x.y, x.x);
+#endif
+        default: return x.x;
+    }
+}
+
+#elif A_KIND == KIND_INT
+O_T apply(A_T x) {
+    switch (OP) {
+        case 0: return -x;
+        case 2: return x < 0 ? -x : x;
+        case 11: return x > 0 ? 1 : x < 0 ? -1 : 0;
+        case 15: return x * x;
+        default: return x;  // conj
+    }
+}
+
+#elif A_KIND == KIND_COMPLEX
+A_T complex_sqrt(A_T z) {
+    const A_R r = length(z);
+    if (r == 0) return A_T(0);
+    const A_R t = sqrt((r + abs(z.x)) / 2);
+    if (z.x >= 0) return A_T(t, z.y / (2 * t));
+    return A_T(abs(z.y) / (2 * t), z.y < 0 ? -t : t);
+}
+#ifndef HAS_FLOAT64
+vec2 complex_sin(vec2 z) { return vec2(sin(z.x) * cosh(z.y), cos(z.x) * sinh(z.y)); }
+vec2 complex_cos(vec2 z) { return vec2(cos(z.x) * cosh(z.y), -sin(z.x) * sinh(z.y)); }
+vec2 complex_sinh(vec2 z) { return vec2(sinh(z.x) * cos(z.y), cosh(z.x) * sin(z.y)); }
+vec2 complex_cosh(vec2 z) { return vec2(cosh(z.x) * cos(z.y), sinh(z.x) * sin(z.y)); }
+vec2 complex_asin(vec2 z) {  // -i log(iz + sqrt(1 - z^2))
+    const vec2 w = complex_log(vec2(-z.y, z.x) + complex_sqrt(vec2(1, 0) - complex_mul(z, z)));
+    return vec2(w.y, -w.x);
+}
+vec2 complex_atan(vec2 z) {  // (i/2) log((i + z) / (i - z))
+    const vec2 w = complex_log(complex_div(vec2(z.x, 1 + z.y), vec2(-z.x, 1 - z.y)));
+    return vec2(-w.y / 2, w.x / 2);
+}
+#endif
+O_T apply(A_T x) {
+    switch (OP) {
+        case 0: return -x;
+        case 1: return A_T(x.x, -x.y);
+        case 9: return complex_sqrt(x);
+        case 10: return complex_div(A_T(1, 0), complex_sqrt(x));
+        case 11: {
+            const A_R r = length(x);
+            return r == 0 ? A_T(0) : x / r;
+        }
+        case 14: return complex_div(A_T(1, 0), x);
+        case 15: return complex_mul(x, x);
+#ifndef HAS_FLOAT64
+        case 3: return complex_exp(x);
+        case 4: return complex_log(x);
+        case 5: return complex_sin(x);
+        case 6: return complex_cos(x);
+        case 7: return complex_div(complex_sin(x), complex_cos(x));
+        case 8: return complex_div(complex_sinh(x), complex_cosh(x));
+        case 16: return complex_exp(x) - vec2(1, 0);
+        case 17: return complex_log(vec2(1, 0) + x);
+        case 18: return complex_sinh(x);
+        case 19: return complex_cosh(x);
+        case 20: return complex_asin(x);
+        case 21: return vec2(PI_F / 2, 0) - complex_asin(x);
+        case 22: return complex_atan(x);
+        case 23: return complex_div(vec2(1, 0), vec2(1, 0) + complex_exp(-x));
+#endif
+        default: return x;
+    }
+}
+
+#else  // real floating point
+bool sign_bit(A_T x) {
+#ifdef HAS_FLOAT64
+    return (unpackDouble2x32(x).y >> 31) != 0u;
+#else
+    return (floatBitsToUint(x) >> 31) != 0u;
+#endif
+}
+#ifndef HAS_FLOAT64
+// exp(x) - 1 and log(1 + x) without the cancellation near 0 (Kahan's corrections).
+float accurate_expm1(float x) {
+    const float u = exp(x);
+    if (u == 1.0) return x;
+    const float um1 = u - 1.0;
+    if (um1 == -1.0) return -1.0;
+    if (isinf(u)) return u;
+    return um1 * x / log(u);
+}
+float accurate_log1p(float x) {
+    const float u = 1.0 + x;
+    if (u == 1.0) return x;
+    if (isinf(u)) return u;
+    return log(u) * x / (u - 1.0);
+}
+float accurate_tanh(float x) {
+    const float e = accurate_expm1(-2.0 * abs(x));
+    const float t = -e / (2.0 + e);
+    return isnan(x) ? x : (x < 0.0 ? -t : t);
+}
+float accurate_sinh(float x) {
+    const float e = accurate_expm1(abs(x));
+    const float s = abs(x) > 44.0 ? 0.5 * exp(abs(x)) : 0.5 * (e + e / (e + 1.0));
+    return x < 0.0 ? -s : s;
+}
+// erf: its Maclaurin series below 2 (at most two bits lost to cancellation there), above it
+// 1 - erfc with erfc from Laplace's continued fraction exp(-x^2)/sqrt(pi) / (x + (1/2)/(x +
+// 1/(x + (3/2)/(x + ...)))), evaluated from the tail; 1 from 4 on (erfc(4) < 2e-8).
+float accurate_erf(float x) {
+    const float a = abs(x);
+    if (a >= 4.0) return x < 0.0 ? -1.0 : 1.0;
+    float r;
+    if (a < 2.0) {
+        const float z = x * x;
+        float term = x, sum = x;
+        for (int n = 1; n < 32; ++n) {
+            term *= -z / float(n);
+            sum += term / float(2 * n + 1);
+        }
+        return 1.1283791671 * sum;  // 2 / sqrt(pi)
+    }
+    float f = a;
+    for (int n = 40; n >= 1; --n) f = a + 0.5 * float(n) / f;
+    r = exp(-a * a) / (1.7724538509 * f);  // sqrt(pi)
+    return x < 0.0 ? r - 1.0 : 1.0 - r;
+}
+#endif
+O_T apply(A_T x) {
+    switch (OP) {
+        case 0: return -x;
+        case 2: return abs(x);
+        case 9: return sqrt(x);
+        case 10: return 1.0 / sqrt(x);
+        case 11: return x > 0 ? A_T(1) : x < 0 ? A_T(-1) : x;
+        case 14: return 1.0 / x;
+        case 15: return x * x;
+        case 25: return floor(x);
+        case 26: return ceil(x);
+        case 27: return roundEven(x);
+        case 28: return isnan(x) ? x : sign_bit(x) ? A_T(PI_F) : A_T(0);
+#ifndef HAS_FLOAT64
+        case 3: return exp(x);
+        case 4: return log(x);
+        case 5: return sin(x);
+        case 6: return cos(x);
+        case 7: return tan(x);
+        case 8: return accurate_tanh(x);
+        case 16: return accurate_expm1(x);
+        case 17: return accurate_log1p(x);
+        case 18: return accurate_sinh(x);
+        case 19: return cosh(x);
+        case 20: return atan(x, sqrt((1.0 - x) * (1.0 + x)));  // lavapipe's asin and acos are off by 2e-4
+        case 21: return atan(sqrt((1.0 - x) * (1.0 + x)), x);
+        case 22: return atan(x);
+        case 23: return 1.0 / (1.0 + exp(-x));
+        case 24: return accurate_erf(x);
+#endif
+        default: return x;  // conj, real
+    }
+}
+#endif
+
+void setup(Args a) {}
+
+void element(Args a, uint64_t i) {
+    int64_t off[4];
+    offsets_of(a, i, 2, off);
+    store_o(element_address(a, 0, off[0], O_SIZE), apply(load_a(element_address(a, 1, off[1], A_SIZE))));
+}
+
+ELEMENTWISE_MAIN

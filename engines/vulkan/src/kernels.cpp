@@ -1,0 +1,337 @@
+// The primitive kernels: each picks a shader variant for its dtypes (or declines with the
+// reason), packs the argument block common.glsl reads, and records one dispatch.
+#include "engine.hpp"
+
+#include <ferro/rules.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
+
+namespace ferro::vk {
+namespace {
+
+// The fixed part of a dispatch's argument block; `Args` in shaders/common.glsl.
+struct ArgsHeader {
+    uint64_t numel = 0;
+    uint64_t address[4] = {};
+    int64_t ndim = 0;
+    int64_t wide = 0;
+    int64_t value_i = 0;
+    float value_f[4] = {};
+    uint64_t value_bits[4] = {};
+};
+static_assert(sizeof(ArgsHeader) == 112, "must match Args in shaders/common.glsl");
+
+// A header followed by int64 dims, as one byte block.
+class ArgsBlock {
+public:
+    ArgsHeader header;
+    std::vector<int64_t> dims;
+
+    std::vector<unsigned char> bytes() const {
+        std::vector<unsigned char> out(sizeof header + dims.size() * sizeof(int64_t));
+        std::memcpy(out.data(), &header, sizeof header);
+        if (!dims.empty()) std::memcpy(out.data() + sizeof header, dims.data(), dims.size() * sizeof(int64_t));
+        return out;
+    }
+    void set_scalar(int i, double re) {
+        header.value_f[i] = static_cast<float>(re);
+        std::memcpy(&header.value_bits[i], &re, sizeof re);
+    }
+};
+
+// "f32", ... "bool": the shader variants' suffixes are the dtype attribute names.
+const char* suffix_of(ferro_dtype dt) {
+    const char* name = plugin::dtype_attr_name(dt);
+    return std::strcmp(name, "invalid") == 0 ? nullptr : name;
+}
+
+bool is_complex(ferro_dtype dt) { return dt == FERRO_DTYPE_C64 || dt == FERRO_DTYPE_C128; }
+bool is_real_float(ferro_dtype dt) { return dt == FERRO_DTYPE_F32 || dt == FERRO_DTYPE_F64; }
+bool is_double(ferro_dtype dt) { return dt == FERRO_DTYPE_F64 || dt == FERRO_DTYPE_C128; }
+
+ferro_status unsupported(const SessionState& s, const std::string& kernel, const std::string& what) {
+    return make_status(*s.engine, FERRO_UNIMPLEMENTED, kernel + " does not support " + what);
+}
+
+// Whether the device can hold `dt` at all (f64/c128 need shaderFloat64, bool 8-bit storage).
+ferro_status check_dtype(const SessionState& s, const char* kernel, ferro_dtype dt) {
+    const PhysicalDevice& d = s.engine->physical;
+    const char* name = suffix_of(dt);
+    if (name == nullptr) return unsupported(s, kernel, "this dtype");
+    if (is_double(dt) && !d.float64) {
+        return unsupported(s, kernel, std::string(name) + " on " + s.engine->name + " (no shaderFloat64)");
+    }
+    if (dt == FERRO_DTYPE_BOOL && !d.int8_storage) {
+        return unsupported(s, kernel, "bool on " + s.engine->name + " (no 8-bit storage)");
+    }
+    return nullptr;
+}
+
+uint64_t address_of(const ferro_tensor_view& v) {
+    return reinterpret_cast<const Allocation*>(v.buffer)->address() + v.byte_offset;
+}
+
+// Elementwise iteration over `views[0]`'s shape: size-1 axes dropped and adjacent axes merged
+// where every operand is contiguous across them, then dims = shape, each operand's strides.
+void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_tensor_view*> views) {
+    const ferro_tensor_view& out = **views.begin();
+    const size_t k = views.size();
+    std::vector<int64_t> shape;
+    std::vector<std::vector<int64_t>> strides(k);
+    uint64_t numel = 1;
+    for (int d = 0; d < out.ndim; ++d) {
+        numel *= static_cast<uint64_t>(out.shape[d]);
+        if (out.shape[d] == 1) continue;
+        bool merge = !shape.empty();
+        size_t j = 0;
+        for (const ferro_tensor_view* v : views) {
+            if (merge && strides[j].back() != v->strides[d] * out.shape[d]) merge = false;
+            ++j;
+        }
+        j = 0;
+        if (merge) {
+            shape.back() *= out.shape[d];
+            for (const ferro_tensor_view* v : views) strides[j++].back() = v->strides[d];
+        } else {
+            shape.push_back(out.shape[d]);
+            for (const ferro_tensor_view* v : views) strides[j++].push_back(v->strides[d]);
+        }
+    }
+    args.header.numel = numel;
+    args.header.ndim = static_cast<int64_t>(shape.size());
+    args.header.wide = numel > (uint64_t{1} << 31) ? 1 : 0;
+    args.dims = shape;
+    for (const auto& s : strides) args.dims.insert(args.dims.end(), s.begin(), s.end());
+    size_t j = 0;
+    for (const ferro_tensor_view* v : views) args.header.address[j++] = address_of(*v);
+}
+
+uint32_t groups_for(uint64_t invocations) {
+    return static_cast<uint32_t>(std::clamp<uint64_t>((invocations + kGroupSize - 1) / kGroupSize, 1, 65535));
+}
+
+ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args,
+                 std::array<uint32_t, 3> groups) {
+    std::string why;
+    const VkPipeline p = s.engine->pipelines->get(shader, op, why);
+    if (p == VK_NULL_HANDLE) return make_status(*s.engine, FERRO_INTERNAL, why);
+    const std::vector<unsigned char> bytes = args.bytes();
+    return dispatch(s, p, bytes.data(), bytes.size(), groups);
+}
+
+ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_t op, ArgsBlock& args,
+                             std::initializer_list<const ferro_tensor_view*> views) {
+    set_elementwise_dims(args, views);
+    if (args.header.numel == 0) return nullptr;
+    return run(s, shader, op, args, {groups_for(args.header.numel), 1, 1});
+}
+
+// ---- which (op, dtype) pairs the shaders implement ---------------------------------------
+
+// GLSL has exp, log, sin, ... for float only: these ops are not available for f64 and c128.
+bool transcendental(uint32_t op) {
+    switch (op) {
+        case FERRO_UNARY_EXP: case FERRO_UNARY_LOG: case FERRO_UNARY_SIN: case FERRO_UNARY_COS:
+        case FERRO_UNARY_TAN: case FERRO_UNARY_TANH: case FERRO_UNARY_EXPM1: case FERRO_UNARY_LOG1P:
+        case FERRO_UNARY_SINH: case FERRO_UNARY_COSH: case FERRO_UNARY_ASIN: case FERRO_UNARY_ACOS:
+        case FERRO_UNARY_ATAN: case FERRO_UNARY_SIGMOID: case FERRO_UNARY_ERF:
+            return true;
+        default: return false;
+    }
+}
+
+bool to_bool_unary(uint32_t op) {
+    return op == FERRO_UNARY_LOGICAL_NOT || op == FERRO_UNARY_ISNAN || op == FERRO_UNARY_ISINF || op == FERRO_UNARY_ISFINITE;
+}
+
+// The variant for a unary op on `dt`, or empty with the reason.
+std::string unary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
+    const std::string sfx = suffix_of(dt);
+    if (to_bool_unary(op)) return "unary_bool_" + sfx;
+    if (is_double(dt) && transcendental(op)) {
+        why = "GLSL has no double-precision transcendental functions (not implemented for " + sfx + " yet)";
+        return {};
+    }
+    if (is_complex(dt)) {
+        if (op == FERRO_UNARY_ABS || op == FERRO_UNARY_REAL || op == FERRO_UNARY_IMAG) return "unary_real_" + sfx;
+        if (op == FERRO_UNARY_ANGLE) {
+            if (dt == FERRO_DTYPE_C128) why = "no double-precision atan2 in GLSL (not implemented for c128 yet)";
+            return dt == FERRO_DTYPE_C64 ? "unary_real_c64" : std::string();
+        }
+        const bool ok = op == FERRO_UNARY_NEG || op == FERRO_UNARY_CONJ || op == FERRO_UNARY_SQRT || op == FERRO_UNARY_RSQRT ||
+                        op == FERRO_UNARY_SIGN || op == FERRO_UNARY_RECIPROCAL || op == FERRO_UNARY_SQUARE ||
+                        (transcendental(op) && op != FERRO_UNARY_ERF);
+        return ok ? "unary_" + sfx : std::string();
+    }
+    if (is_real_float(dt)) {
+        const bool ok = op == FERRO_UNARY_NEG || op == FERRO_UNARY_CONJ || op == FERRO_UNARY_ABS || op == FERRO_UNARY_SQRT ||
+                        op == FERRO_UNARY_RSQRT || op == FERRO_UNARY_SIGN || op == FERRO_UNARY_RECIPROCAL ||
+                        op == FERRO_UNARY_SQUARE || op == FERRO_UNARY_FLOOR || op == FERRO_UNARY_CEIL ||
+                        op == FERRO_UNARY_ROUND || op == FERRO_UNARY_ANGLE || transcendental(op);
+        return ok ? "unary_" + sfx : std::string();
+    }
+    if (dt == FERRO_DTYPE_I64) {
+        const bool ok = op == FERRO_UNARY_NEG || op == FERRO_UNARY_CONJ || op == FERRO_UNARY_ABS || op == FERRO_UNARY_SIGN ||
+                        op == FERRO_UNARY_SQUARE;
+        return ok ? "unary_i64" : std::string();
+    }
+    return {};
+}
+
+std::string binary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
+    const std::string sfx = suffix_of(dt);
+    if (op >= FERRO_BINARY_EQ && op <= FERRO_BINARY_LOGICAL_OR) {
+        const bool ordered = op >= FERRO_BINARY_LT && op <= FERRO_BINARY_GE;
+        return is_complex(dt) && ordered ? std::string() : "binary_cmp_" + sfx;
+    }
+    if (op == FERRO_BINARY_COMPLEX) return is_real_float(dt) ? "binary_complex_" + sfx : std::string();
+    if (dt == FERRO_DTYPE_BOOL) return {};
+    if ((op == FERRO_BINARY_POW || op == FERRO_BINARY_ATAN2) && is_double(dt)) {
+        why = "GLSL has no double-precision pow or atan2 (not implemented for " + sfx + " yet)";
+        return {};
+    }
+    if (op == FERRO_BINARY_MAXIMUM || op == FERRO_BINARY_MINIMUM) return is_complex(dt) ? std::string() : "binary_" + sfx;
+    if (op == FERRO_BINARY_ATAN2) return dt == FERRO_DTYPE_F32 ? "binary_f32" : std::string();
+    return op <= FERRO_BINARY_POW ? "binary_" + sfx : std::string();
+}
+
+}  // namespace
+
+ferro_status fill(SessionState& s, const ferro_fill_args& a) {
+    if (ferro_status st = check_dtype(s, "fill", a.out.dtype)) return st;
+    ArgsBlock args;
+    args.set_scalar(0, a.value.real);
+    args.set_scalar(1, a.value.imag);
+    args.header.value_i = a.out.dtype == FERRO_DTYPE_BOOL ? (a.value.integer != 0 ? 1 : 0) : a.value.integer;
+    return run_elementwise(s, std::string("fill_") + suffix_of(a.out.dtype), 0, args, {&a.out});
+}
+
+ferro_status copy_strided(SessionState& s, const ferro_copy_args& a) {
+    if (a.in.dtype != a.out.dtype) return unsupported(s, "copy_strided", "different dtypes");
+    if (ferro_status st = check_dtype(s, "copy_strided", a.out.dtype)) return st;
+    const int64_t bytes = FERRO_DTYPE_BITS(a.out.dtype) / 8;
+    ArgsBlock args;
+    return run_elementwise(s, "copy_b" + std::to_string(bytes), 0, args, {&a.out, &a.in});
+}
+
+ferro_status cast(SessionState& s, const ferro_cast_args& a) {
+    if (ferro_status st = check_dtype(s, "cast", a.out.dtype)) return st;
+    if (ferro_status st = check_dtype(s, "cast", a.in.dtype)) return st;
+    ArgsBlock args;
+    return run_elementwise(s, std::string("cast_") + suffix_of(a.out.dtype) + "_" + suffix_of(a.in.dtype), 0, args,
+                           {&a.out, &a.in});
+}
+
+ferro_status unary(SessionState& s, const ferro_unary_args& a) {
+    if (ferro_status st = check_dtype(s, "unary", a.in.dtype)) return st;
+    std::string why;
+    const std::string shader = unary_shader(a.op, a.in.dtype, why);
+    if (shader.empty()) {
+        return unsupported(s, "unary", "op " + std::to_string(a.op) + " on " + suffix_of(a.in.dtype) +
+                                           (why.empty() ? std::string() : ": " + why));
+    }
+    ArgsBlock args;
+    return run_elementwise(s, shader, a.op, args, {&a.out, &a.in});
+}
+
+ferro_status binary(SessionState& s, const ferro_binary_args& a) {
+    if (a.a.dtype != a.b.dtype) return unsupported(s, "binary", "operands of different dtypes");
+    if (ferro_status st = check_dtype(s, "binary", a.a.dtype)) return st;
+    std::string why;
+    const std::string shader = binary_shader(a.op, a.a.dtype, why);
+    if (shader.empty()) {
+        return unsupported(s, "binary", "op " + std::to_string(a.op) + " on " + suffix_of(a.a.dtype) +
+                                            (why.empty() ? std::string() : ": " + why));
+    }
+    ArgsBlock args;
+    return run_elementwise(s, shader, a.op, args, {&a.out, &a.a, &a.b});
+}
+
+ferro_status where(SessionState& s, const ferro_where_args& a) {
+    if (a.cond.dtype != FERRO_DTYPE_BOOL || a.a.dtype != a.out.dtype || a.b.dtype != a.out.dtype) {
+        return unsupported(s, "where", "these dtypes (cond must be bool, a and b the output's dtype)");
+    }
+    if (ferro_status st = check_dtype(s, "where", a.out.dtype)) return st;
+    if (ferro_status st = check_dtype(s, "where", FERRO_DTYPE_BOOL)) return st;
+    ArgsBlock args;
+    return run_elementwise(s, std::string("where_") + suffix_of(a.out.dtype), 0, args, {&a.out, &a.cond, &a.a, &a.b});
+}
+
+// Kept axes (out.shape[d] == in.shape[d]) iterate over the outputs; reduced axes (out 1, in
+// not) are walked by each output's reduction.
+ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
+    if (ferro_status st = check_dtype(s, "reduce", a.in.dtype)) return st;
+    const bool to_bool = a.op == FERRO_REDUCE_ANY || a.op == FERRO_REDUCE_ALL;
+    const bool ordered = a.op == FERRO_REDUCE_MAX || a.op == FERRO_REDUCE_MIN;
+    if (a.op > FERRO_REDUCE_ALL || (ordered && is_complex(a.in.dtype)) || (!to_bool && a.in.dtype == FERRO_DTYPE_BOOL)) {
+        return unsupported(s, "reduce", "op " + std::to_string(a.op) + " on " + suffix_of(a.in.dtype));
+    }
+    std::vector<int64_t> kept_shape, kept_out, kept_in, red_shape, red_in;
+    uint64_t outputs = 1, count = 1;
+    for (int d = 0; d < a.in.ndim; ++d) {
+        if (a.in.shape[d] == 1 && a.out.shape[d] == 1) continue;
+        if (a.out.shape[d] == 1) {
+            red_shape.push_back(a.in.shape[d]);
+            red_in.push_back(a.in.strides[d]);
+            count *= static_cast<uint64_t>(a.in.shape[d]);
+        } else {
+            kept_shape.push_back(a.out.shape[d]);
+            kept_out.push_back(a.out.strides[d]);
+            kept_in.push_back(a.in.strides[d]);
+            outputs *= static_cast<uint64_t>(a.out.shape[d]);
+        }
+    }
+    if (outputs == 0) return nullptr;
+    ArgsBlock args;
+    args.header.numel = outputs;
+    args.header.ndim = static_cast<int64_t>(kept_shape.size());
+    args.header.wide = outputs > (uint64_t{1} << 31) || count > (uint64_t{1} << 31) ? 1 : 0;
+    args.header.value_i = static_cast<int64_t>(count);
+    args.header.address[0] = address_of(a.out);
+    args.header.address[1] = address_of(a.in);
+    for (const auto* part : {&kept_shape, &kept_out, &kept_in}) args.dims.insert(args.dims.end(), part->begin(), part->end());
+    args.dims.push_back(static_cast<int64_t>(red_shape.size()));
+    args.dims.insert(args.dims.end(), red_shape.begin(), red_shape.end());
+    args.dims.insert(args.dims.end(), red_in.begin(), red_in.end());
+    // Few elements per output, or many outputs: one invocation each; else a workgroup each.
+    const bool per_invocation = count <= 64 || outputs >= 4096;
+    const uint32_t op = a.op | (per_invocation ? 256u : 0u);
+    const std::string shader = std::string(to_bool ? "reduce_bool_" : "reduce_") + suffix_of(a.in.dtype);
+    const uint32_t groups = per_invocation ? groups_for(outputs) : static_cast<uint32_t>(std::min<uint64_t>(outputs, 65535));
+    return run(s, shader, op, args, {groups, 1, 1});
+}
+
+ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
+    if (ferro_status st = check_dtype(s, "gemm_batched", g.dtype)) return st;
+    if (g.dtype == FERRO_DTYPE_I64 || g.dtype == FERRO_DTYPE_BOOL) return unsupported(s, "gemm_batched", suffix_of(g.dtype));
+    if (g.batch < 0 || g.m < 0 || g.n < 0 || g.k < 0) return unsupported(s, "gemm_batched", "negative sizes");
+    if (g.batch == 0 || g.m == 0 || g.n == 0) return nullptr;
+    constexpr int64_t kTile = 64, kMaxGroups = 65535, kMaxSide = INT32_MAX;
+    if (g.m > kMaxSide || g.n > kMaxSide || g.k > kMaxSide || g.batch > kMaxSide) {
+        return unsupported(s, "gemm_batched", "a side or batch of 2^31 or more");
+    }
+    const int64_t gx = (g.n + kTile - 1) / kTile, gy = (g.m + kTile - 1) / kTile;
+    if (gx > kMaxGroups || gy > kMaxGroups) return unsupported(s, "gemm_batched", "matrices with more than 4M rows or columns");
+    ArgsBlock args;
+    args.header.numel = static_cast<uint64_t>(g.batch);
+    const auto address = [](const ferro_gemm_operand& o) {
+        return reinterpret_cast<const Allocation*>(o.buffer)->address() + o.byte_offset;
+    };
+    args.header.address[0] = address(g.c);
+    args.header.address[1] = address(g.a);
+    args.header.address[2] = address(g.b);
+    args.dims = {g.m, g.n, g.k, g.a.batch_stride, g.a.row_stride, g.a.col_stride, g.b.batch_stride, g.b.row_stride,
+                 g.b.col_stride, g.c.batch_stride, g.c.row_stride, g.c.col_stride, g.conj_a ? 1 : 0, g.conj_b ? 1 : 0};
+    args.set_scalar(0, g.alpha.real);
+    args.set_scalar(1, g.alpha.imag);
+    args.set_scalar(2, g.beta.real);
+    args.set_scalar(3, g.beta.imag);
+    return run(s, std::string("gemm_") + suffix_of(g.dtype), 0, args,
+               {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(std::min(g.batch, kMaxGroups))});
+}
+
+}  // namespace ferro::vk

@@ -1,0 +1,219 @@
+// The conformance suite: core ops, einsum and autodiff on vulkan:0 against the cpu engine,
+// in every dtype the device supports; the validation layer must stay silent.
+#include "vulkan_test.hpp"
+
+#include <ferro/gradcheck.hpp>
+
+#include <set>
+#include <string>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128, DType::i64, DType::boolean};
+
+bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
+bool is_double(DType d) { return d == DType::f64 || d == DType::c128; }
+bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
+
+std::set<DType> device_dtypes(const Runtime& rt) {
+    for (const EngineInfo& e : rt.inventory().engines) {
+        if (e.name == "vulkan:0") return {e.dtypes.begin(), e.dtypes.end()};
+    }
+    return {};
+}
+
+// Seeded values of `dtype` on the cpu: reals and complexes in (-0.9, 0.9), integers in
+// [-20, 20], booleans in a pattern.
+Tensor input(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const size_t count = static_cast<size_t>(n);
+    if (is_complex(dtype)) {
+        auto v = random_complex(count, seed);
+        for (auto& z : v) z *= 0.9;
+        return rt.tensor<std::complex<double>>(v, shape).to(dtype);
+    }
+    std::vector<double> v = random_values(count, seed, -0.9, 0.9);
+    if (dtype == DType::i64) {
+        for (auto& x : v) x = std::round(x * 22.0);
+    } else if (dtype == DType::boolean) {
+        for (size_t i = 0; i < count; ++i) v[i] = (i + seed) % 3 == 0 ? 1.0 : 0.0;
+    }
+    return rt.tensor<double>(v, shape).to(dtype);
+}
+
+double tolerance(DType d) { return is_single(d) ? 2e-5 : 1e-12; }
+
+// The vulkan result, brought to the cpu, equals the cpu result.
+void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
+    REQUIRE(on_vulkan.engine() == "vulkan:0");
+    const Tensor got = on_vulkan.to("cpu");
+    CHECK(got.dtype() == on_cpu.dtype());
+    CHECK(got.shape() == on_cpu.shape());
+    const double tol = tolerance(dtype);
+    check_close(detail::values_of(got), detail::values_of(on_cpu), tol, tol);
+}
+
+// Runs `f` on the cpu and on vulkan; an op the cpu engine lacks for the dtype is skipped, one
+// vulkan declines must be in `may_decline` and say why.
+template <class F>
+void compare(const std::string& what, DType dtype, bool may_decline, F&& f, const Tensor& x_cpu) {
+    INFO(what << " on " << dtype_name(dtype));
+    Tensor want;
+    try {
+        want = f(x_cpu);
+    } catch (const Error&) {
+        return;  // the cpu engine does not define it either
+    }
+    try {
+        check_same(f(x_cpu.to("vulkan:0")), want, dtype);
+    } catch (const Error& e) {
+        INFO(e.what());
+        CHECK(may_decline);
+        CHECK(e.code() == FERRO_UNIMPLEMENTED);
+        CHECK_THAT(e.what(), Catch::Contains("vulkan engine"));
+    }
+}
+
+const char* const kUnary[] = {"neg", "conj", "abs", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt",
+                              "sign", "real", "imag", "reciprocal", "square", "expm1", "log1p", "sinh", "cosh",
+                              "arcsin", "arccos", "arctan", "sigmoid", "erf", "floor", "ceil", "round", "angle",
+                              "logical_not", "isnan", "isinf", "isfinite"};
+const std::set<std::string> kTranscendental = {"exp", "log", "sin", "cos", "tan", "tanh", "expm1", "log1p", "sinh",
+                                               "cosh", "arcsin", "arccos", "arctan", "sigmoid", "erf"};
+
+}  // namespace
+
+TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const std::set<DType> supported = device_dtypes(rt);
+    for (DType dt : kDtypes) {
+        if (!supported.count(dt)) continue;
+        INFO(dtype_name(dt));
+        check_same(rt.zeros({3, 5}, dt, "vulkan:0"), rt.zeros({3, 5}, dt), dt);
+        check_same(rt.ones({4, 1, 3}, dt, "vulkan:0"), rt.ones({4, 1, 3}, dt), dt);
+        check_same(rt.full({7}, -2.5, dt, "vulkan:0"), rt.full({7}, -2.5, dt), dt);
+        const Tensor x = input(rt, {4, 6, 5}, dt, 3);
+        const Tensor v = x.to("vulkan:0");
+        check_same(v, x, dt);  // the round trip
+        check_same(v.permute({2, 0, 1}).contiguous(), x.permute({2, 0, 1}).contiguous(), dt);
+        check_same(v.slice(1, 1, 5, 2).contiguous(), x.slice(1, 1, 5, 2).contiguous(), dt);
+        check_same(v.slice(2, 0, 1).expand({4, 6, 9}).contiguous(), x.slice(2, 0, 1).expand({4, 6, 9}).contiguous(), dt);
+        for (DType to : kDtypes) {
+            if (!supported.count(to)) continue;
+            INFO("to " << dtype_name(to));
+            check_same(v.to(to), x.to(to), to);
+        }
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const std::set<DType> supported = device_dtypes(rt);
+    for (DType dt : kDtypes) {
+        if (!supported.count(dt)) continue;
+        const Tensor x = input(rt, {5, 7}, dt, 11).transpose(0, 1);  // strided
+        for (const char* op : kUnary) {
+            const std::string name = std::string("core.") + op;
+            // Integers and booleans are promoted to f64 for these ops.
+            const bool in_f64 = is_double(dt) || dt == DType::i64 || dt == DType::boolean;
+            const bool may_decline = (in_f64 && kTranscendental.count(op)) || (dt == DType::c128 && name == "core.angle");
+            compare(name, dt, may_decline, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
+        }
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu engine", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const std::set<DType> supported = device_dtypes(rt);
+    const char* const ops[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "eq", "ne", "lt",
+                               "le", "gt", "ge", "logical_and", "logical_or", "complex"};
+    for (DType dt : kDtypes) {
+        if (!supported.count(dt)) continue;
+        const Tensor a = input(rt, {4, 1, 6}, dt, 21), b = input(rt, {3, 1}, dt, 22);
+        const Tensor bv = b.to("vulkan:0");
+        for (const char* op : ops) {
+            const std::string name = std::string("core.") + op;
+            const bool in_f64 = is_double(dt) || dt == DType::i64 || dt == DType::boolean;
+            const bool may_decline = (in_f64 && name == "core.arctan2") || (is_double(dt) && name == "core.pow");
+            compare(name, dt, may_decline, [&](const Tensor& t) {
+                return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv});
+            }, a);
+        }
+        const Tensor cond = input(rt, {4, 3, 6}, DType::boolean, 5);
+        check_same(where(cond.to("vulkan:0"), a.to("vulkan:0"), bv), where(cond, a, b), dt);
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: reductions over any axes agree with the cpu engine", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const std::set<DType> supported = device_dtypes(rt);
+    const Shape axes_list[] = {{0}, {1}, {2}, {0, 2}, {}};
+    for (DType dt : kDtypes) {
+        if (!supported.count(dt)) continue;
+        // A large reduced extent takes the workgroup-per-output path, a small one the other.
+        for (const Shape& shape : {Shape{3, 4, 5}, Shape{2, 3, 700}}) {
+            const Tensor x = input(rt, shape, dt, 31);
+            for (const Shape& axes : axes_list) {
+                for (const char* op : {"sum", "prod", "max", "min", "any", "all"}) {
+                    const std::string name = std::string("core.") + op;
+                    INFO("axes " << axes.size());
+                    compare(name, dt, false, [&](const Tensor& t) {
+                        return t.call(name.c_str(), {Attr("axes", axes)});
+                    }, x);
+                }
+            }
+        }
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const std::set<DType> supported = device_dtypes(rt);
+    for (DType dt : {DType::f32, DType::f64, DType::c64, DType::c128}) {
+        if (!supported.count(dt)) continue;
+        INFO(dtype_name(dt));
+        // Several 64 x 64 tiles with ragged edges, a batch, and transposed operands.
+        const Tensor a = input(rt, {2, 70, 130}, dt, 41), b = input(rt, {2, 130, 90}, dt, 42);
+        const Tensor av = a.to("vulkan:0"), bv = b.to("vulkan:0");
+        check_same(matmul(av, bv), matmul(a, b), dt);
+        check_same(matmul(bv.transpose(1, 2), av.transpose(1, 2)), matmul(b.transpose(1, 2), a.transpose(1, 2)), dt);
+        const Tensor c = input(rt, {5, 6}, dt, 43), d = input(rt, {6, 4}, dt, 44), e = input(rt, {4, 3}, dt, 45);
+        check_same(einsum("ij,jk,kl->il", {c.to("vulkan:0"), d.to("vulkan:0"), e.to("vulkan:0")}), einsum("ij,jk,kl->il", {c, d, e}), dt);
+        check_same(einsum("bij,bkj->bik", {av, av}), einsum("bij,bkj->bik", {a, a}), dt);
+        check_same(einsum("ii->i", {c.slice(1, 0, 5).to("vulkan:0")}), einsum("ii->i", {c.slice(1, 0, 5)}), dt);
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    if (!device_dtypes(rt).count(DType::f64)) return;
+    const Tensor a = input(rt, {3, 4}, DType::f64, 51).to("vulkan:0"), b = input(rt, {4, 2}, DType::f64, 52).to("vulkan:0");
+    const auto f = [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{(matmul(x[0], x[1]) * x[0].slice(1, 0, 2)).sum({0}) + x[1].abs().sum({0})};
+    };
+    const GradcheckResult r = gradcheck(f, {a, b});
+    INFO(r.report);
+    CHECK(r.ok);
+    check_no_vulkan_messages(log);
+}
