@@ -48,6 +48,10 @@ void offsets_of(Args a, uint64_t i, int k_count, out int64_t off[4]) {
     off[2] = 0;
     off[3] = 0;
     const int nd = int(a.ndim);
+    if (nd == 1) {  // the common case once contiguous axes are merged: no division
+        for (int k = 0; k < k_count; ++k) off[k] = int64_t(i) * a.dims[1 + k];
+        return;
+    }
     if (a.wide != 0) {
         for (int d = nd - 1; d >= 0; --d) {
             const uint64_t size = uint64_t(a.dims[d]);
