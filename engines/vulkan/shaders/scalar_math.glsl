@@ -65,3 +65,64 @@ int64_t int_pow(int64_t base, int64_t exponent) {
     }
     return int64_t(result);
 }
+
+#ifdef HAS_FLOAT64
+// Double-precision exp and log, which GLSL lacks (its exp, log, ... take floats only), and
+// what is built on them. exp: x = n ln2 + r with ln2 in two parts (Cody and Waite), |r| <=
+// ln2 / 2, e^r by its Taylor series to r^16 (the next term is below 2^-60 of the sum), then
+// scaled by 2^n in two steps so that subnormal results survive. log: x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) for s = (m - 1) / (m + 1), |s| < 0.172, by its odd
+// series to s^25. Both are within a few units in the last place. (Double literals need GLSL's
+// lf suffix: without it they are floats.)
+const double LN2_HI = 6.93147180369123816490e-01lf;  // ln 2 to 32 bits: n * LN2_HI is exact
+const double LN2_LO = 1.90821492927058770002e-10lf;
+
+double d_infinity() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
+double d_nan() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
+
+double d_exp(double x) {
+    if (isnan(x)) return x;
+    if (x > 709.782712893384lf) return d_infinity();
+    if (x < -745.1332191019412lf) return 0.0lf;
+    const double n = roundEven(x * 1.44269504088896340736lf);  // x / ln 2
+    // precise: the compiler may not fold LN2_HI + LN2_LO nor reassociate (glslc -O did).
+    precise double r = (x - n * LN2_HI) - n * LN2_LO;
+    double p = 1.0lf;
+    for (int k = 16; k >= 1; --k) p = 1.0lf + p * r / double(k);
+    const int e = int(n);
+    return ldexp(ldexp(p, e / 2), e - e / 2);
+}
+
+double d_log(double x) {
+    if (isnan(x) || x < 0.0lf) return isnan(x) ? x : d_nan();
+    if (x == 0.0lf) return -d_infinity();
+    if (isinf(x)) return x;
+    int e;
+    double m = frexp(x, e);  // m in [0.5, 1)
+    if (m < 0.70710678118654752440lf) {
+        m *= 2.0lf;
+        e -= 1;
+    }
+    const double s = (m - 1.0lf) / (m + 1.0lf), z = s * s;
+    double series = 1.0lf / 25.0lf;
+    for (int k = 11; k >= 0; --k) series = 1.0lf / double(2 * k + 1) + z * series;
+    precise double result = double(e) * LN2_HI + (2.0lf * s * series + double(e) * LN2_LO);
+    return result;
+}
+
+// exp(x) - 1: the series itself near 0, where exp(x) - 1 would cancel.
+double d_expm1(double x) {
+    if (abs(x) >= 0.3lf) return d_exp(x) - 1.0lf;
+    double p = 1.0lf;
+    for (int k = 18; k >= 2; --k) p = 1.0lf + p * x / double(k);
+    return x * p;
+}
+
+// log(1 + x), Kahan's correction for the rounding of 1 + x.
+double d_log1p(double x) {
+    precise double u = 1.0lf + x;
+    if (u == 1.0lf) return x;
+    if (isinf(u) || u <= 0.0lf) return d_log(u);
+    return d_log(u) * x / (u - 1.0lf);
+}
+#endif

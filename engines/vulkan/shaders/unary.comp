@@ -140,13 +140,13 @@ bool sign_bit(A_T x) {
 float accurate_expm1(float x) {
     const float u = exp(x);
     if (u == 1.0) return x;
-    const float um1 = u - 1.0;
+    precise float um1 = u - 1.0;
     if (um1 == -1.0) return -1.0;
     if (isinf(u)) return u;
     return um1 * x / log(u);
 }
 float accurate_log1p(float x) {
-    const float u = 1.0 + x;
+    precise float u = 1.0 + x;  // precise: (u - 1) must not fold back into x
     if (u == 1.0) return x;
     if (isinf(u)) return u;
     return log(u) * x / (u - 1.0);
@@ -182,6 +182,29 @@ float accurate_erf(float x) {
     r = exp(-a * a) / (1.7724538509 * f);  // sqrt(pi)
     return x < 0.0 ? r - 1.0 : 1.0 - r;
 }
+#else
+// e^a / 2 for large a, as (e^(a/2) / 2) e^(a/2): no early overflow, and no rounding of a - ln 2
+// (which would cost hundreds of ulp at a ~ 500).
+double half_exp(double a) {
+    const double t = d_exp(0.5lf * a);
+    return (0.5lf * t) * t;
+}
+double accurate_tanh(double x) {
+    const double e = d_expm1(-2.0lf * abs(x));
+    const double t = -e / (2.0lf + e);
+    return isnan(x) ? x : (x < 0.0lf ? -t : t);
+}
+double accurate_sinh(double x) {
+    const double e = d_expm1(abs(x));
+    const double s = abs(x) > 354.0lf ? half_exp(abs(x)) : 0.5lf * (e + e / (e + 1.0lf));
+    return x < 0.0lf ? -s : s;
+}
+double accurate_cosh(double x) {
+    const double a = abs(x);
+    if (a > 354.0lf) return half_exp(a);
+    const double e = d_exp(a);
+    return 0.5lf * (e + 1.0lf / e);
+}
 #endif
 O_T apply(A_T x) {
     switch (OP) {
@@ -212,6 +235,15 @@ O_T apply(A_T x) {
         case 22: return atan(x);
         case 23: return 1.0 / (1.0 + exp(-x));
         case 24: return accurate_erf(x);
+#else
+        case 3: return d_exp(x);
+        case 4: return d_log(x);
+        case 8: return accurate_tanh(x);
+        case 16: return d_expm1(x);
+        case 17: return d_log1p(x);
+        case 18: return accurate_sinh(x);
+        case 19: return accurate_cosh(x);
+        case 23: return 1.0lf / (1.0lf + d_exp(-x));
 #endif
         default: return x;  // conj, real
     }

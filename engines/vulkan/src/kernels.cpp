@@ -132,7 +132,8 @@ ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_
 
 // ---- which (op, dtype) pairs the shaders implement ---------------------------------------
 
-// GLSL has exp, log, sin, ... for float only: these ops are not available for f64 and c128.
+// GLSL has exp, log, sin, ... for float only: f64 has our exp and log and what is built on
+// them (f64_has); the rest of these, and all of them on c128, are not available yet.
 bool transcendental(uint32_t op) {
     switch (op) {
         case FERRO_UNARY_EXP: case FERRO_UNARY_LOG: case FERRO_UNARY_SIN: case FERRO_UNARY_COS:
@@ -148,10 +149,21 @@ bool to_bool_unary(uint32_t op) {
     return op == FERRO_UNARY_LOGICAL_NOT || op == FERRO_UNARY_ISNAN || op == FERRO_UNARY_ISINF || op == FERRO_UNARY_ISFINITE;
 }
 
+// The transcendental ops f64 has: those built on exp and log (scalar_math.glsl).
+bool f64_has(uint32_t op) {
+    switch (op) {
+        case FERRO_UNARY_EXP: case FERRO_UNARY_LOG: case FERRO_UNARY_TANH: case FERRO_UNARY_EXPM1:
+        case FERRO_UNARY_LOG1P: case FERRO_UNARY_SINH: case FERRO_UNARY_COSH: case FERRO_UNARY_SIGMOID:
+            return true;
+        default: return false;
+    }
+}
+
 // The variant for a unary op on `dt`, or empty with the reason.
 std::string unary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
     const std::string sfx = suffix_of(dt);
     if (to_bool_unary(op)) return "unary_bool_" + sfx;
+    if (dt == FERRO_DTYPE_F64 && f64_has(op)) return "unary_f64";
     if (is_double(dt) && transcendental(op)) {
         why = "GLSL has no double-precision transcendental functions (not implemented for " + sfx + " yet)";
         return {};
