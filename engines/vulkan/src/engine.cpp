@@ -297,30 +297,27 @@ ferro_status staged_copy(Engine& e, Allocation* a, uint64_t offset, char* host, 
     return st;
 }
 
-ferro_status copy_h2d(void* self, const void* src, ferro_buffer dst, uint64_t offset, uint64_t bytes) {
-    Engine& e = self_of(self);
-    auto* a = reinterpret_cast<Allocation*>(dst);
-    if (offset + bytes > a->size) return make_status(e, FERRO_OUT_OF_RANGE, "copy_h2d past the end of the buffer");
+// A synchronous transfer between host memory and engine memory, after the submitted work:
+// a memcpy where tensor memory is mapped, staged otherwise. `entry` names it in errors.
+ferro_status transfer(Engine& e, const char* entry, ferro_buffer buffer, uint64_t offset, char* host, uint64_t bytes,
+                      bool to_device) {
+    auto* a = reinterpret_cast<Allocation*>(buffer);
+    if (offset + bytes > a->size) return make_status(e, FERRO_OUT_OF_RANGE, std::string(entry) + " past the end of the buffer");
     if (bytes == 0) return nullptr;
     if (ferro_status st = wait_all(e)) return st;
-    if (!e.staging) {
-        std::memcpy(a->mapped() + offset, src, bytes);
-        return nullptr;
-    }
-    return staged_copy(e, a, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
+    if (e.staging) return staged_copy(e, a, offset, host, bytes, to_device);
+    if (to_device) std::memcpy(a->mapped() + offset, host, bytes);
+    else std::memcpy(host, a->mapped() + offset, bytes);
+    return nullptr;
+}
+
+ferro_status copy_h2d(void* self, const void* src, ferro_buffer dst, uint64_t offset, uint64_t bytes) {
+    // staged_copy only reads `host` when copying to the device.
+    return transfer(self_of(self), "copy_h2d", dst, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
 }
 
 ferro_status copy_d2h(void* self, ferro_buffer src, uint64_t offset, void* dst, uint64_t bytes) {
-    Engine& e = self_of(self);
-    auto* a = reinterpret_cast<Allocation*>(src);
-    if (offset + bytes > a->size) return make_status(e, FERRO_OUT_OF_RANGE, "copy_d2h past the end of the buffer");
-    if (bytes == 0) return nullptr;
-    if (ferro_status st = wait_all(e)) return st;
-    if (!e.staging) {
-        std::memcpy(dst, a->mapped() + offset, bytes);
-        return nullptr;
-    }
-    return staged_copy(e, a, offset, static_cast<char*>(dst), bytes, false);
+    return transfer(self_of(self), "copy_d2h", src, offset, static_cast<char*>(dst), bytes, false);
 }
 
 ferro_status session_begin(void* self, ferro_engine_session* out) {

@@ -57,6 +57,11 @@ ferro_status unsupported(const SessionState& s, const std::string& kernel, const
     return make_status(*s.engine, FERRO_UNIMPLEMENTED, kernel + " does not support " + what);
 }
 
+// "<kernel> does not support op <op> on <dtype>[: why]".
+ferro_status unsupported_op(const SessionState& s, const char* kernel, uint32_t op, const char* dtype, const std::string& why) {
+    return unsupported(s, kernel, "op " + std::to_string(op) + " on " + dtype + (why.empty() ? std::string() : ": " + why));
+}
+
 // Whether the device can hold `dt` at all (f64/c128 need shaderFloat64, bool 8-bit storage).
 ferro_status check_dtype(const SessionState& s, const char* kernel, ferro_dtype dt) {
     const PhysicalDevice& d = s.engine->physical;
@@ -242,10 +247,7 @@ ferro_status unary(SessionState& s, const ferro_unary_args& a) {
     if (ferro_status st = check_dtype(s, "unary", a.in.dtype)) return st;
     std::string why;
     const std::string shader = unary_shader(a.op, a.in.dtype, why);
-    if (shader.empty()) {
-        return unsupported(s, "unary", "op " + std::to_string(a.op) + " on " + suffix_of(a.in.dtype) +
-                                           (why.empty() ? std::string() : ": " + why));
-    }
+    if (shader.empty()) return unsupported_op(s, "unary", a.op, suffix_of(a.in.dtype), why);
     ArgsBlock args;
     return run_elementwise(s, shader, a.op, args, {&a.out, &a.in});
 }
@@ -255,10 +257,7 @@ ferro_status binary(SessionState& s, const ferro_binary_args& a) {
     if (ferro_status st = check_dtype(s, "binary", a.a.dtype)) return st;
     std::string why;
     const std::string shader = binary_shader(a.op, a.a.dtype, why);
-    if (shader.empty()) {
-        return unsupported(s, "binary", "op " + std::to_string(a.op) + " on " + suffix_of(a.a.dtype) +
-                                            (why.empty() ? std::string() : ": " + why));
-    }
+    if (shader.empty()) return unsupported_op(s, "binary", a.op, suffix_of(a.a.dtype), why);
     ArgsBlock args;
     return run_elementwise(s, shader, a.op, args, {&a.out, &a.a, &a.b});
 }
@@ -280,7 +279,7 @@ ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
     const bool to_bool = a.op == FERRO_REDUCE_ANY || a.op == FERRO_REDUCE_ALL;
     const bool ordered = a.op == FERRO_REDUCE_MAX || a.op == FERRO_REDUCE_MIN;
     if (a.op > FERRO_REDUCE_ALL || (ordered && is_complex(a.in.dtype)) || (!to_bool && a.in.dtype == FERRO_DTYPE_BOOL)) {
-        return unsupported(s, "reduce", "op " + std::to_string(a.op) + " on " + suffix_of(a.in.dtype));
+        return unsupported_op(s, "reduce", a.op, suffix_of(a.in.dtype), "");
     }
     std::vector<int64_t> kept_shape, kept_out, kept_in, red_shape, red_in;
     uint64_t outputs = 1, count = 1;
