@@ -78,13 +78,15 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_family_desc, create_module, 40);
     PIN_SIZE(ferro_module_provider_desc, 32);
     PIN_SIZE(ferro_op_call_args, 48);
-    PIN_SIZE(ferro_host_api, 232);
+    PIN_SIZE(ferro_host_api, 248);  // 1.5 appended session_native_context, session_use
     PIN_OFFSET(ferro_host_api, status_make, 24);
     PIN_OFFSET(ferro_host_api, log, 56);
     PIN_OFFSET(ferro_host_api, tensor_retain, 72);
     PIN_OFFSET(ferro_host_api, op_find, 136);
     PIN_OFFSET(ferro_host_api, session_fill, 160);
     PIN_OFFSET(ferro_host_api, session_scratch, 224);
+    PIN_OFFSET(ferro_host_api, session_native_context, 232);
+    PIN_OFFSET(ferro_host_api, session_use, 240);
     PIN_SIZE(ferro_plugin_desc, 80);
     PIN_OFFSET(ferro_plugin_desc, abi_major, 4);
     PIN_OFFSET(ferro_plugin_desc, abi_minor, 8);
@@ -139,6 +141,9 @@ TEST_CASE("abi: FERRO_HAS_FIELD tells fields a shorter struct lacks", "[abi]") {
     CHECK_FALSE(FERRO_HAS_FIELD(&api, ferro_host_api, tensor_retain));
     api.struct_size = sizeof(ferro_host_api);
     CHECK(FERRO_HAS_FIELD(&api, ferro_host_api, session_scratch));
+    CHECK(FERRO_HAS_FIELD(&api, ferro_host_api, session_use));
+    api.struct_size = FERRO_STRUCT_SIZE_UP_TO(ferro_host_api, session_scratch);  // a 1.4 host
+    CHECK_FALSE(FERRO_HAS_FIELD(&api, ferro_host_api, session_native_context));
 }
 
 TEST_CASE("abi: variadic masks map inputs past 62 to bit 63", "[abi]") {

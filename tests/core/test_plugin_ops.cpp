@@ -29,6 +29,14 @@ TEST_CASE("dispatch: an executor reaching outside its buffer gets an error, not 
     CHECK(rt.call("fixture_bad.scale", {x})[0].to_vector<double>() == std::vector<double>{2, 4, 6});
 }
 
+TEST_CASE("dispatch: a session executor uses a tensor it owns and the engine's native context", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    CHECK(rt.call("fixture_bad.owned", {x})[0].to_vector<double>() == std::vector<double>{11, 12, 13});
+    check_error([&] { rt.call("fixture_bad.foreign", {x}); }, FERRO_INVALID_ARGUMENT,
+                "session use: the tensor is on engine 'fixture:0', the session on 'cpu'");
+}
+
 TEST_CASE("dispatch: an executor that throws is reported as INTERNAL and the host goes on", "[core]") {
     Runtime rt = runtime_with_fixtures();
     const Tensor x = rt.tensor<double>({1}, {1});

@@ -63,6 +63,8 @@ StubHost::StubHost() {
     api.session_copy_strided = unimplemented<ferro_session, const ferro_copy_args*>;
     api.session_gemm_batched = unimplemented<ferro_session, const ferro_gemm_args*>;
     api.session_scratch = unimplemented<ferro_session, uint64_t, ferro_buffer_view*>;
+    api.session_native_context = unimplemented<ferro_session, const void**>;
+    api.session_use = unimplemented<ferro_session, ferro_tensor>;
 }
 
 StatusParts take_status(const ferro_host_api& host, ferro_status status) {

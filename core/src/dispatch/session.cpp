@@ -182,4 +182,29 @@ ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view*
     });
 }
 
+ferro_status session_native_context(ferro_session s, const void** out) {
+    return guard([&] {
+        if (s == nullptr || out == nullptr) bad("native_context", "NULL session or out");
+        const ferro_engine_iface& engine = s->engine->iface();
+        if (engine.native_context == nullptr) {
+            throw Error(FERRO_UNIMPLEMENTED,
+                        fmt::format("session native_context: engine '{}' offers no native context", s->engine->name()));
+        }
+        throw_if_error(engine.native_context(s->engine->self(), s->engine_session, out));
+    });
+}
+
+ferro_status session_use(ferro_session s, ferro_tensor tensor) {
+    return guard([&] {
+        if (s == nullptr || tensor == nullptr) bad("use", "NULL session or tensor");
+        const StoragePtr& storage = tensor->storage;
+        if (&storage->engine() != s->engine) {
+            bad("use", fmt::format("the tensor is on engine '{}', the session on '{}'", storage->engine().name(),
+                                   s->engine->name()));
+        }
+        s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
+        s->scratch.push_back(storage);  // alive until the session's work has completed
+    });
+}
+
 }  // namespace ferro

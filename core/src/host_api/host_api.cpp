@@ -165,6 +165,8 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.session_copy_strided = session_copy_strided;
     api.session_gemm_batched = session_gemm_batched;
     api.session_scratch = session_scratch;
+    api.session_native_context = session_native_context;
+    api.session_use = session_use;
     return api;
 }
 

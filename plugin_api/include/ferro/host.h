@@ -102,6 +102,17 @@ typedef struct ferro_host_api {
     /* Scratch memory on the session's engine, freed when the session ends (after its work has
      * completed). Borrowed for the session. */
     ferro_status (*session_scratch)(ferro_session session, uint64_t bytes, ferro_buffer_view* out);
+
+    /* Since 1.5 (check FERRO_HAS_FIELD). */
+    /* The engine's native context for this session, as a context executor receives it, for a
+     * session executor that enqueues primitives and also records a library's work (VkFFT,
+     * cuFFT). Work recorded through it is ordered after everything enqueued before the call
+     * and before everything enqueued after it. UNIMPLEMENTED when the engine has none. */
+    ferro_status (*session_native_context)(ferro_session session, const void** out);
+    /* Lets this session's primitives use `tensor`, a tensor the plugin owns on the session's
+     * engine (a plan's persistent buffer, a lookup table), and keeps its memory alive until
+     * the session's work has completed. A tensor on another engine is INVALID_ARGUMENT. */
+    ferro_status (*session_use)(ferro_session session, ferro_tensor tensor);
 } ferro_host_api;
 
 FERRO_EXTERN_C_END

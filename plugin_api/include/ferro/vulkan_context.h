@@ -6,6 +6,12 @@
  * session, after a barrier that makes earlier kernels' writes visible, and puts the same
  * barrier after it. Executors must not submit, end or reset that command buffer.
  *
+ * A session executor gets the same context from host->session_native_context (ABI 1.5), between
+ * the primitives it enqueues. command_pool and command_buffer belong to the call; the other
+ * fields (instance, devices, queue, the three functions, engine) stay valid while the engine
+ * exists, so a plan may keep a copy of them (for instance to wait for the queue before it
+ * destroys pipelines of its own).
+ *
  * Vulkan handles are given as plain pointers (dispatchable: VkInstance, VkPhysicalDevice,
  * VkDevice, VkQueue, VkCommandBuffer) and uint64_t (non-dispatchable: VkCommandPool,
  * VkBuffer), so this header does not need vulkan.h. Cast them to the Vulkan types.
