@@ -42,3 +42,17 @@ if(FERRO_BUILD_VULKAN)
         set(FERRO_BUILD_VULKAN OFF)
     endif()
 endif()
+# The VkFFT fft module: Debian's VkFFT header and the glslang it compiles kernels with at run
+# time (static libraries; its config forgets find_dependency(Threads), TOOLCHAIN.md §4b).
+set(FERRO_BUILD_VKFFT OFF)
+if(FERRO_BUILD_VULKAN)
+    find_package(Threads REQUIRED)
+    find_package(glslang CONFIG QUIET)
+    find_file(FERRO_VKFFT_HEADER vkFFT.h)
+    if(TARGET glslang::glslang AND FERRO_VKFFT_HEADER)
+        set(FERRO_BUILD_VKFFT ON)
+    else()
+        message(WARNING "fft module for vulkan left out: vkFFT.h or glslang not found "
+                        "(scripts/install-deps installs libvkfft-dev and glslang-dev)")
+    endif()
+endif()

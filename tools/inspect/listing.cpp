@@ -163,6 +163,9 @@ std::string render_list(const nlohmann::json& list) {
             }
             std::string what;
             for (const auto& f : p["families"]) what += fmt::format("{}family {} ({} ops)", what.empty() ? "" : ", ", f["name"].get<std::string>(), f["ops"].get<int>());
+            for (const auto& m : p.value("module_families", nlohmann::json::array())) {
+                what += fmt::format("{}modules for family {}", what.empty() ? "" : ", ", m.get<std::string>());
+            }
             for (const auto& e : p["engines"]) {
                 const int n = e["devices"];
                 what += fmt::format("{}engine {} ({} device{}{})", what.empty() ? "" : ", ", e["kind"].get<std::string>(), n,

@@ -139,8 +139,13 @@ nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool
         }
         r["engines"].push_back(e);
     }
-    const bool has_families = !families.empty(), has_engines = !r["engines"].empty();
-    r["kind"] = has_families && has_engines ? "family+engine" : has_engines ? "engine" : has_families ? "family" : "empty";
+    r["module_families"] = plugin->module_families;
+    std::string kind;
+    for (const auto& [part, present] : {std::pair<const char*, bool>{"family", !families.empty()},
+                                        {"engine", !r["engines"].empty()}, {"modules", !plugin->module_families.empty()}}) {
+        if (present) kind += (kind.empty() ? "" : "+") + std::string(part);
+    }
+    r["kind"] = kind.empty() ? "empty" : kind;
     return r;
 }
 

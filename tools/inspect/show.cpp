@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace ferro::inspect {
@@ -53,6 +54,9 @@ std::string render_show(const nlohmann::json& r) {
     }
     t += fmt::format("  plugin {} {} (ABI {}): {}\n", p["name"].get<std::string>(), p["version"].get<std::string>(),
                      p["abi"].get<std::string>(), p["description"].get<std::string>());
+    for (const auto& m : p.value("module_families", nlohmann::json::array())) {
+        t += fmt::format("  modules for family {} (defined by another plugin)\n", m.get<std::string>());
+    }
     for (const auto& f : p["families"]) {
         t += fmt::format("  family {} ({} ops)\n", f["name"].get<std::string>(), f["ops"].get<int>());
         for (const auto& m : f["modules"]) {
@@ -96,7 +100,9 @@ nlohmann::json ops(const ListOptions& o, const std::string& engine, const std::s
     }
     nlohmann::json r = {{"command", "ops"}, {"schema", 1}, {"ops", nlohmann::json::array()}};
     // The plugins that load on their own, together in one child: a family on another plugin's engine.
-    const ProbeOutcome outcome = probe_isolated(o.self, files, o.timeout_s, {"--matrix"});
+    // The child calls every op on every engine (a GPU library compiles kernels for each), so
+    // like check it gets more than the time a plugin may take to load.
+    const ProbeOutcome outcome = probe_isolated(o.self, files, std::max(o.timeout_s, 900.0), {"--matrix"});
     if (!outcome.finished) throw std::runtime_error("the plugins that load one by one failed together: " + outcome.failure());
     for (const auto& row : outcome.result["support"]) {
         const std::string op = row["op"];

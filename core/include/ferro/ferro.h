@@ -112,6 +112,9 @@ typedef struct ferro_plugin_info {
     const char* path; /* "" for built-ins */
     uint32_t n_families; /* families it defines */
     uint32_t n_engines;  /* engines it created */
+    /* Appended: the families it contributes modules to without defining them, comma-separated
+     * ("fft"); "" when none. */
+    const char* module_families;
 } ferro_plugin_info;
 
 typedef struct ferro_diagnostic_info {

@@ -7,12 +7,18 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ferro {
 
 // What the runtime has: plugins, engines, ops, diagnostics, search path (one snapshot).
-struct PluginInfo { std::string name, version, description, path; uint32_t abi_major, abi_minor; bool builtin; };
+struct PluginInfo {
+    std::string name, version, description, path;
+    uint32_t abi_major, abi_minor;
+    bool builtin;
+    std::vector<std::string> module_families;  // families it adds modules to without defining them
+};
 struct EngineInfo {
     std::string name, kind, plugin, device;
     uint64_t memory_bytes;
@@ -91,7 +97,13 @@ inline Inventory Runtime::inventory() const {
     for (uint32_t i = 0; i < ferro_inventory_plugin_count(raw); ++i) {
         ferro_plugin_info p{};
         check(ferro_inventory_plugin(raw, i, &p));
-        out.plugins.push_back({p.name, p.version, p.description, p.path, p.abi_major, p.abi_minor, p.builtin != 0});
+        PluginInfo info{p.name, p.version, p.description, p.path, p.abi_major, p.abi_minor, p.builtin != 0, {}};
+        for (std::string_view rest = p.module_families; !rest.empty();) {
+            const size_t comma = rest.find(',');
+            info.module_families.emplace_back(rest.substr(0, comma));
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        }
+        out.plugins.push_back(std::move(info));
     }
     for (uint32_t i = 0; i < ferro_inventory_engine_count(raw); ++i) {
         ferro_engine_info e{};

@@ -78,7 +78,7 @@ FERRO_API ferro_status ferro_inventory_plugin(const ferro_inventory* inventory, 
                      const auto& p = rows[index];
                      o = {sizeof o, p.abi_major, p.abi_minor, p.builtin, p.name.c_str(), p.version.c_str(),
                           p.description.c_str(), p.path.c_str(), static_cast<uint32_t>(p.families.size()),
-                          static_cast<uint32_t>(p.engines.size())};
+                          static_cast<uint32_t>(p.engines.size()), p.module_families_text.c_str()};
                  });
 }
 

@@ -123,6 +123,7 @@ void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc
         const auto& m = desc.module_providers[i];
         draft.module_sources.push_back({m.family_id, record.name, m.create_module, library});
         record.module_families.push_back(m.family_id);
+        record.module_families_text += (record.module_families_text.empty() ? "" : ",") + std::string(m.family_id);
     }
 }
 

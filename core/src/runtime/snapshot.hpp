@@ -42,6 +42,7 @@ struct PluginRecord {
     const ferro_plugin_desc* desc = nullptr;
     std::vector<std::string> families;  // ids it defines
     std::vector<std::string> module_families;  // ids it contributes modules to
+    std::string module_families_text;          // the same, comma-separated (inventory)
     std::vector<std::string> engines;   // engine names it created
     std::vector<EngineAvailability> engine_kinds;
 };

@@ -1,0 +1,364 @@
+// libferro_fft_vulkan.so: a module of the fft family (defined by libferro_fft.so) for vulkan
+// engines, on VkFFT. A plan owns one buffer on the engine in VkFFT's layout: the transformed
+// axes innermost in the order given, the other axes (the batch) outside them. Its session
+// executor gathers the input into that buffer with the engine's primitives (padding with zeros,
+// truncating, promoting real input, conjugating for hfft), records VkFFT's kernels through
+// the engine's native context, and scatters the result into the output, scaled for the norm.
+//
+// VkFFT binds its buffers through descriptor sets written when the application is made; a
+// buffer per call would rewrite them under command buffers that may still be pending. One
+// persistent buffer per plan is what makes a plan reusable, across sessions and threads: every
+// use starts with a full barrier (session_native_context), which orders it after the previous
+// use on the engine's one queue.
+#include "../../fft/src/fft.hpp"
+#include "vkfft_app.hpp"
+
+#include <ferro/plugin.hpp>
+#include <ferro/rules.hpp>
+#include <ferro/schema.hpp>
+#include <ferro/vulkan_context.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ferro::fft::vulkan {
+namespace {
+
+struct Module {
+    std::string engine;  // "vulkan:0"
+    bool f64 = false;    // the device computes in double precision
+};
+
+// A view of `t` (a plan-owned tensor) with another dtype, shape and strides.
+ferro_tensor_view view_of(const ferro_host_api* host, ferro_tensor t, ferro_dtype dtype,
+                          const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    ferro_tensor_view v{};
+    plugin::check(host, host->tensor_view(t, &v));
+    v.dtype = dtype;
+    v.ndim = static_cast<int32_t>(shape.size());
+    v.shape = shape.data();
+    v.strides = strides.data();
+    return v;
+}
+
+struct Plan {
+    const ferro_host_api* host = nullptr;
+    Transform t;
+    bool empty = false;        // nothing to compute (an empty output)
+    bool fill = false;         // the input is shorter than the transform somewhere: zero first
+    // VkFFT applications, made by the first execution, run one after the other; the last of
+    // a c2r follows the zeroing of the imaginary parts of its points 0 and n/2.
+    struct Stage {
+        VkfftShape shape;
+        bool inverse = false;
+        std::unique_ptr<VkfftApp> app;
+    };
+    std::vector<Stage> stages;
+    int hermitian_points = 0;                  // c2r: 1 (point 0) or 2 (points 0 and n/2)
+    uint64_t work_elements = 0;                // complex elements of the buffer
+    std::vector<int64_t> gather_shape;         // the part of the input that is read
+    std::vector<int64_t> complex_strides;      // the buffer, in complex elements, per input axis
+    std::vector<int64_t> real_strides;         // the same in real elements (r2c input, c2r output)
+    std::vector<int64_t> zero_strides;         // broadcasts the scale
+    ferro_tensor work = nullptr;               // the buffer VkFFT is bound to
+    ferro_tensor scale = nullptr;              // t.scale as one element of the output dtype, or NULL
+    std::mutex app_mutex;                      // guards making the applications
+    bool made = false;
+
+    ~Plan() {
+        stages.clear();  // each waits for the queue before VkFFT's objects go
+        if (work != nullptr) host->tensor_release(work);
+        if (scale != nullptr) host->tensor_release(scale);
+    }
+};
+
+// The buffer's layout: batch axes (those not transformed) outermost in input order, then the
+// transformed axes in the order given, the last innermost. Real views of the halved axis have
+// VkFFT's padded rows of 2 (n / 2 + 1) reals.
+void lay_out(Plan& p) {
+    const Transform& t = p.t;
+    const size_t ndim = t.in_shape.size();
+    std::vector<int64_t> order;  // input axes, outermost first
+    for (size_t a = 0; a < ndim; ++a) {
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) order.push_back(a);
+    }
+    uint64_t batches = 1;
+    for (int64_t a : order) batches *= static_cast<uint64_t>(t.in_shape[a]);
+    order.insert(order.end(), t.axes.begin(), t.axes.end());
+    const bool real = t.kind != Kind::c2c;
+    auto complex_len = [&](int64_t a) {
+        for (size_t i = 0; i < t.axes.size(); ++i) {
+            if (t.axes[i] == a) return real && i + 1 == t.axes.size() ? t.half_len() : t.lengths[i];
+        }
+        return t.in_shape[a];
+    };
+    p.complex_strides.assign(ndim, 0);
+    p.real_strides.assign(ndim, 0);
+    int64_t stride = 1;
+    for (size_t i = ndim; i-- > 0;) {
+        p.complex_strides[order[i]] = stride;
+        p.real_strides[order[i]] = 2 * stride;
+        stride *= complex_len(order[i]);
+    }
+    if (real) p.real_strides[t.axes.back()] = 1;
+    p.work_elements = static_cast<uint64_t>(stride);
+    p.zero_strides.assign(ndim, 0);
+
+    p.gather_shape = t.in_shape;
+    for (int64_t a : t.axes) {
+        p.gather_shape[a] = std::min(t.in_shape[a], t.fit_shape[a]);
+        if (t.in_shape[a] < t.fit_shape[a]) p.fill = true;
+    }
+    // VkFFT has no radix 1: axes of length 1 are left out (their transform is the identity).
+    // A halved axis of length 1 holds one complex point whose real transform is the identity
+    // too: the rest is then complex to complex on the zero-filled buffer.
+    const bool halved = real && t.lengths.back() > 1;
+    std::vector<uint64_t> others;  // lengths > 1 of the complex axes, in the order given
+    for (size_t i = 0; i + (halved ? 1 : 0) < t.axes.size(); ++i) {
+        if (t.lengths[i] > 1) others.push_back(static_cast<uint64_t>(t.lengths[i]));
+    }
+    if (real && !halved) p.fill = true;  // the point's imaginary part must be 0
+    const bool f64 = plugin::real_dtype(t.out_dtype) == FERRO_DTYPE_F64;
+    const bool inverse = t.sign > 0;
+    auto stage = [&](std::vector<uint64_t> sizes, uint64_t stage_batches, bool is_real, bool omit_first) {
+        Plan::Stage st;
+        st.shape.dims = static_cast<uint32_t>(sizes.size());
+        for (size_t i = 0; i < sizes.size(); ++i) st.shape.size[i] = sizes[sizes.size() - 1 - i];
+        st.shape.batches = stage_batches;
+        st.shape.real = is_real;
+        st.shape.omit_first = omit_first;
+        st.shape.f64 = f64;
+        st.inverse = inverse;
+        p.stages.push_back(std::move(st));
+    };
+    const auto n = static_cast<uint64_t>(t.lengths.empty() ? 1 : t.lengths.back());
+    if (t.kind != Kind::c2r || !halved) {
+        std::vector<uint64_t> sizes = others;
+        if (halved) sizes.push_back(n);
+        if (!sizes.empty()) stage(sizes, batches, halved, false);
+    } else {
+        // numpy's irfftn: the complex axes' inverse first, then the real one along the halved
+        // axis, whose points 0 (and n/2 when n is even) count by their real parts only. VkFFT's
+        // multidimensional c2r would not ignore their imaginary parts.
+        const auto half = static_cast<uint64_t>(t.half_len());
+        if (!others.empty()) {
+            std::vector<uint64_t> sizes = others;
+            sizes.push_back(half);  // innermost, not transformed
+            stage(sizes, batches, false, true);
+        }
+        p.hermitian_points = n % 2 == 0 ? 2 : 1;
+        stage({n}, p.work_elements / half, true, false);
+    }
+    int64_t out_elements = 1;
+    for (int64_t d : t.out_shape) out_elements *= d;
+    p.empty = out_elements == 0;
+}
+
+// Why this module cannot run the call, or empty.
+std::string decline_reason(const Transform& t, const Module& m) {
+    if (t.axes.size() > 3) {
+        return "VkFFT transforms at most 3 axes at once; this call transforms " + std::to_string(t.axes.size());
+    }
+    if (plugin::real_dtype(t.out_dtype) == FERRO_DTYPE_F64 && !m.f64) {
+        return "engine " + m.engine + " has no shaderFloat64, so no f64 or c128 transforms";
+    }
+    return {};
+}
+
+// Before the c2r along the halved axis: the imaginary parts of its point 0 (and n/2 when n is
+// even) become 0, for every line.
+void zero_hermitian_imag(const Plan& p, const ferro_host_api* host, ferro_session session) {
+    const Transform& t = p.t;
+    const ferro_dtype real = plugin::real_dtype(t.out_dtype);
+    std::vector<int64_t> shape = t.out_shape;
+    shape[t.axes.back()] = 1;
+    for (int k = 0; k < p.hermitian_points; ++k) {
+        ferro_tensor_view v = view_of(host, p.work, real, shape, p.real_strides);
+        const int64_t point = k == 0 ? 0 : t.lengths.back() / 2;
+        v.byte_offset += static_cast<uint64_t>((2 * point + 1) * (FERRO_DTYPE_BITS(real) / 8));
+        ferro_fill_args zero{sizeof zero, 0, v, {}};
+        plugin::check(host, host->session_fill(session, &zero));
+    }
+}
+
+// Records the gather into the buffer, the transform and the scatter into the output.
+void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
+    const Transform& t = p.t;
+    const ferro_session session = args.session;
+    const ferro_tensor_view& in = args.inputs[0];
+    const ferro_tensor_view& out = args.outputs[0];
+    const ferro_dtype complex = plugin::complex_dtype(t.out_dtype);
+    if (p.empty) return;
+    if (t.axes.empty()) {  // fftn over no axes: the input, as complex
+        ferro_cast_args cast{sizeof cast, 0, in, out};
+        plugin::check(host, host->session_cast(session, &cast));
+        return;
+    }
+    // A full barrier first: the buffer's previous use, in this session or an earlier one, is over.
+    const void* native = nullptr;
+    plugin::check(host, host->session_native_context(session, &native));
+    const auto& ctx = *static_cast<const ferro_vulkan_context*>(native);
+    plugin::check(host, host->session_use(session, p.work));
+    if (p.scale != nullptr) plugin::check(host, host->session_use(session, p.scale));
+    {
+        const std::lock_guard<std::mutex> lock(p.app_mutex);
+        if (!p.made) {
+            ferro_tensor_view w{};
+            plugin::check(host, host->tensor_view(p.work, &w));
+            ferro_vulkan_buffer_info info{};
+            plugin::check(host, ctx.buffer_info(&ctx, w.buffer, &info));
+            const VkfftBuffer buffer{info.buffer, info.offset + w.byte_offset, p.work_elements * (FERRO_DTYPE_BITS(complex) / 8)};
+            for (Plan::Stage& st : p.stages) st.app = std::make_unique<VkfftApp>(ctx, st.shape, buffer, st.inverse);
+            p.made = true;
+        }
+    }
+
+    // Gather: zeros where the input is shorter, then the part of the input that is read.
+    if (p.fill) {
+        const std::vector<int64_t> all{static_cast<int64_t>(p.work_elements)}, unit{1};
+        ferro_fill_args zero{sizeof zero, 0, view_of(host, p.work, complex, all, unit), {}};
+        plugin::check(host, host->session_fill(session, &zero));
+    }
+    ferro_tensor_view src = in;
+    src.shape = p.gather_shape.data();
+    const bool real_work = t.kind == Kind::r2c;
+    const ferro_tensor_view dst = view_of(host, p.work, real_work ? t.in_dtype : complex, p.gather_shape,
+                                          real_work ? p.real_strides : p.complex_strides);
+    if (t.conj_in && plugin::is_complex(in.dtype)) {
+        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, src, dst};
+        plugin::check(host, host->session_unary(session, &conj));
+    } else if (in.dtype != dst.dtype) {
+        ferro_cast_args cast{sizeof cast, 0, src, dst};
+        plugin::check(host, host->session_cast(session, &cast));
+    } else {
+        ferro_copy_args copy{sizeof copy, 0, src, dst};
+        plugin::check(host, host->session_copy_strided(session, &copy));
+    }
+
+    // The transforms, each after a barrier that makes the previous writes visible.
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        if (i + 1 == p.stages.size() && p.hermitian_points > 0) zero_hermitian_imag(p, host, session);
+        plugin::check(host, host->session_native_context(session, &native));
+        p.stages[i].app->append(*static_cast<const ferro_vulkan_context*>(native));
+    }
+
+    // Scatter, scaled for the norm; ihfft conjugates the result in place.
+    const ferro_tensor_view result = view_of(host, p.work, t.out_dtype, t.out_shape,
+                                             t.kind == Kind::c2r ? p.real_strides : p.complex_strides);
+    if (p.scale != nullptr) {
+        const ferro_tensor_view s = view_of(host, p.scale, t.out_dtype, t.out_shape, p.zero_strides);
+        ferro_binary_args mul{sizeof mul, FERRO_BINARY_MUL, result, s, out};
+        plugin::check(host, host->session_binary(session, &mul));
+    } else {
+        ferro_copy_args copy{sizeof copy, 0, result, out};
+        plugin::check(host, host->session_copy_strided(session, &copy));
+    }
+    if (t.conj_out) {
+        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, out, out};
+        plugin::check(host, host->session_unary(session, &conj));
+    }
+}
+
+ferro_status execute_in_session(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    return plugin::guard(host, [&] { execute(*static_cast<Plan*>(self), host, *args); });
+}
+
+void destroy_plan(void* self) { delete static_cast<Plan*>(self); }
+
+constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_session, nullptr, destroy_plan};
+
+ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
+    return plugin::guard(host, [&] {
+        const Module& m = *static_cast<const Module*>(self);
+        if (args->op_index >= static_cast<uint32_t>(Op::count)) {
+            throw plugin::Error(FERRO_INTERNAL, "fft (vulkan): prepare for an unknown op index " + std::to_string(args->op_index));
+        }
+        auto p = std::make_unique<Plan>();
+        p->host = host;
+        p->t = describe(static_cast<Op>(args->op_index), args->attrs, args->inputs[0]);
+        if (const std::string why = decline_reason(p->t, m); !why.empty()) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity, why);
+            return;
+        }
+        lay_out(*p);
+        uint64_t retained = 1024;
+        if (!p->empty && !p->t.axes.empty()) {
+            const auto elements = static_cast<int64_t>(p->work_elements);
+            const ferro_dtype complex = plugin::complex_dtype(p->t.out_dtype);
+            plugin::check(host, host->tensor_empty(host, m.engine.c_str(), complex, 1, &elements, &p->work));
+            retained += p->work_elements * (FERRO_DTYPE_BITS(complex) / 8);
+        }
+        if (!p->empty && !p->t.axes.empty() && p->t.scale != 1) {
+            const double value[2] = {p->t.scale, 0};
+            const float value32[2] = {static_cast<float>(p->t.scale), 0};
+            const bool single = plugin::real_dtype(p->t.out_dtype) == FERRO_DTYPE_F32;
+            const int64_t one = 1;
+            plugin::check(host, host->tensor_from_host(host, m.engine.c_str(), p->t.out_dtype, 1, &one,
+                                                       single ? static_cast<const void*>(value32) : value, &p->scale));
+        }
+        out->workspace_bytes = 0;
+        out->retained_bytes = retained;  // VkFFT's kernels and tables come on top, made at first use
+        out->self = p.release();
+        out->iface = &plan_iface;
+    });
+}
+
+void destroy_module(void* self) { delete static_cast<Module*>(self); }
+
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, nullptr};
+
+bool has_dtype(const ferro_device_props* props, ferro_dtype dtype) {
+    return props != nullptr && std::find(props->dtypes, props->dtypes + std::min<uint32_t>(props->n_dtypes, 16), dtype) !=
+                                   props->dtypes + std::min<uint32_t>(props->n_dtypes, 16);
+}
+
+ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
+    return plugin::guard(host, [&] {
+        const ferro_engine_target* target = args->target;
+        std::string why;
+        if (target->context_abi == nullptr || std::strcmp(target->context_abi, FERRO_VULKAN_CONTEXT_ABI) != 0) {
+            why = std::string("the VkFFT module runs on vulkan engines (" FERRO_VULKAN_CONTEXT_ABI "); engine ") +
+                  target->name + " has " + (target->context_abi != nullptr ? target->context_abi : "no native context");
+        } else if (!FERRO_HAS_FIELD(host, ferro_host_api, session_use)) {
+            why = "the VkFFT module needs host ABI 1.5 (session_native_context, session_use); the host has 1." +
+                  std::to_string(host->abi_minor);
+        }
+        if (!why.empty()) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity, why);
+            return;
+        }
+        auto m = std::make_unique<Module>();
+        m->engine = target->name;
+        m->f64 = has_dtype(target->props, FERRO_DTYPE_F64);
+        out->self = m.release();
+        out->iface = &module_iface;
+    });
+}
+
+ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
+    static const ferro_module_provider_desc provider{sizeof(ferro_module_provider_desc), 0, "fft",
+                                                     "VkFFT module for vulkan engines", create_module};
+    static const ferro_plugin_desc desc = [] {
+        ferro_plugin_desc d{};
+        d.struct_size = sizeof d;
+        d.abi_major = FERRO_ABI_MAJOR;
+        d.abi_minor = FERRO_ABI_MINOR;
+        d.name = "fft_vulkan";
+        d.version = "0.1.0";
+        d.description = "fft family: VkFFT module for vulkan engines";
+        d.n_module_providers = 1;
+        d.module_providers = &provider;
+        return d;
+    }();
+    *out = &desc;
+    return nullptr;
+}
+
+}  // namespace
+}  // namespace ferro::fft::vulkan
+
+FERRO_PLUGIN_EXPORT(ferro::fft::vulkan::query)

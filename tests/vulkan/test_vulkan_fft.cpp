@@ -1,0 +1,204 @@
+// The VkFFT module (libferro_fft_vulkan.so): every fft op on vulkan:0 against the FFTW module
+// on the cpu, in every dtype the device has, with padding, truncation, norms, several axes,
+// strided inputs and prime lengths; gradients through it; plans shared by threads. The
+// validation layer must stay silent.
+#include "vulkan_test.hpp"
+
+#include <ferro/fft.hpp>
+#include <ferro/gradcheck.hpp>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+Runtime fft_vulkan_runtime(VulkanLog& log) {
+    Runtime rt = vulkan_runtime(log);
+    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_fft.so");
+    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_fft_vulkan.so");
+    return rt;
+}
+
+bool device_has(const Runtime& rt, DType dtype) {
+    for (const EngineInfo& e : rt.inventory().engines) {
+        if (e.name == "vulkan:0") return std::find(e.dtypes.begin(), e.dtypes.end(), dtype) != e.dtypes.end();
+    }
+    return false;
+}
+
+bool single(DType d) { return d == DType::f32 || d == DType::c64; }
+bool complex_dtype(DType d) { return d == DType::c64 || d == DType::c128; }
+
+Tensor signal(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const auto count = static_cast<size_t>(n);
+    if (complex_dtype(dtype)) return rt.tensor<std::complex<double>>(random_complex(count, seed), shape).to(dtype);
+    return rt.tensor<double>(random_values(count, seed), shape).to(dtype);
+}
+
+// ||vulkan - cpu|| <= tol ||cpu|| over the whole result (an FFT's error is norm-wise), with
+// the same dtype and shape.
+void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
+    REQUIRE(on_vulkan.engine() == "vulkan:0");
+    const Tensor got = on_vulkan.to("cpu");
+    CHECK(got.dtype() == on_cpu.dtype());
+    REQUIRE(got.shape() == on_cpu.shape());
+    const auto a = detail::values_of(got), b = detail::values_of(on_cpu);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        diff += std::norm(a[i] - b[i]);
+        norm += std::norm(b[i]);
+    }
+    const double tol = single(dtype) ? 2e-6 : 1e-13;
+    INFO("relative error " << std::sqrt(diff / std::max(norm, 1e-300)));
+    CHECK(std::sqrt(diff) <= tol * std::sqrt(norm) + 1e-30);
+}
+
+using Fft = std::function<Tensor(const Tensor&)>;
+
+// `f` on the cpu and on vulkan agree; a call the cpu refuses (rfft of complex input) is skipped.
+void compare(const std::string& what, DType dtype, const Fft& f, const Tensor& x) {
+    INFO(what << " on " << dtype_name(dtype));
+    Tensor want;
+    try {
+        want = f(x);
+    } catch (const Error&) {
+        return;
+    }
+    check_same(f(x.to("vulkan:0")), want, dtype);
+}
+
+const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128};
+
+}  // namespace
+
+TEST_CASE("vulkan fft: one-dimensional transforms agree with the FFTW module", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    for (DType dt : kDtypes) {
+        if (!device_has(rt, dt)) continue;
+        const Tensor x = signal(rt, {3, 16}, dt, 11), odd = signal(rt, {2, 15}, dt, 12), prime = signal(rt, {17}, dt, 13);
+        const Tensor tall = signal(rt, {10, 4}, dt, 14), one = signal(rt, {4, 1}, dt, 15);
+        for (const char* norm : {"backward", "ortho", "forward"}) {
+            const std::string n = norm;
+            compare("fft " + n, dt, [&](const Tensor& t) { return fft::fft(t, std::nullopt, -1, n); }, x);
+            compare("ifft " + n, dt, [&](const Tensor& t) { return fft::ifft(t, std::nullopt, -1, n); }, x);
+            compare("rfft " + n, dt, [&](const Tensor& t) { return fft::rfft(t, std::nullopt, -1, n); }, x);
+            compare("irfft " + n, dt, [&](const Tensor& t) { return fft::irfft(t, std::nullopt, -1, n); }, x);
+            compare("hfft " + n, dt, [&](const Tensor& t) { return fft::hfft(t, std::nullopt, -1, n); }, x);
+            compare("ihfft " + n, dt, [&](const Tensor& t) { return fft::ihfft(t, std::nullopt, -1, n); }, x);
+        }
+        compare("fft odd", dt, [](const Tensor& t) { return fft::fft(t); }, odd);
+        compare("fft prime", dt, [](const Tensor& t) { return fft::fft(t); }, prime);
+        compare("rfft odd", dt, [](const Tensor& t) { return fft::rfft(t); }, odd);
+        compare("irfft to odd n", dt, [](const Tensor& t) { return fft::irfft(t, 15); }, odd);
+        compare("irfft to prime n", dt, [](const Tensor& t) { return fft::irfft(t, 17); }, prime);
+        compare("fft n = 20 pads", dt, [](const Tensor& t) { return fft::fft(t, 20); }, x);
+        compare("fft n = 9 truncates", dt, [](const Tensor& t) { return fft::fft(t, 9); }, x);
+        compare("rfft n = 24 pads", dt, [](const Tensor& t) { return fft::rfft(t, 24); }, x);
+        compare("irfft n = 7 truncates", dt, [](const Tensor& t) { return fft::irfft(t, 7); }, x);
+        compare("fft along axis 0", dt, [](const Tensor& t) { return fft::fft(t, std::nullopt, 0); }, tall);
+        compare("rfft along axis 0", dt, [](const Tensor& t) { return fft::rfft(t, std::nullopt, 0); }, tall);
+        compare("ifft of length 1", dt, [](const Tensor& t) { return fft::ifft(t); }, one);
+        compare("fft of a transposed view", dt, [](const Tensor& t) { return fft::fft(t.transpose()); }, tall);
+        compare("irfft of a sliced view", dt, [](const Tensor& t) { return fft::irfft(t.slice(1, 1, 9)); }, x);
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan fft: two- and n-dimensional transforms agree with the FFTW module", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    for (DType dt : kDtypes) {
+        if (!device_has(rt, dt)) continue;
+        const Tensor x = signal(rt, {2, 6, 10}, dt, 21), cube = signal(rt, {4, 6, 5}, dt, 22);
+        compare("fft2", dt, [](const Tensor& t) { return fft::fft2(t); }, x);
+        compare("ifft2 ortho", dt, [](const Tensor& t) { return fft::ifft2(t, {}, {-2, -1}, "ortho"); }, x);
+        compare("rfft2", dt, [](const Tensor& t) { return fft::rfft2(t); }, x);
+        compare("irfft2", dt, [](const Tensor& t) { return fft::irfft2(t); }, x);
+        compare("fft2 over axes (2, 0)", dt, [](const Tensor& t) { return fft::fft2(t, {}, {2, 0}); }, x);
+        compare("fftn", dt, [](const Tensor& t) { return fft::fftn(t); }, cube);
+        compare("ifftn forward", dt, [](const Tensor& t) { return fft::ifftn(t, {}, {}, "forward"); }, cube);
+        compare("rfftn", dt, [](const Tensor& t) { return fft::rfftn(t); }, cube);
+        compare("irfftn", dt, [](const Tensor& t) { return fft::irfftn(t); }, cube);
+        compare("rfftn s = (5, 3) over axes (2, 0)", dt, [](const Tensor& t) { return fft::rfftn(t, {5, 3}, {2, 0}); }, x);
+        compare("irfftn s = (7, 4) over axes (0, 1)", dt, [](const Tensor& t) { return fft::irfftn(t, {7, 4}, {0, 1}); }, cube);
+        compare("fftn of a permuted view", dt, [](const Tensor& t) { return fft::fftn(t.permute({2, 0, 1}), {}, {0, 1}); }, cube);
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan fft: long and prime lengths agree with the FFTW module", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    for (DType dt : {DType::c64, DType::c128}) {
+        if (!device_has(rt, dt)) continue;
+        compare("fft 2^16", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {1 << 16}, dt, 31));
+        compare("fft 3 5 7 11 13", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {15015}, dt, 32));
+        compare("ifft 1009 (Bluestein)", dt, [](const Tensor& t) { return fft::ifft(t); }, signal(rt, {3, 1009}, dt, 33));
+    }
+    compare("rfft 2^16 f32", DType::f32, [](const Tensor& t) { return fft::rfft(t); }, signal(rt, {1 << 16}, DType::f32, 34));
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan fft: what VkFFT cannot do is declined with the reason", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const Tensor x = signal(rt, {2, 3, 4, 5}, DType::c64, 41).to("vulkan:0");
+    check_error([&] { fft::fftn(x); }, FERRO_UNIMPLEMENTED,
+                "fft_vulkan: VkFFT transforms at most 3 axes at once; this call transforms 4");
+    // Bad input is the family's error, the same as on the cpu.
+    check_error([&] { fft::rfft(x); }, FERRO_INVALID_ARGUMENT, "input 0 must be real (f32 or f64), got c64");
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan fft: gradients through vulkan tensors match finite differences", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    if (!device_has(rt, DType::c128)) return;
+    const Tensor z = signal(rt, {3, 8}, DType::c128, 51).to("vulkan:0");
+    const Tensor r = signal(rt, {3, 8}, DType::f64, 52).to("vulkan:0");
+    const auto through_fft = [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{fft::fft(x[0], 10, -1, "ortho").abs().sum({0, 1})};
+    };
+    const auto through_rfft = [](const std::vector<Tensor>& x) {
+        const Tensor y = fft::irfft(fft::rfft(x[0]) * fft::rfft(x[0]), 8);
+        return std::vector<Tensor>{(y * y).sum({0, 1})};
+    };
+    const GradcheckResult a = gradcheck(through_fft, {z}), b = gradcheck(through_rfft, {r});
+    INFO(a.report << b.report);
+    CHECK(a.ok);
+    CHECK(b.ok);
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("concurrency: vulkan fft plans shared by several threads", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = fft_vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const Tensor x = signal(rt, {4, 64}, DType::c64, 61);
+    const Tensor want = fft::fft(x, std::nullopt, -1, "ortho");
+    const Tensor xv = x.to("vulkan:0");
+    std::vector<std::thread> threads;
+    std::vector<Tensor> got(4 * 8);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 8; ++i) got[static_cast<size_t>(t * 8 + i)] = fft::fft(xv, std::nullopt, -1, "ortho");
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const Tensor& g : got) check_same(g, want, DType::c64);
+    check_no_vulkan_messages(log);
+}
