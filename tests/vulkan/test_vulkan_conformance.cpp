@@ -199,6 +199,14 @@ TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
         const Tensor av = a.to("vulkan:0"), bv = b.to("vulkan:0");
         check_same(matmul(av, bv), matmul(a, b), dt);
         check_same(matmul(bv.transpose(1, 2), av.transpose(1, 2)), matmul(b.transpose(1, 2), a.transpose(1, 2)), dt);
+        // Skinny products (a side below 32: one invocation per element), batched and strided.
+        const Tensor s = input(rt, {7, 4, 3}, dt, 46), t = input(rt, {7, 3, 5}, dt, 47), u = input(rt, {300, 11}, dt, 48);
+        const Tensor sv = s.to("vulkan:0"), tv = t.to("vulkan:0"), uv = u.to("vulkan:0");
+        check_same(matmul(sv, tv), matmul(s, t), dt);
+        check_same(matmul(tv.transpose(1, 2), sv.transpose(1, 2)), matmul(t.transpose(1, 2), s.transpose(1, 2)), dt);
+        const Tensor w = input(rt, {11, 3}, dt, 49);
+        check_same(matmul(uv, w.to("vulkan:0")), matmul(u, w), dt);
+        check_same(matmul(uv.transpose(), uv), matmul(u.transpose(), u), dt);
         const Tensor c = input(rt, {5, 6}, dt, 43), d = input(rt, {6, 4}, dt, 44), e = input(rt, {4, 3}, dt, 45);
         check_same(einsum("ij,jk,kl->il", {c.to("vulkan:0"), d.to("vulkan:0"), e.to("vulkan:0")}), einsum("ij,jk,kl->il", {c, d, e}), dt);
         check_same(einsum("bij,bkj->bik", {av, av}), einsum("bij,bkj->bik", {a, a}), dt);

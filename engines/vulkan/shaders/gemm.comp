@@ -8,6 +8,7 @@
 #include "common.glsl"
 #include "slots.glsl"
 #include "scalar_math.glsl"
+#include "gemm_common.glsl"
 layout(local_size_x = 16, local_size_y = 16) in;
 
 #ifndef TK
@@ -18,30 +19,6 @@ layout(local_size_x = 16, local_size_y = 16) in;
 
 shared A_T tile_a[TK][TM];
 shared A_T tile_b[TK][TN];
-
-#if A_KIND == KIND_COMPLEX
-A_T mul(A_T x, A_T y) { return complex_mul(x, y); }
-A_T conjugate(A_T x, bool c) { return c ? A_T(x.x, -x.y) : x; }
-#else
-A_T mul(A_T x, A_T y) { return x * y; }
-A_T conjugate(A_T x, bool c) { return x; }
-#endif
-
-A_T scalar_arg(Args a, int i) {
-#if defined(HAS_FLOAT64)
-#if A_KIND == KIND_COMPLEX
-    return A_T(value_double(a, 2 * i), value_double(a, 2 * i + 1));
-#else
-    return A_T(value_double(a, 2 * i));
-#endif
-#else
-#if A_KIND == KIND_COMPLEX
-    return A_T(a.value_f[2 * i], a.value_f[2 * i + 1]);
-#else
-    return A_T(a.value_f[2 * i]);
-#endif
-#endif
-}
 
 void main() {
     Args a = push.args;

@@ -341,6 +341,12 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
     args.set_scalar(1, g.alpha.imag);
     args.set_scalar(2, g.beta.real);
     args.set_scalar(3, g.beta.imag);
+    // Skinny products would leave most of a 64 x 64 tile idle: one invocation per element.
+    const int64_t elements = g.m * g.n;
+    if ((g.m < 32 || g.n < 32) && elements <= kMaxGroups * 64) {
+        return run(s, std::string("gemm_small_") + suffix_of(g.dtype), 0, args,
+                   {static_cast<uint32_t>((elements + 63) / 64), static_cast<uint32_t>(std::min(g.batch, kMaxGroups)), 1});
+    }
     return run(s, std::string("gemm_") + suffix_of(g.dtype), 0, args,
                {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(std::min(g.batch, kMaxGroups))});
 }
