@@ -16,7 +16,6 @@ namespace {
 const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128, DType::i64, DType::boolean};
 
 bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
-bool is_double(DType d) { return d == DType::f64 || d == DType::c128; }
 bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
 
 std::set<DType> device_dtypes(const Runtime& rt) {
@@ -83,10 +82,20 @@ const char* const kUnary[] = {"neg", "conj", "abs", "exp", "log", "sin", "cos", 
                               "sign", "real", "imag", "reciprocal", "square", "expm1", "log1p", "sinh", "cosh",
                               "arcsin", "arccos", "arctan", "sigmoid", "erf", "floor", "ceil", "round", "angle",
                               "logical_not", "isnan", "isinf", "isfinite"};
-const std::set<std::string> kTranscendental = {"exp", "log", "sin", "cos", "tan", "tanh", "expm1", "log1p", "sinh",
-                                               "cosh", "arcsin", "arccos", "arctan", "sigmoid", "erf"};
-// The ones f64 has (built on the engine's own double exp and log): never declined for f64.
-const std::set<std::string> kF64Has = {"exp", "log", "tanh", "expm1", "log1p", "sinh", "cosh", "sigmoid"};
+
+// Every element of vulkan's op(x) is within 8 ulp of the cpu engine's (glibc's), or (subnormal
+// results) within 8 units of the smallest normal; NaN where it is NaN.
+void check_ulps(const char* op, const std::vector<double>& args, const Tensor& got_tensor, const Tensor& want_tensor) {
+    INFO(op);
+    const std::vector<double> got = got_tensor.to("cpu").to_vector<double>(), want = want_tensor.to_vector<double>();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        INFO("x = " << args[i % args.size()] << ": got " << got[i] << ", want " << want[i]);
+        const bool same = got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]));
+        CHECK((same || std::abs(got[i] - want[i]) <= 8 * std::numeric_limits<double>::epsilon() * std::abs(want[i]) +
+                           8 * std::numeric_limits<double>::min()));
+    }
+}
 
 }  // namespace
 
@@ -126,11 +135,7 @@ TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan
         const Tensor x = input(rt, {5, 7}, dt, 11).transpose(0, 1);  // strided
         for (const char* op : kUnary) {
             const std::string name = std::string("core.") + op;
-            // Integers and booleans are promoted to f64 for these ops.
-            const bool in_f64 = is_double(dt) || dt == DType::i64 || dt == DType::boolean;
-            const bool f64_own = dt != DType::c128 && kF64Has.count(op);
-            const bool may_decline = (in_f64 && kTranscendental.count(op) && !f64_own) || (dt == DType::c128 && name == "core.angle");
-            compare(name, dt, may_decline, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
+            compare(name, dt, false, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
         }
     }
     check_no_vulkan_messages(log);
@@ -149,9 +154,7 @@ TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu eng
         const Tensor bv = b.to("vulkan:0");
         for (const char* op : ops) {
             const std::string name = std::string("core.") + op;
-            const bool in_f64 = is_double(dt) || dt == DType::i64 || dt == DType::boolean;
-            const bool may_decline = (in_f64 && name == "core.arctan2") || (is_double(dt) && name == "core.pow");
-            compare(name, dt, may_decline, [&](const Tensor& t) {
+            compare(name, dt, false, [&](const Tensor& t) {
                 return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv});
             }, a);
         }
@@ -253,17 +256,53 @@ TEST_CASE("vulkan: the engine's own f64 exp and log family is within a few ulp o
     const Tensor xv = x.to("vulkan:0");
     for (const char* op : {"core.exp", "core.log", "core.expm1", "core.log1p", "core.tanh", "core.sinh", "core.cosh",
                            "core.sigmoid"}) {
-        INFO(op);
-        const std::vector<double> want = x.call(op).to_vector<double>();
-        const std::vector<double> got = xv.call(op).to("cpu").to_vector<double>();
-        REQUIRE(got.size() == want.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-            INFO("x = " << args[i] << ": got " << got[i] << ", want " << want[i]);
-            const bool same = got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]));
-            // 8 ulp relative, or (subnormal results) 8 units of the smallest normal.
-            CHECK((same || std::abs(got[i] - want[i]) <= 8 * std::numeric_limits<double>::epsilon() * std::abs(want[i]) +
-                               8 * std::numeric_limits<double>::min()));
+        check_ulps(op, args, xv.call(op), x.call(op));
+    }
+    check_no_vulkan_messages(log);
+}
+
+TEST_CASE("vulkan: the engine's own f64 trigonometric functions and erf and pow and arctan2 are within a few ulp", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    if (!device_dtypes(rt).count(DType::f64)) return;
+    const double inf = std::numeric_limits<double>::infinity(), pi = 3.141592653589793;
+    // sin, cos, tan: small, medium (Cody-Waite) and huge (Payne-Hanek) arguments, near multiples
+    // of pi/2 (where the reduction cancels most bits), up to the largest double.
+    std::vector<double> trig{0.0, -0.0, 1e-300, 1e-8, 0.5, -0.7853981633974483, 1.5707963267948966, pi, 2 * pi,
+                             3 * pi / 2, 100 * pi, 1647099.0, 1647100.0, 1e6 * pi, 1e7, 1e10, 1e15, 1e22, 1e100,
+                             -1e200, 1.7976931348623157e308, 6381956970095103.0 * std::pow(2.0, 797), inf, -inf,
+                             std::numeric_limits<double>::quiet_NaN()};
+    for (int i = -50; i <= 50; ++i) trig.push_back(i * 0.37 + 0.001 * i * i);
+    for (double big = 3.3; big < 1e300; big *= 7.7e6) trig.push_back(big);
+    // arcsin, arccos, arctan, erf: the whole line, and [-1, 1] (NaN outside it for arcsin/arccos).
+    std::vector<double> line{0.0, -0.0, 1e-300, -1e-20, 1.0, -1.0, 0.9999999, 1.0000001, 2.5, -2.5, 5.9, 6.0, 27.0, 1e10, -1e300,
+                             inf, -inf, std::numeric_limits<double>::quiet_NaN()};
+    for (int i = -40; i <= 40; ++i) line.push_back(i * 0.0491);
+    for (int i = 1; i <= 60; ++i) line.push_back(i * 0.1 + 0.0123);
+    const auto run = [&](const std::vector<double>& args, std::initializer_list<const char*> ops) {
+        const Tensor x = rt.tensor<double>(args, {static_cast<int64_t>(args.size())});
+        for (const char* op : ops) check_ulps(op, args, x.to("vulkan:0").call(op), x.call(op));
+    };
+    run(trig, {"core.sin", "core.cos", "core.tan"});
+    run(line, {"core.arcsin", "core.arccos", "core.arctan", "core.erf"});
+    // pow and arctan2 over every pair of a grid with signs, zeros, infinities and NaN; pow up to
+    // the edge of overflow (1.0001^7e6 ~ e^700), where y log x must be carried to double-double.
+    std::vector<double> xs{0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 3.7, -3.0, 1.0001, 1e-300, 1e300, inf, -inf,
+                           std::numeric_limits<double>::quiet_NaN()};
+    std::vector<double> ys{0.0, -0.0, 0.5, -1.0, 2.0, 3.0, -3.0, 7.25, 1e-5, 7e6, -7e6, 1e300, inf, -inf,
+                           std::numeric_limits<double>::quiet_NaN()};
+    std::vector<double> xx, yy;
+    for (double a : xs) {
+        for (double b : ys) {
+            xx.push_back(a);
+            yy.push_back(b);
         }
     }
+    const int64_t n = static_cast<int64_t>(xx.size());
+    const Tensor x = rt.tensor<double>(xx, {n}), y = rt.tensor<double>(yy, {n});
+    const Tensor xv = x.to("vulkan:0"), yv = y.to("vulkan:0");
+    check_ulps("core.pow", xx, xv.pow(yv), x.pow(y));
+    check_ulps("core.arctan2", xx, xv.call("core.arctan2", {}, {yv}), x.call("core.arctan2", {}, {y}));
     check_no_vulkan_messages(log);
 }

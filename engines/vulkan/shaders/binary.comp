@@ -52,9 +52,7 @@ O_T apply(A_T x, B_T y) {
         case 1: return x - y;
         case 2: return complex_mul(x, y);
         case 3: return complex_div(x, y);
-#ifndef HAS_FLOAT64
         case 4: return complex_pow(x, y);
-#endif
         default: return x;  // declined by the engine before dispatch
     }
 }
@@ -79,7 +77,10 @@ O_T apply(A_T x, B_T y) {
         case 3: return x / y;
         case 5: return isnan(x) ? x : isnan(y) ? y : max(x, y);
         case 6: return isnan(x) ? x : isnan(y) ? y : min(x, y);
-#ifndef HAS_FLOAT64
+#ifdef HAS_FLOAT64
+        case 4: return d_pow(x, y);
+        case 7: return d_atan2(x, y);
+#else
         case 4: return real_pow(x, y);
         case 7: return atan(x, y);
 #endif

@@ -29,14 +29,6 @@ dvec2 complex_div(dvec2 x, dvec2 y) {
 }
 #endif
 
-vec2 complex_exp(vec2 z) { return exp(z.x) * vec2(cos(z.y), sin(z.y)); }
-vec2 complex_log(vec2 z) { return vec2(log(length(z)), atan(z.y, z.x)); }
-vec2 complex_pow(vec2 x, vec2 y) {
-    if (y == vec2(0)) return vec2(1, 0);
-    if (x == vec2(0)) return vec2(0);
-    return complex_exp(complex_mul(y, complex_log(x)));
-}
-
 // pow for a negative base with an integer exponent, and the special cases GLSL leaves undefined.
 float real_pow(float x, float y) {
     if (y == 0.0 || x == 1.0) return 1.0;
@@ -125,4 +117,42 @@ double d_log1p(double x) {
     if (isinf(u) || u <= 0.0lf) return d_log(u);
     return d_log(u) * x / (u - 1.0lf);
 }
+
+#include "double_math.glsl"
+#endif
+
+// The real functions by precision, so that complex ones can be written once for both.
+float r_exp(float x) { return exp(x); }
+float r_log(float x) { return log(x); }
+void r_sincos(float x, out float s, out float c) {
+    s = sin(x);
+    c = cos(x);
+}
+float r_atan2(float y, float x) { return atan(y, x); }
+float r_sinh(float x) { return sinh(x); }
+float r_cosh(float x) { return cosh(x); }
+#ifdef HAS_FLOAT64
+double r_exp(double x) { return d_exp(x); }
+double r_log(double x) { return d_log(x); }
+void r_sincos(double x, out double s, out double c) { d_sincos(x, s, c); }
+double r_atan2(double y, double x) { return d_atan2(y, x); }
+double r_sinh(double x) { return d_sinh(x); }
+double r_cosh(double x) { return d_cosh(x); }
+#endif
+
+#define FERRO_COMPLEX_EXP_LOG(CT)                                                             \
+    CT complex_exp(CT z) {                                                                    \
+        CT cis;                                                                               \
+        r_sincos(z.y, cis.y, cis.x);                                                          \
+        return r_exp(z.x) * cis;                                                              \
+    }                                                                                         \
+    CT complex_log(CT z) { return CT(r_log(length(z)), r_atan2(z.y, z.x)); }                  \
+    CT complex_pow(CT x, CT y) {                                                              \
+        if (y == CT(0)) return CT(1, 0);                                                      \
+        if (x == CT(0)) return CT(0);                                                         \
+        return complex_exp(complex_mul(y, complex_log(x)));                                   \
+    }
+FERRO_COMPLEX_EXP_LOG(vec2)
+#ifdef HAS_FLOAT64
+FERRO_COMPLEX_EXP_LOG(dvec2)
 #endif

@@ -55,9 +55,7 @@ O_T apply(A_T x) {
         case 2: return length(x);
         case 12: return x.x;
         case 13: return x.y;
-#ifndef HAS_FLOAT64
-        case 28: return atan(x.y, x.x);
-#endif
+        case 28: return r_atan2(x.y, x.x);
         default: return x.x;
     }
 }
@@ -81,20 +79,49 @@ A_T complex_sqrt(A_T z) {
     if (z.x >= 0) return A_T(t, z.y / (2 * t));
     return A_T(abs(z.y) / (2 * t), z.y < 0 ? -t : t);
 }
-#ifndef HAS_FLOAT64
-vec2 complex_sin(vec2 z) { return vec2(sin(z.x) * cosh(z.y), cos(z.x) * sinh(z.y)); }
-vec2 complex_cos(vec2 z) { return vec2(cos(z.x) * cosh(z.y), -sin(z.x) * sinh(z.y)); }
-vec2 complex_sinh(vec2 z) { return vec2(sinh(z.x) * cos(z.y), cosh(z.x) * sin(z.y)); }
-vec2 complex_cosh(vec2 z) { return vec2(cosh(z.x) * cos(z.y), sinh(z.x) * sin(z.y)); }
-vec2 complex_asin(vec2 z) {  // -i log(iz + sqrt(1 - z^2))
-    const vec2 w = complex_log(vec2(-z.y, z.x) + complex_sqrt(vec2(1, 0) - complex_mul(z, z)));
-    return vec2(w.y, -w.x);
+// Each calls the (double: long) sin/cos reduction once.
+A_T complex_sin(A_T z) {
+    A_R s, c;
+    r_sincos(z.x, s, c);
+    return A_T(s * r_cosh(z.y), c * r_sinh(z.y));
 }
-vec2 complex_atan(vec2 z) {  // (i/2) log((i + z) / (i - z))
-    const vec2 w = complex_log(complex_div(vec2(z.x, 1 + z.y), vec2(-z.x, 1 - z.y)));
-    return vec2(-w.y / 2, w.x / 2);
+A_T complex_cos(A_T z) {
+    A_R s, c;
+    r_sincos(z.x, s, c);
+    return A_T(c * r_cosh(z.y), -s * r_sinh(z.y));
 }
-#endif
+A_T complex_sinh(A_T z) {
+    A_R s, c;
+    r_sincos(z.y, s, c);
+    return A_T(r_sinh(z.x) * c, r_cosh(z.x) * s);
+}
+A_T complex_cosh(A_T z) {
+    A_R s, c;
+    r_sincos(z.y, s, c);
+    return A_T(r_cosh(z.x) * c, r_sinh(z.x) * s);
+}
+// tan z = (sin 2x + i sinh 2y) / (cos 2x + cosh 2y); beyond |y| = 20 it is i sign(y) to
+// working precision, with real part 2 sin 2x e^(-2|y|) (cosh 2y would overflow first).
+A_T complex_tan(A_T z) {
+    A_R s, c;
+    r_sincos(2 * z.x, s, c);
+    const A_R ay = abs(z.y);
+    if (ay > 20) return A_T(2 * s * r_exp(-2 * ay), z.y > 0 ? 1 : -1);
+    const A_R d = c + r_cosh(2 * z.y);
+    return A_T(s / d, r_sinh(2 * z.y) / d);
+}
+A_T complex_tanh(A_T z) {  // -i tan(i z)
+    const A_T t = complex_tan(A_T(-z.y, z.x));
+    return A_T(t.y, -t.x);
+}
+A_T complex_asin(A_T z) {  // -i log(iz + sqrt(1 - z^2))
+    const A_T w = complex_log(A_T(-z.y, z.x) + complex_sqrt(A_T(1, 0) - complex_mul(z, z)));
+    return A_T(w.y, -w.x);
+}
+A_T complex_atan(A_T z) {  // (i/2) log((i + z) / (i - z))
+    const A_T w = complex_log(complex_div(A_T(z.x, 1 + z.y), A_T(-z.x, 1 - z.y)));
+    return A_T(-w.y / 2, w.x / 2);
+}
 O_T apply(A_T x) {
     switch (OP) {
         case 0: return -x;
@@ -107,22 +134,24 @@ O_T apply(A_T x) {
         }
         case 14: return complex_div(A_T(1, 0), x);
         case 15: return complex_mul(x, x);
-#ifndef HAS_FLOAT64
         case 3: return complex_exp(x);
         case 4: return complex_log(x);
         case 5: return complex_sin(x);
         case 6: return complex_cos(x);
-        case 7: return complex_div(complex_sin(x), complex_cos(x));
-        case 8: return complex_div(complex_sinh(x), complex_cosh(x));
-        case 16: return complex_exp(x) - vec2(1, 0);
-        case 17: return complex_log(vec2(1, 0) + x);
+        case 7: return complex_tan(x);
+        case 8: return complex_tanh(x);
+        case 16: return complex_exp(x) - A_T(1, 0);
+        case 17: return complex_log(A_T(1, 0) + x);
         case 18: return complex_sinh(x);
         case 19: return complex_cosh(x);
         case 20: return complex_asin(x);
-        case 21: return vec2(PI_F / 2, 0) - complex_asin(x);
-        case 22: return complex_atan(x);
-        case 23: return complex_div(vec2(1, 0), vec2(1, 0) + complex_exp(-x));
+#ifdef HAS_FLOAT64
+        case 21: return A_T(PIO2_HI, 0) - complex_asin(x) + A_T(PIO2_LO, 0);
+#else
+        case 21: return A_T(PI_F / 2, 0) - complex_asin(x);
 #endif
+        case 22: return complex_atan(x);
+        case 23: return complex_div(A_T(1, 0), A_T(1, 0) + complex_exp(-x));
         default: return x;
     }
 }
@@ -183,27 +212,10 @@ float accurate_erf(float x) {
     return x < 0.0 ? r - 1.0 : 1.0 - r;
 }
 #else
-// e^a / 2 for large a, as (e^(a/2) / 2) e^(a/2): no early overflow, and no rounding of a - ln 2
-// (which would cost hundreds of ulp at a ~ 500).
-double half_exp(double a) {
-    const double t = d_exp(0.5lf * a);
-    return (0.5lf * t) * t;
-}
 double accurate_tanh(double x) {
     const double e = d_expm1(-2.0lf * abs(x));
     const double t = -e / (2.0lf + e);
     return isnan(x) ? x : (x < 0.0lf ? -t : t);
-}
-double accurate_sinh(double x) {
-    const double e = d_expm1(abs(x));
-    const double s = abs(x) > 354.0lf ? half_exp(abs(x)) : 0.5lf * (e + e / (e + 1.0lf));
-    return x < 0.0lf ? -s : s;
-}
-double accurate_cosh(double x) {
-    const double a = abs(x);
-    if (a > 354.0lf) return half_exp(a);
-    const double e = d_exp(a);
-    return 0.5lf * (e + 1.0lf / e);
 }
 #endif
 O_T apply(A_T x) {
@@ -241,9 +253,16 @@ O_T apply(A_T x) {
         case 8: return accurate_tanh(x);
         case 16: return d_expm1(x);
         case 17: return d_log1p(x);
-        case 18: return accurate_sinh(x);
-        case 19: return accurate_cosh(x);
+        case 5: return d_sin(x);
+        case 6: return d_cos(x);
+        case 7: return d_tan(x);
+        case 18: return d_sinh(x);
+        case 19: return d_cosh(x);
+        case 20: return d_atan2(x, sqrt((1.0lf - x) * (1.0lf + x)));
+        case 21: return d_atan2(sqrt((1.0lf - x) * (1.0lf + x)), x);
+        case 22: return d_atan(x);
         case 23: return 1.0lf / (1.0lf + d_exp(-x));
+        case 24: return d_erf(x);
 #endif
         default: return x;  // conj, real
     }

@@ -57,9 +57,9 @@ ferro_status unsupported(const SessionState& s, const std::string& kernel, const
     return make_status(*s.engine, FERRO_UNIMPLEMENTED, kernel + " does not support " + what);
 }
 
-// "<kernel> does not support op <op> on <dtype>[: why]".
-ferro_status unsupported_op(const SessionState& s, const char* kernel, uint32_t op, const char* dtype, const std::string& why) {
-    return unsupported(s, kernel, "op " + std::to_string(op) + " on " + dtype + (why.empty() ? std::string() : ": " + why));
+// "<kernel> does not support op <op> on <dtype>".
+ferro_status unsupported_op(const SessionState& s, const char* kernel, uint32_t op, const char* dtype) {
+    return unsupported(s, kernel, "op " + std::to_string(op) + " on " + dtype);
 }
 
 // Whether the device can hold `dt` at all (f64/c128 need shaderFloat64, bool 8-bit storage).
@@ -154,30 +154,14 @@ bool to_bool_unary(uint32_t op) {
     return op == FERRO_UNARY_LOGICAL_NOT || op == FERRO_UNARY_ISNAN || op == FERRO_UNARY_ISINF || op == FERRO_UNARY_ISFINITE;
 }
 
-// The transcendental ops f64 has: those built on exp and log (scalar_math.glsl).
-bool f64_has(uint32_t op) {
-    switch (op) {
-        case FERRO_UNARY_EXP: case FERRO_UNARY_LOG: case FERRO_UNARY_TANH: case FERRO_UNARY_EXPM1:
-        case FERRO_UNARY_LOG1P: case FERRO_UNARY_SINH: case FERRO_UNARY_COSH: case FERRO_UNARY_SIGMOID:
-            return true;
-        default: return false;
-    }
-}
-
-// The variant for a unary op on `dt`, or empty with the reason.
-std::string unary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
+// The variant for a unary op on `dt`, or empty when there is none.
+std::string unary_shader(uint32_t op, ferro_dtype dt) {
     const std::string sfx = suffix_of(dt);
     if (to_bool_unary(op)) return "unary_bool_" + sfx;
-    if (dt == FERRO_DTYPE_F64 && f64_has(op)) return "unary_f64";
-    if (is_double(dt) && transcendental(op)) {
-        why = "GLSL has no double-precision transcendental functions (not implemented for " + sfx + " yet)";
-        return {};
-    }
+    // Double precision has the engine's own functions (double_math.glsl): GLSL has none.
     if (is_complex(dt)) {
-        if (op == FERRO_UNARY_ABS || op == FERRO_UNARY_REAL || op == FERRO_UNARY_IMAG) return "unary_real_" + sfx;
-        if (op == FERRO_UNARY_ANGLE) {
-            if (dt == FERRO_DTYPE_C128) why = "no double-precision atan2 in GLSL (not implemented for c128 yet)";
-            return dt == FERRO_DTYPE_C64 ? "unary_real_c64" : std::string();
+        if (op == FERRO_UNARY_ABS || op == FERRO_UNARY_REAL || op == FERRO_UNARY_IMAG || op == FERRO_UNARY_ANGLE) {
+            return "unary_real_" + sfx;
         }
         const bool ok = op == FERRO_UNARY_NEG || op == FERRO_UNARY_CONJ || op == FERRO_UNARY_SQRT || op == FERRO_UNARY_RSQRT ||
                         op == FERRO_UNARY_SIGN || op == FERRO_UNARY_RECIPROCAL || op == FERRO_UNARY_SQUARE ||
@@ -199,7 +183,7 @@ std::string unary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
     return {};
 }
 
-std::string binary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
+std::string binary_shader(uint32_t op, ferro_dtype dt) {
     const std::string sfx = suffix_of(dt);
     if (op >= FERRO_BINARY_EQ && op <= FERRO_BINARY_LOGICAL_OR) {
         const bool ordered = op >= FERRO_BINARY_LT && op <= FERRO_BINARY_GE;
@@ -207,12 +191,8 @@ std::string binary_shader(uint32_t op, ferro_dtype dt, std::string& why) {
     }
     if (op == FERRO_BINARY_COMPLEX) return is_real_float(dt) ? "binary_complex_" + sfx : std::string();
     if (dt == FERRO_DTYPE_BOOL) return {};
-    if ((op == FERRO_BINARY_POW || op == FERRO_BINARY_ATAN2) && is_double(dt)) {
-        why = "GLSL has no double-precision pow or atan2 (not implemented for " + sfx + " yet)";
-        return {};
-    }
     if (op == FERRO_BINARY_MAXIMUM || op == FERRO_BINARY_MINIMUM) return is_complex(dt) ? std::string() : "binary_" + sfx;
-    if (op == FERRO_BINARY_ATAN2) return dt == FERRO_DTYPE_F32 ? "binary_f32" : std::string();
+    if (op == FERRO_BINARY_ATAN2) return is_real_float(dt) ? "binary_" + sfx : std::string();
     return op <= FERRO_BINARY_POW ? "binary_" + sfx : std::string();
 }
 
@@ -245,9 +225,8 @@ ferro_status cast(SessionState& s, const ferro_cast_args& a) {
 
 ferro_status unary(SessionState& s, const ferro_unary_args& a) {
     if (ferro_status st = check_dtype(s, "unary", a.in.dtype)) return st;
-    std::string why;
-    const std::string shader = unary_shader(a.op, a.in.dtype, why);
-    if (shader.empty()) return unsupported_op(s, "unary", a.op, suffix_of(a.in.dtype), why);
+    const std::string shader = unary_shader(a.op, a.in.dtype);
+    if (shader.empty()) return unsupported_op(s, "unary", a.op, suffix_of(a.in.dtype));
     ArgsBlock args;
     return run_elementwise(s, shader, a.op, args, {&a.out, &a.in});
 }
@@ -255,9 +234,8 @@ ferro_status unary(SessionState& s, const ferro_unary_args& a) {
 ferro_status binary(SessionState& s, const ferro_binary_args& a) {
     if (a.a.dtype != a.b.dtype) return unsupported(s, "binary", "operands of different dtypes");
     if (ferro_status st = check_dtype(s, "binary", a.a.dtype)) return st;
-    std::string why;
-    const std::string shader = binary_shader(a.op, a.a.dtype, why);
-    if (shader.empty()) return unsupported_op(s, "binary", a.op, suffix_of(a.a.dtype), why);
+    const std::string shader = binary_shader(a.op, a.a.dtype);
+    if (shader.empty()) return unsupported_op(s, "binary", a.op, suffix_of(a.a.dtype));
     ArgsBlock args;
     return run_elementwise(s, shader, a.op, args, {&a.out, &a.a, &a.b});
 }
@@ -279,7 +257,7 @@ ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
     const bool to_bool = a.op == FERRO_REDUCE_ANY || a.op == FERRO_REDUCE_ALL;
     const bool ordered = a.op == FERRO_REDUCE_MAX || a.op == FERRO_REDUCE_MIN;
     if (a.op > FERRO_REDUCE_ALL || (ordered && is_complex(a.in.dtype)) || (!to_bool && a.in.dtype == FERRO_DTYPE_BOOL)) {
-        return unsupported_op(s, "reduce", a.op, suffix_of(a.in.dtype), "");
+        return unsupported_op(s, "reduce", a.op, suffix_of(a.in.dtype));
     }
     std::vector<int64_t> kept_shape, kept_out, kept_in, red_shape, red_in;
     uint64_t outputs = 1, count = 1;
