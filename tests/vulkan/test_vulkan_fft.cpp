@@ -188,17 +188,23 @@ TEST_CASE("concurrency: vulkan fft plans shared by several threads", "[vulkan]")
     VulkanLog log;
     Runtime rt = fft_vulkan_runtime(log);
     require_vulkan_device(rt);
-    const Tensor x = signal(rt, {4, 64}, DType::c64, 61);
-    const Tensor want = fft::fft(x, std::nullopt, -1, "ortho");
-    const Tensor xv = x.to("vulkan:0");
+    // Four threads, each with its own input and norm: the three norms are three plans that share
+    // one buffer and one set of VkFFT kernels (one layout), used from every thread at once.
+    const char* const norms[] = {"backward", "ortho", "forward", "ortho"};
+    std::vector<Tensor> inputs, want;
+    for (int t = 0; t < 4; ++t) {
+        inputs.push_back(signal(rt, {4, 64}, DType::c64, 61 + t));
+        want.push_back(fft::fft(inputs.back(), std::nullopt, -1, norms[t]));
+        inputs.back() = inputs.back().to("vulkan:0");
+    }
     std::vector<std::thread> threads;
     std::vector<Tensor> got(4 * 8);
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
-            for (int i = 0; i < 8; ++i) got[static_cast<size_t>(t * 8 + i)] = fft::fft(xv, std::nullopt, -1, "ortho");
+            for (int i = 0; i < 8; ++i) got[static_cast<size_t>(t * 8 + i)] = fft::fft(inputs[t], std::nullopt, -1, norms[t]);
         });
     }
     for (std::thread& t : threads) t.join();
-    for (const Tensor& g : got) check_same(g, want, DType::c64);
+    for (size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i / 8], DType::c64);
     check_no_vulkan_messages(log);
 }

@@ -1,15 +1,15 @@
 // libferro_fft_vulkan.so: a module of the fft family (defined by libferro_fft.so) for vulkan
-// engines, on VkFFT. A plan owns one buffer on the engine in VkFFT's layout: the transformed
+// engines, on VkFFT. Each plan uses a buffer on the engine in VkFFT's layout: the transformed
 // axes innermost in the order given, the other axes (the batch) outside them. Its session
 // executor gathers the input into that buffer with the engine's primitives (padding with zeros,
 // truncating, promoting real input, conjugating for hfft), records VkFFT's kernels through
 // the engine's native context, and scatters the result into the output, scaled for the norm.
 //
-// VkFFT binds its buffers through descriptor sets written when the application is made; a
-// buffer per call would rewrite them under command buffers that may still be pending. One
-// persistent buffer per plan is what makes a plan reusable, across sessions and threads: every
-// use starts with a full barrier (session_native_context), which orders it after the previous
-// use on the engine's one queue.
+// VkFFT binds its buffers through descriptor sets written once; a buffer per call would rewrite
+// them under command buffers that may still be pending. One persistent buffer per layout, with
+// its kernels, shared by the plans of that layout, is what makes them reusable across sessions
+// and threads: every use starts with a full barrier (session_native_context), which orders it
+// after the previous use on the engine's one queue.
 #include "../../fft/src/fft.hpp"
 #include "vkfft_app.hpp"
 
@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,9 +29,53 @@
 namespace ferro::fft::vulkan {
 namespace {
 
+// VkFFT applications for one buffer layout and the buffer they are bound to, shared by every
+// plan whose transform has that layout (fft in each norm, padded or truncated to the same
+// length, ...): VkFFT compiles kernels once per layout. Made by the first execution, they run
+// one after the other; the last of a c2r follows the zeroing of the imaginary parts of its
+// points 0 and n/2.
+struct Kernels {
+    struct Stage {
+        VkfftShape shape;
+        bool inverse = false;
+        std::unique_ptr<VkfftApp> app;
+    };
+    const ferro_host_api* host = nullptr;
+    std::vector<Stage> stages;
+    uint64_t work_elements = 0;               // complex elements of the buffer
+    ferro_dtype complex = FERRO_DTYPE_INVALID;
+    ferro_tensor work = nullptr;              // the buffer VkFFT is bound to
+    std::mutex mutex;                         // guards making the applications
+    bool made = false;
+
+    ~Kernels() {
+        stages.clear();  // each waits for the queue before VkFFT's objects go
+        if (work != nullptr) host->tensor_release(work);
+    }
+    std::string key() const {
+        std::string k;
+        const auto add = [&k](uint64_t v) {
+            k += std::to_string(v);
+            k += ' ';
+        };
+        add(work_elements);
+        add(complex);
+        for (const Stage& st : stages) {
+            const VkfftShape& v = st.shape;
+            for (uint64_t part : {uint64_t{v.dims}, v.size[0], v.size[1], v.size[2], v.batches, uint64_t{v.real},
+                                  uint64_t{v.omit_first}, uint64_t{v.f64}, uint64_t{st.inverse}}) {
+                add(part);
+            }
+        }
+        return k;
+    }
+};
+
 struct Module {
     std::string engine;  // "vulkan:0"
     bool f64 = false;    // the device computes in double precision
+    std::mutex mutex;    // guards kernels (prepare may run concurrently)
+    std::map<std::string, std::weak_ptr<Kernels>> kernels;  // by Kernels::key()
 };
 
 // A view of `t` (a plan-owned tensor) with another dtype, shape and strides.
@@ -50,28 +95,15 @@ struct Plan {
     Transform t;
     bool empty = false;        // nothing to compute (an empty output)
     bool fill = false;         // the input is shorter than the transform somewhere: zero first
-    // VkFFT applications, made by the first execution, run one after the other; the last of
-    // a c2r follows the zeroing of the imaginary parts of its points 0 and n/2.
-    struct Stage {
-        VkfftShape shape;
-        bool inverse = false;
-        std::unique_ptr<VkfftApp> app;
-    };
-    std::vector<Stage> stages;
+    std::shared_ptr<Kernels> kernels;
     int hermitian_points = 0;                  // c2r: 1 (point 0) or 2 (points 0 and n/2)
-    uint64_t work_elements = 0;                // complex elements of the buffer
     std::vector<int64_t> gather_shape;         // the part of the input that is read
     std::vector<int64_t> complex_strides;      // the buffer, in complex elements, per input axis
     std::vector<int64_t> real_strides;         // the same in real elements (r2c input, c2r output)
     std::vector<int64_t> zero_strides;         // broadcasts the scale
-    ferro_tensor work = nullptr;               // the buffer VkFFT is bound to
     ferro_tensor scale = nullptr;              // t.scale as one element of the output dtype, or NULL
-    std::mutex app_mutex;                      // guards making the applications
-    bool made = false;
 
     ~Plan() {
-        stages.clear();  // each waits for the queue before VkFFT's objects go
-        if (work != nullptr) host->tensor_release(work);
         if (scale != nullptr) host->tensor_release(scale);
     }
 };
@@ -79,7 +111,7 @@ struct Plan {
 // The buffer's layout: batch axes (those not transformed) outermost in input order, then the
 // transformed axes in the order given, the last innermost. Real views of the halved axis have
 // VkFFT's padded rows of 2 (n / 2 + 1) reals.
-void lay_out(Plan& p) {
+void lay_out(Plan& p, Kernels& k) {
     const Transform& t = p.t;
     const size_t ndim = t.in_shape.size();
     std::vector<int64_t> order;  // input axes, outermost first
@@ -105,7 +137,8 @@ void lay_out(Plan& p) {
         stride *= complex_len(order[i]);
     }
     if (real) p.real_strides[t.axes.back()] = 1;
-    p.work_elements = static_cast<uint64_t>(stride);
+    k.work_elements = static_cast<uint64_t>(stride);
+    k.complex = plugin::complex_dtype(t.out_dtype);
     p.zero_strides.assign(ndim, 0);
 
     p.gather_shape = t.in_shape;
@@ -125,7 +158,7 @@ void lay_out(Plan& p) {
     const bool f64 = plugin::real_dtype(t.out_dtype) == FERRO_DTYPE_F64;
     const bool inverse = t.sign > 0;
     auto stage = [&](std::vector<uint64_t> sizes, uint64_t stage_batches, bool is_real, bool omit_first) {
-        Plan::Stage st;
+        Kernels::Stage st;
         st.shape.dims = static_cast<uint32_t>(sizes.size());
         for (size_t i = 0; i < sizes.size(); ++i) st.shape.size[i] = sizes[sizes.size() - 1 - i];
         st.shape.batches = stage_batches;
@@ -133,7 +166,7 @@ void lay_out(Plan& p) {
         st.shape.omit_first = omit_first;
         st.shape.f64 = f64;
         st.inverse = inverse;
-        p.stages.push_back(std::move(st));
+        k.stages.push_back(std::move(st));
     };
     const auto n = static_cast<uint64_t>(t.lengths.empty() ? 1 : t.lengths.back());
     if (t.kind != Kind::c2r || !halved) {
@@ -151,7 +184,7 @@ void lay_out(Plan& p) {
             stage(sizes, batches, false, true);
         }
         p.hermitian_points = n % 2 == 0 ? 2 : 1;
-        stage({n}, p.work_elements / half, true, false);
+        stage({n}, k.work_elements / half, true, false);
     }
     int64_t out_elements = 1;
     for (int64_t d : t.out_shape) out_elements *= d;
@@ -177,7 +210,7 @@ void zero_hermitian_imag(const Plan& p, const ferro_host_api* host, ferro_sessio
     std::vector<int64_t> shape = t.out_shape;
     shape[t.axes.back()] = 1;
     for (int k = 0; k < p.hermitian_points; ++k) {
-        ferro_tensor_view v = view_of(host, p.work, real, shape, p.real_strides);
+        ferro_tensor_view v = view_of(host, p.kernels->work, real, shape, p.real_strides);
         const int64_t point = k == 0 ? 0 : t.lengths.back() / 2;
         v.byte_offset += static_cast<uint64_t>((2 * point + 1) * (FERRO_DTYPE_BITS(real) / 8));
         ferro_fill_args zero{sizeof zero, 0, v, {}};
@@ -202,31 +235,32 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     const void* native = nullptr;
     plugin::check(host, host->session_native_context(session, &native));
     const auto& ctx = *static_cast<const ferro_vulkan_context*>(native);
-    plugin::check(host, host->session_use(session, p.work));
+    Kernels& k = *p.kernels;
+    plugin::check(host, host->session_use(session, k.work));
     if (p.scale != nullptr) plugin::check(host, host->session_use(session, p.scale));
     {
-        const std::lock_guard<std::mutex> lock(p.app_mutex);
-        if (!p.made) {
+        const std::lock_guard<std::mutex> lock(k.mutex);
+        if (!k.made) {
             ferro_tensor_view w{};
-            plugin::check(host, host->tensor_view(p.work, &w));
+            plugin::check(host, host->tensor_view(k.work, &w));
             ferro_vulkan_buffer_info info{};
             plugin::check(host, ctx.buffer_info(&ctx, w.buffer, &info));
-            const VkfftBuffer buffer{info.buffer, info.offset + w.byte_offset, p.work_elements * (FERRO_DTYPE_BITS(complex) / 8)};
-            for (Plan::Stage& st : p.stages) st.app = std::make_unique<VkfftApp>(ctx, st.shape, buffer, st.inverse);
-            p.made = true;
+            const VkfftBuffer buffer{info.buffer, info.offset + w.byte_offset, k.work_elements * (FERRO_DTYPE_BITS(complex) / 8)};
+            for (Kernels::Stage& st : k.stages) st.app = std::make_unique<VkfftApp>(ctx, st.shape, buffer, st.inverse);
+            k.made = true;
         }
     }
 
     // Gather: zeros where the input is shorter, then the part of the input that is read.
     if (p.fill) {
-        const std::vector<int64_t> all{static_cast<int64_t>(p.work_elements)}, unit{1};
-        ferro_fill_args zero{sizeof zero, 0, view_of(host, p.work, complex, all, unit), {}};
+        const std::vector<int64_t> all{static_cast<int64_t>(k.work_elements)}, unit{1};
+        ferro_fill_args zero{sizeof zero, 0, view_of(host, k.work, complex, all, unit), {}};
         plugin::check(host, host->session_fill(session, &zero));
     }
     ferro_tensor_view src = in;
     src.shape = p.gather_shape.data();
     const bool real_work = t.kind == Kind::r2c;
-    const ferro_tensor_view dst = view_of(host, p.work, real_work ? t.in_dtype : complex, p.gather_shape,
+    const ferro_tensor_view dst = view_of(host, k.work, real_work ? t.in_dtype : complex, p.gather_shape,
                                           real_work ? p.real_strides : p.complex_strides);
     if (t.conj_in && plugin::is_complex(in.dtype)) {
         ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, src, dst};
@@ -240,14 +274,14 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     }
 
     // The transforms, each after a barrier that makes the previous writes visible.
-    for (size_t i = 0; i < p.stages.size(); ++i) {
-        if (i + 1 == p.stages.size() && p.hermitian_points > 0) zero_hermitian_imag(p, host, session);
+    for (size_t i = 0; i < k.stages.size(); ++i) {
+        if (i + 1 == k.stages.size() && p.hermitian_points > 0) zero_hermitian_imag(p, host, session);
         plugin::check(host, host->session_native_context(session, &native));
-        p.stages[i].app->append(*static_cast<const ferro_vulkan_context*>(native));
+        k.stages[i].app->append(*static_cast<const ferro_vulkan_context*>(native));
     }
 
     // Scatter, scaled for the norm; ihfft conjugates the result in place.
-    const ferro_tensor_view result = view_of(host, p.work, t.out_dtype, t.out_shape,
+    const ferro_tensor_view result = view_of(host, k.work, t.out_dtype, t.out_shape,
                                              t.kind == Kind::c2r ? p.real_strides : p.complex_strides);
     if (p.scale != nullptr) {
         const ferro_tensor_view s = view_of(host, p.scale, t.out_dtype, t.out_shape, p.zero_strides);
@@ -273,7 +307,7 @@ constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_se
 
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
-        const Module& m = *static_cast<const Module*>(self);
+        Module& m = *static_cast<Module*>(self);
         if (args->op_index >= static_cast<uint32_t>(Op::count)) {
             throw plugin::Error(FERRO_INTERNAL, "fft (vulkan): prepare for an unknown op index " + std::to_string(args->op_index));
         }
@@ -284,14 +318,26 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             plugin::write_reason(args->decline_reason, args->decline_capacity, why);
             return;
         }
-        lay_out(*p);
+        auto kernels = std::make_shared<Kernels>();
+        kernels->host = host;
+        lay_out(*p, *kernels);
         uint64_t retained = 1024;
         if (!p->empty && !p->t.axes.empty()) {
-            const auto elements = static_cast<int64_t>(p->work_elements);
-            const ferro_dtype complex = plugin::complex_dtype(p->t.out_dtype);
-            plugin::check(host, host->tensor_empty(host, m.engine.c_str(), complex, 1, &elements, &p->work));
-            retained += p->work_elements * (FERRO_DTYPE_BITS(complex) / 8);
+            // The buffer and kernels of another plan with this layout, or new ones.
+            const std::string key = kernels->key();
+            const std::lock_guard<std::mutex> lock(m.mutex);
+            std::erase_if(m.kernels, [](const auto& entry) { return entry.second.expired(); });
+            if (std::shared_ptr<Kernels> shared = m.kernels[key].lock()) {
+                kernels = std::move(shared);
+            } else {
+                const auto elements = static_cast<int64_t>(kernels->work_elements);
+                plugin::check(host, host->tensor_empty(host, m.engine.c_str(), kernels->complex, 1, &elements, &kernels->work));
+                m.kernels[key] = kernels;
+            }
+            // Counted by every plan that shares it: the cache errs on the side of evicting.
+            retained += kernels->work_elements * (FERRO_DTYPE_BITS(kernels->complex) / 8);
         }
+        p->kernels = std::move(kernels);
         if (!p->empty && !p->t.axes.empty() && p->t.scale != 1) {
             const double value[2] = {p->t.scale, 0};
             const float value32[2] = {static_cast<float>(p->t.scale), 0};
