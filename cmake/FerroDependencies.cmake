@@ -47,12 +47,17 @@ endif()
 set(FERRO_BUILD_VKFFT OFF)
 if(FERRO_BUILD_VULKAN)
     find_package(Threads REQUIRED)
-    find_package(glslang CONFIG QUIET)
     find_file(FERRO_VKFFT_HEADER vkFFT.h)
+    # Debian's glslang config names glslangValidator (glslang-tools) and fails configure
+    # outright when it is missing: look for it first.
+    find_program(FERRO_GLSLANG_VALIDATOR glslangValidator)
+    if(FERRO_GLSLANG_VALIDATOR)
+        find_package(glslang CONFIG QUIET)
+    endif()
     if(TARGET glslang::glslang AND FERRO_VKFFT_HEADER)
         set(FERRO_BUILD_VKFFT ON)
     else()
-        message(WARNING "fft module for vulkan left out: vkFFT.h or glslang not found "
-                        "(scripts/install-deps installs libvkfft-dev and glslang-dev)")
+        message(WARNING "fft module for vulkan left out: vkFFT.h, glslang or glslangValidator not found "
+                        "(scripts/install-deps installs libvkfft-dev, glslang-dev and glslang-tools)")
     endif()
 endif()
