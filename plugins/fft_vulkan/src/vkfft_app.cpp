@@ -202,7 +202,7 @@ void VkfftApp::append(const ferro_vulkan_context& ctx) {
     auto cmd = static_cast<VkCommandBuffer>(ctx.command_buffer);
     VkFFTLaunchParams launch{};
     launch.commandBuffer = &cmd;
-    launch.buffer = &s.buffer;        // the pointer VkFFT was configured with: no descriptor update
+    launch.buffer = &s.buffer;  // always this pointer: VkFFT writes its descriptor sets at the first append only
     launch.bufferOffset = s.offset;
     const std::lock_guard<std::mutex> lock(vkfft_mutex);
     install(s.fns);
