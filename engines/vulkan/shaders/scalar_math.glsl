@@ -1,32 +1,23 @@
 // Scalar helpers with the cpu engine's semantics: complex arithmetic, numpy's integer floor
 // division and power, and real power for negative bases. Single-precision transcendental
 // functions are GLSL's built-ins (the device's precision: exact on lavapipe, looser on some
-// GPUs); double precision has no transcendental built-ins in GLSL, and the engine declines
-// those ops for f64 and c128.
+// GPUs); GLSL has none in double precision, so the engine has its own (below and
+// double_math.glsl). Complex functions are written once and stamped out for vec2 and dvec2.
 
-vec2 complex_mul(vec2 x, vec2 y) { return vec2(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x); }
-#ifdef HAS_FLOAT64
-dvec2 complex_mul(dvec2 x, dvec2 y) { return dvec2(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x); }
-#endif
-
-// Smith's algorithm: no overflow in |y|^2 for large divisors.
-vec2 complex_div(vec2 x, vec2 y) {
-    if (abs(y.x) >= abs(y.y)) {
-        const float r = y.y / y.x, d = y.x + y.y * r;
-        return vec2((x.x + x.y * r) / d, (x.y - x.x * r) / d);
+// Products, and quotients by Smith's algorithm (no overflow in |y|^2 for large divisors).
+#define FERRO_COMPLEX_ARITHMETIC(CT, RT)                                                      \
+    CT complex_mul(CT x, CT y) { return CT(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x); }   \
+    CT complex_div(CT x, CT y) {                                                              \
+        if (abs(y.x) >= abs(y.y)) {                                                           \
+            const RT r = y.y / y.x, d = y.x + y.y * r;                                        \
+            return CT((x.x + x.y * r) / d, (x.y - x.x * r) / d);                              \
+        }                                                                                     \
+        const RT r = y.x / y.y, d = y.x * r + y.y;                                            \
+        return CT((x.x * r + x.y) / d, (x.y * r - x.x) / d);                                  \
     }
-    const float r = y.x / y.y, d = y.x * r + y.y;
-    return vec2((x.x * r + x.y) / d, (x.y * r - x.x) / d);
-}
+FERRO_COMPLEX_ARITHMETIC(vec2, float)
 #ifdef HAS_FLOAT64
-dvec2 complex_div(dvec2 x, dvec2 y) {
-    if (abs(y.x) >= abs(y.y)) {
-        const double r = y.y / y.x, d = y.x + y.y * r;
-        return dvec2((x.x + x.y * r) / d, (x.y - x.x * r) / d);
-    }
-    const double r = y.x / y.y, d = y.x * r + y.y;
-    return dvec2((x.x * r + x.y) / d, (x.y * r - x.x) / d);
-}
+FERRO_COMPLEX_ARITHMETIC(dvec2, double)
 #endif
 
 // pow for a negative base with an integer exponent, and the special cases GLSL leaves undefined.

@@ -78,7 +78,7 @@ struct Module {
     std::map<std::string, std::weak_ptr<Kernels>> kernels;  // by Kernels::key()
 };
 
-// A view of `t` (a plan-owned tensor) with another dtype, shape and strides.
+// A view of `t` (a tensor of the module: the shared buffer, a scale) with another dtype, shape and strides.
 ferro_tensor_view view_of(const ferro_host_api* host, ferro_tensor t, ferro_dtype dtype,
                           const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
     ferro_tensor_view v{};
