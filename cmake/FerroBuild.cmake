@@ -3,6 +3,10 @@
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flags for nvcc 13
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+set(CMAKE_CUDA_EXTENSIONS OFF)
+set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)  # libcudart.so, one copy for the engine and its modules
 set(CMAKE_C_STANDARD 11)
 set(CMAKE_C_STANDARD_REQUIRED ON)
 set(CMAKE_C_EXTENSIONS OFF)
@@ -29,16 +33,20 @@ set(CMAKE_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
 add_library(ferro_warnings INTERFACE)
 option(FERRO_WERROR "Treat warnings in ferro's own code as errors" ON)
-target_compile_options(ferro_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow
-                       -Wno-missing-field-initializers $<$<BOOL:${FERRO_WERROR}>:-Werror>)
+target_compile_options(ferro_warnings INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow
+                       -Wno-missing-field-initializers $<$<BOOL:${FERRO_WERROR}>:-Werror>>)
+# nvcc: its own warnings, and the host compiler's on the host code of .cu files.
+target_compile_options(ferro_warnings INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra
+                       $<$<BOOL:${FERRO_WERROR}>:--Werror=all-warnings>>)
 # GCC 12 at -O3 reports stringop-overread inside boost::container::small_vector's copies after
 # inlining (a known false positive of GCC 12's access warnings); it names no bug of ours.
-target_compile_options(ferro_warnings INTERFACE $<$<CXX_COMPILER_ID:GNU>:-Wno-stringop-overread>)
+target_compile_options(ferro_warnings INTERFACE $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-stringop-overread>)
 
 find_program(FERRO_CCACHE ccache)
 if(FERRO_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
     set(CMAKE_C_COMPILER_LAUNCHER ${FERRO_CCACHE})
     set(CMAKE_CXX_COMPILER_LAUNCHER ${FERRO_CCACHE})
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${FERRO_CCACHE})
 endif()
 
 # Sanitizers for the asan/tsan presets: the same flags on every compile and link, so a
@@ -49,7 +57,8 @@ if(FERRO_SANITIZE)
     if(FERRO_SANITIZE MATCHES "undefined")
         list(APPEND FERRO_SANITIZE_FLAGS -fno-sanitize-recover=undefined)
     endif()
-    add_compile_options(${FERRO_SANITIZE_FLAGS})
+    # nvcc takes no -fsanitize: .cu files are built plain (a sanitized host loads plain code).
+    add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${FERRO_SANITIZE_FLAGS}>")
     add_link_options(${FERRO_SANITIZE_FLAGS})
     # Keep plugins mapped after dlclose so leak reports can name their frames.
     add_compile_definitions(FERRO_SANITIZER_BUILD=1)

@@ -61,3 +61,18 @@ if(FERRO_BUILD_VULKAN)
                         "(scripts/install-deps installs libvkfft-dev, glslang-dev and glslang-tools)")
     endif()
 endif()
+# The cuda engine and its linalg and fft modules: nvcc, the runtime and the math libraries
+# (never libcuda at link time, so the plugins load where there is no driver). Without nvcc, or
+# with FERRO_BUILD_CUDA=OFF, they are left out.
+option(FERRO_BUILD_CUDA "Build the cuda engine plugin and its modules" ON)
+if(FERRO_BUILD_CUDA)
+    include(CheckLanguage)
+    check_language(CUDA)
+    if(CMAKE_CUDA_COMPILER)
+        enable_language(CUDA)
+        find_package(CUDAToolkit REQUIRED)
+    else()
+        message(WARNING "cuda plugins left out: no CUDA compiler (set CMAKE_CUDA_COMPILER to nvcc)")
+        set(FERRO_BUILD_CUDA OFF)
+    endif()
+endif()

@@ -2,6 +2,7 @@
 // A failure here means a layout changed: that is an ABI major bump (abi.h rule 1), or a
 // mistake. Appending a field changes only the size: update the pin and add a CHANGELOG line.
 #include <ferro/cpu_context.h>
+#include <ferro/cuda_context.h>
 #include <ferro/vulkan_context.h>
 #include <ferro/plugin.h>
 
@@ -103,6 +104,12 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_vulkan_context, buffer_info, 72);
     PIN_OFFSET(ferro_vulkan_context, engine, 88);
     PIN_SIZE(ferro_vulkan_buffer_info, 32);
+    PIN_SIZE(ferro_cuda_context, 64);  // 1.6
+    PIN_OFFSET(ferro_cuda_context, device, 4);
+    PIN_OFFSET(ferro_cuda_context, stream, 8);
+    PIN_OFFSET(ferro_cuda_context, cusolver, 24);
+    PIN_OFFSET(ferro_cuda_context, synchronize, 48);
+    PIN_OFFSET(ferro_cuda_context, engine, 56);
 }
 
 TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
@@ -118,6 +125,7 @@ TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
     CHECK(offsetof(ferro_plugin_desc, struct_size) == 0);
     CHECK(offsetof(ferro_cpu_context, struct_size) == 0);
     CHECK(offsetof(ferro_vulkan_context, struct_size) == 0);
+    CHECK(offsetof(ferro_cuda_context, struct_size) == 0);
 }
 
 TEST_CASE("abi: dtypes are packed DLPack DLDataType values", "[abi]") {

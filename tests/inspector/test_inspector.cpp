@@ -173,7 +173,19 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         CHECK(p["module_families"] == json::array({"fft"}));
         CHECK_THAT(text.out, Catch::Contains("fft_vulkan 0.1.0 (ABI " + abi + ", modules): modules for family fft"));
     }
-    CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(4 + vulkan + vkfft) + " loaded, 0 skipped, 0 failed"));
+    // The cuda engine when the build has it: loaded everywhere; without a GPU, 0 devices and
+    // the CUDA runtime's error by name.
+    const bool cuda = plugins.count("libferro_engine_cuda.so") > 0;
+    if (cuda) {
+        const json& p = plugins.at("libferro_engine_cuda.so");
+        CHECK(p["status"] == "loaded");
+        CHECK(p["kind"] == "engine");
+        const json& engine = p["engines"][0];
+        CHECK(engine["kind"] == "cuda");
+        if (engine["devices"] == 0) CHECK_THAT(engine["reason"].get<std::string>(), Catch::Contains("cuda", Catch::CaseSensitive::No));
+    }
+    const int files = 4 + vulkan + vkfft + cuda;
+    CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(files) + " loaded, 0 skipped, 0 failed"));
 }
 
 TEST_CASE("inspector: doctor shows the search path with its origins, engines with their reasons, problems and settings", "[inspector]") {

@@ -1,5 +1,6 @@
 // The conformance suite: core ops, einsum and autodiff on vulkan:0 against the cpu engine,
 // in every dtype the device supports; the validation layer must stay silent.
+#include "engine_compare.hpp"
 #include "vulkan_test.hpp"
 
 #include <ferro/gradcheck.hpp>
@@ -13,72 +14,24 @@ using namespace ferro::test;
 
 namespace {
 
-const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128, DType::i64, DType::boolean};
+const char* const kVulkan = "vulkan:0";
+const auto& kDtypes = kEngineDtypes;
+const auto& kUnary = kUnaryOps;
 
-bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
-bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
+std::set<DType> device_dtypes(const Runtime& rt) { return engine_dtypes(rt, kVulkan); }
 
-std::set<DType> device_dtypes(const Runtime& rt) {
-    for (const EngineInfo& e : rt.inventory().engines) {
-        if (e.name == "vulkan:0") return {e.dtypes.begin(), e.dtypes.end()};
-    }
-    return {};
-}
-
-// Seeded values of `dtype` on the cpu: reals and complexes in (-0.9, 0.9), integers in
-// [-20, 20], booleans in a pattern.
 Tensor input(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    const size_t count = static_cast<size_t>(n);
-    if (is_complex(dtype)) {
-        auto v = random_complex(count, seed);
-        for (auto& z : v) z *= 0.9;
-        return rt.tensor<std::complex<double>>(v, shape).to(dtype);
-    }
-    std::vector<double> v = random_values(count, seed, -0.9, 0.9);
-    if (dtype == DType::i64) {
-        for (auto& x : v) x = std::round(x * 22.0);
-    } else if (dtype == DType::boolean) {
-        for (size_t i = 0; i < count; ++i) v[i] = (i + seed) % 3 == 0 ? 1.0 : 0.0;
-    }
-    return rt.tensor<double>(v, shape).to(dtype);
+    return seeded_input(rt, shape, dtype, seed);
 }
 
-double tolerance(DType d) { return is_single(d) ? 2e-5 : 1e-12; }
-
-// The vulkan result, brought to the cpu, equals the cpu result.
 void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
-    REQUIRE(on_vulkan.engine() == "vulkan:0");
-    const Tensor got = on_vulkan.to("cpu");
-    CHECK(got.dtype() == on_cpu.dtype());
-    CHECK(got.shape() == on_cpu.shape());
-    const double tol = tolerance(dtype);
-    check_close(detail::values_of(got), detail::values_of(on_cpu), tol, tol);
+    check_same_on(kVulkan, on_vulkan, on_cpu, dtype);
 }
 
-// Runs `f` on the cpu and on vulkan; an op the cpu engine lacks for the dtype is skipped, and
-// vulkan must run every other one (it declines none since it has its own double math).
 template <class F>
 void compare(const std::string& what, DType dtype, F&& f, const Tensor& x_cpu) {
-    INFO(what << " on " << dtype_name(dtype));
-    Tensor want;
-    try {
-        want = f(x_cpu);
-    } catch (const Error&) {
-        return;  // the cpu engine does not define it either
-    }
-    try {
-        check_same(f(x_cpu.to("vulkan:0")), want, dtype);
-    } catch (const Error& e) {
-        FAIL_CHECK("vulkan refused what the cpu engine runs: " << e.what());
-    }
+    compare_on(kVulkan, what, dtype, std::forward<F>(f), x_cpu);
 }
-
-const char* const kUnary[] = {"neg", "conj", "abs", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt",
-                              "sign", "real", "imag", "reciprocal", "square", "expm1", "log1p", "sinh", "cosh",
-                              "arcsin", "arccos", "arctan", "sigmoid", "erf", "floor", "ceil", "round", "angle",
-                              "logical_not", "isnan", "isinf", "isfinite"};
 
 // Every element of vulkan's op(x) is within 8 ulp of the cpu engine's (glibc's), or (subnormal
 // results) within 8 units of the smallest normal; NaN where it is NaN.
@@ -143,13 +96,11 @@ TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu eng
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
     const std::set<DType> supported = device_dtypes(rt);
-    const char* const ops[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "eq", "ne", "lt",
-                               "le", "gt", "ge", "logical_and", "logical_or", "complex"};
     for (DType dt : kDtypes) {
         if (!supported.count(dt)) continue;
         const Tensor a = input(rt, {4, 1, 6}, dt, 21), b = input(rt, {3, 1}, dt, 22);
         const Tensor bv = b.to("vulkan:0");
-        for (const char* op : ops) {
+        for (const char* op : kBinaryOps) {
             const std::string name = std::string("core.") + op;
             compare(name, dt, [&](const Tensor& t) {
                 return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv});
