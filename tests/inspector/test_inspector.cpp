@@ -184,7 +184,15 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         CHECK(engine["kind"] == "cuda");
         if (engine["devices"] == 0) CHECK_THAT(engine["reason"].get<std::string>(), Catch::Contains("cuda", Catch::CaseSensitive::No));
     }
-    const int files = 4 + vulkan + vkfft + cuda;
+    // cuFFT's module with it.
+    const bool cufft = plugins.count("libferro_fft_cuda.so") > 0;
+    if (cufft) {
+        const json& p = plugins.at("libferro_fft_cuda.so");
+        CHECK(p["status"] == "loaded");
+        CHECK(p["kind"] == "modules");
+        CHECK(p["module_families"] == json::array({"fft"}));
+    }
+    const int files = 4 + vulkan + vkfft + cuda + cufft;
     CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(files) + " loaded, 0 skipped, 0 failed"));
 }
 

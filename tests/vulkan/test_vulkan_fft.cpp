@@ -2,6 +2,7 @@
 // on the cpu, in every dtype the device has, with padding, truncation, norms, several axes,
 // strided inputs and prime lengths; gradients through it; plans shared by threads. The
 // validation layer must stay silent.
+#include "fft_compare.hpp"
 #include "vulkan_test.hpp"
 
 #include <ferro/fft.hpp>
@@ -32,48 +33,11 @@ bool device_has(const Runtime& rt, DType dtype) {
     return false;
 }
 
-bool single(DType d) { return d == DType::f32 || d == DType::c64; }
-bool complex_dtype(DType d) { return d == DType::c64 || d == DType::c128; }
+Tensor signal(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) { return fft_signal(rt, shape, dtype, seed); }
 
-Tensor signal(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    const auto count = static_cast<size_t>(n);
-    if (complex_dtype(dtype)) return rt.tensor<std::complex<double>>(random_complex(count, seed), shape).to(dtype);
-    return rt.tensor<double>(random_values(count, seed), shape).to(dtype);
-}
+void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) { check_fft_same("vulkan:0", on_vulkan, on_cpu, dtype); }
 
-// ||vulkan - cpu|| <= tol ||cpu|| over the whole result (an FFT's error is norm-wise), with
-// the same dtype and shape.
-void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
-    REQUIRE(on_vulkan.engine() == "vulkan:0");
-    const Tensor got = on_vulkan.to("cpu");
-    CHECK(got.dtype() == on_cpu.dtype());
-    REQUIRE(got.shape() == on_cpu.shape());
-    const auto a = detail::values_of(got), b = detail::values_of(on_cpu);
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        diff += std::norm(a[i] - b[i]);
-        norm += std::norm(b[i]);
-    }
-    const double tol = single(dtype) ? 2e-6 : 1e-13;
-    INFO("relative error " << std::sqrt(diff / std::max(norm, 1e-300)));
-    CHECK(std::sqrt(diff) <= tol * std::sqrt(norm) + 1e-30);
-}
-
-using Fft = std::function<Tensor(const Tensor&)>;
-
-// `f` on the cpu and on vulkan agree; a call the cpu refuses (rfft of complex input) is skipped.
-void compare(const std::string& what, DType dtype, const Fft& f, const Tensor& x) {
-    INFO(what << " on " << dtype_name(dtype));
-    Tensor want;
-    try {
-        want = f(x);
-    } catch (const Error&) {
-        return;
-    }
-    check_same(f(x.to("vulkan:0")), want, dtype);
-}
+void compare(const std::string& what, DType dtype, const FftCall& f, const Tensor& x) { compare_fft("vulkan:0", what, dtype, f, x); }
 
 const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128};
 
