@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <functional>
+#include <ferro/fft.hpp>
 #include <string>
 
 namespace ferro::test {
@@ -53,6 +54,59 @@ inline void compare_fft(const std::string& engine, const std::string& what, DTyp
         return;
     }
     check_fft_same(engine, f(x.to(engine)), want, dtype);
+}
+
+using FftCompare = std::function<void(const std::string& what, DType dtype, const FftCall& f, const Tensor& x)>;
+
+// numpy's one-dimensional cases in `dt`: every op in every norm, odd and prime lengths,
+// padding, truncation, another axis, length 1, strided views.
+inline void fft_cases_1d(const Runtime& rt, DType dt, const FftCompare& compare) {
+    const Tensor x = fft_signal(rt, {3, 16}, dt, 11), odd = fft_signal(rt, {2, 15}, dt, 12), prime = fft_signal(rt, {17}, dt, 13);
+    const Tensor tall = fft_signal(rt, {10, 4}, dt, 14), one = fft_signal(rt, {4, 1}, dt, 15);
+    for (const char* norm : {"backward", "ortho", "forward"}) {
+        const std::string n = norm;
+        compare("fft " + n, dt, [&](const Tensor& t) { return fft::fft(t, std::nullopt, -1, n); }, x);
+        compare("ifft " + n, dt, [&](const Tensor& t) { return fft::ifft(t, std::nullopt, -1, n); }, x);
+        compare("rfft " + n, dt, [&](const Tensor& t) { return fft::rfft(t, std::nullopt, -1, n); }, x);
+        compare("irfft " + n, dt, [&](const Tensor& t) { return fft::irfft(t, std::nullopt, -1, n); }, x);
+        compare("hfft " + n, dt, [&](const Tensor& t) { return fft::hfft(t, std::nullopt, -1, n); }, x);
+        compare("ihfft " + n, dt, [&](const Tensor& t) { return fft::ihfft(t, std::nullopt, -1, n); }, x);
+    }
+    compare("fft odd", dt, [](const Tensor& t) { return fft::fft(t); }, odd);
+    compare("fft prime", dt, [](const Tensor& t) { return fft::fft(t); }, prime);
+    compare("rfft odd", dt, [](const Tensor& t) { return fft::rfft(t); }, odd);
+    compare("irfft to odd n", dt, [](const Tensor& t) { return fft::irfft(t, 15); }, odd);
+    compare("irfft to prime n", dt, [](const Tensor& t) { return fft::irfft(t, 17); }, prime);
+    compare("irfft to n = 1", dt, [](const Tensor& t) { return fft::irfft(t, 1); }, x);
+    compare("fft n = 20 pads", dt, [](const Tensor& t) { return fft::fft(t, 20); }, x);
+    compare("fft n = 9 truncates", dt, [](const Tensor& t) { return fft::fft(t, 9); }, x);
+    compare("rfft n = 24 pads", dt, [](const Tensor& t) { return fft::rfft(t, 24); }, x);
+    compare("irfft n = 7 truncates", dt, [](const Tensor& t) { return fft::irfft(t, 7); }, x);
+    compare("fft along axis 0", dt, [](const Tensor& t) { return fft::fft(t, std::nullopt, 0); }, tall);
+    compare("rfft along axis 0", dt, [](const Tensor& t) { return fft::rfft(t, std::nullopt, 0); }, tall);
+    compare("ifft of length 1", dt, [](const Tensor& t) { return fft::ifft(t); }, one);
+    compare("rfft of length 1", dt, [](const Tensor& t) { return fft::rfft(t); }, one);
+    compare("fft of a transposed view", dt, [](const Tensor& t) { return fft::fft(t.transpose()); }, tall);
+    compare("irfft of a sliced view", dt, [](const Tensor& t) { return fft::irfft(t.slice(1, 1, 9)); }, x);
+}
+
+// Two- and n-dimensional cases in `dt`: axis orders, s, norms, a batch axis between the
+// transformed ones, permuted views.
+inline void fft_cases_nd(const Runtime& rt, DType dt, const FftCompare& compare) {
+    const Tensor x = fft_signal(rt, {2, 6, 10}, dt, 21), cube = fft_signal(rt, {4, 6, 5}, dt, 22);
+    compare("fft2", dt, [](const Tensor& t) { return fft::fft2(t); }, x);
+    compare("ifft2 ortho", dt, [](const Tensor& t) { return fft::ifft2(t, {}, {-2, -1}, "ortho"); }, x);
+    compare("rfft2", dt, [](const Tensor& t) { return fft::rfft2(t); }, x);
+    compare("irfft2", dt, [](const Tensor& t) { return fft::irfft2(t); }, x);
+    compare("irfft2 over axes (0, 2): a batch axis between", dt, [](const Tensor& t) { return fft::irfft2(t, {}, {0, 2}); }, x);
+    compare("fft2 over axes (2, 0)", dt, [](const Tensor& t) { return fft::fft2(t, {}, {2, 0}); }, x);
+    compare("fftn", dt, [](const Tensor& t) { return fft::fftn(t); }, cube);
+    compare("ifftn forward", dt, [](const Tensor& t) { return fft::ifftn(t, {}, {}, "forward"); }, cube);
+    compare("rfftn", dt, [](const Tensor& t) { return fft::rfftn(t); }, cube);
+    compare("irfftn", dt, [](const Tensor& t) { return fft::irfftn(t); }, cube);
+    compare("rfftn s = (5, 3) over axes (2, 0)", dt, [](const Tensor& t) { return fft::rfftn(t, {5, 3}, {2, 0}); }, x);
+    compare("irfftn s = (7, 4) over axes (0, 1)", dt, [](const Tensor& t) { return fft::irfftn(t, {7, 4}, {0, 1}); }, cube);
+    compare("fftn of a permuted view", dt, [](const Tensor& t) { return fft::fftn(t.permute({2, 0, 1}), {}, {0, 1}); }, cube);
 }
 
 }  // namespace ferro::test
