@@ -192,7 +192,15 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         CHECK(p["kind"] == "modules");
         CHECK(p["module_families"] == json::array({"fft"}));
     }
-    const int files = 4 + vulkan + vkfft + cuda + cufft;
+    // cuSOLVER's module with it.
+    const bool cusolver = plugins.count("libferro_linalg_cuda.so") > 0;
+    if (cusolver) {
+        const json& p = plugins.at("libferro_linalg_cuda.so");
+        CHECK(p["status"] == "loaded");
+        CHECK(p["kind"] == "modules");
+        CHECK(p["module_families"] == json::array({"linalg"}));
+    }
+    const int files = 4 + vulkan + vkfft + cuda + cufft + cusolver;
     CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(files) + " loaded, 0 skipped, 0 failed"));
 }
 

@@ -63,6 +63,19 @@ inline bool accepts_cpu_context(const ferro_module_create_args* args, const char
     return false;
 }
 
+// A plugin descriptor of this build's ABI with its name, version and description; the caller
+// adds what the plugin provides.
+inline ferro_plugin_desc plugin_desc(const char* name, const char* version, const char* description) {
+    ferro_plugin_desc d{};
+    d.struct_size = sizeof d;
+    d.abi_major = FERRO_ABI_MAJOR;
+    d.abi_minor = FERRO_ABI_MINOR;
+    d.name = name;
+    d.version = version;
+    d.description = description;
+    return d;
+}
+
 // The descriptor of a plugin that defines one family named like itself (linalg, einsum, fft):
 // keep it in a function-local static and return get() from the plugin's query.
 class OneFamilyPlugin {
@@ -77,12 +90,7 @@ public:
         family_.description = family_description;
         family_.ops = ops;
         family_.create_module = create_module;
-        plugin_.struct_size = sizeof plugin_;
-        plugin_.abi_major = FERRO_ABI_MAJOR;
-        plugin_.abi_minor = FERRO_ABI_MINOR;
-        plugin_.name = name;
-        plugin_.version = version;
-        plugin_.description = plugin_description;
+        plugin_ = plugin_desc(name, version, plugin_description);
         plugin_.n_families = 1;
         plugin_.families = &family_;
     }
@@ -94,5 +102,43 @@ private:
     ferro_family_desc family_{};
     ferro_plugin_desc plugin_{};
 };
+
+// The descriptor of a plugin that adds one module provider to a family another plugin defines
+// (fft_vulkan, fft_cuda, linalg_cuda): keep it in a function-local static and return get().
+class ModuleProviderPlugin {
+public:
+    ModuleProviderPlugin(const char* name, const char* version, const char* plugin_description, const char* family,
+                         const char* provider_description, ferro_create_module_fn create_module) {
+        provider_.struct_size = sizeof provider_;
+        provider_.family_id = family;
+        provider_.description = provider_description;
+        provider_.create_module = create_module;
+        plugin_ = plugin_desc(name, version, plugin_description);
+        plugin_.n_module_providers = 1;
+        plugin_.module_providers = &provider_;
+    }
+    ModuleProviderPlugin(const ModuleProviderPlugin&) = delete;
+    ModuleProviderPlugin& operator=(const ModuleProviderPlugin&) = delete;
+    const ferro_plugin_desc* get() const { return &plugin_; }
+
+private:
+    ferro_module_provider_desc provider_{};
+    ferro_plugin_desc plugin_{};
+};
+
+// Why a module for engines with native context `context_abi` (needing host ABI 1.`minor`)
+// cannot serve `target`, or "" when it can. `module` names it: "the cuFFT module".
+inline std::string context_decline(const ferro_host_api* host, const ferro_engine_target* target, const char* module,
+                                   const char* context_abi, const char* kind, uint32_t minor, const char* needs) {
+    if (target->context_abi == nullptr || std::strcmp(target->context_abi, context_abi) != 0) {
+        return std::string(module) + " runs on " + kind + " engines (" + context_abi + "); engine " + target->name + " has " +
+               (target->context_abi != nullptr ? target->context_abi : "no native context");
+    }
+    if (host->abi_minor < minor) {
+        return std::string(module) + " needs host ABI 1." + std::to_string(minor) + " (" + needs + "); the host has 1." +
+               std::to_string(host->abi_minor);
+    }
+    return {};
+}
 
 }  // namespace ferro::plugin

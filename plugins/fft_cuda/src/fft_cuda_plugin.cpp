@@ -433,13 +433,8 @@ constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
         const ferro_engine_target* target = args->target;
-        std::string why;
-        if (target->context_abi == nullptr || std::strcmp(target->context_abi, FERRO_CUDA_CONTEXT_ABI) != 0) {
-            why = std::string("the cuFFT module runs on cuda engines (" FERRO_CUDA_CONTEXT_ABI "); engine ") + target->name +
-                  " has " + (target->context_abi != nullptr ? target->context_abi : "no native context");
-        } else if (!FERRO_HAS_FIELD(host, ferro_host_api, session_native_context)) {
-            why = "the cuFFT module needs host ABI 1.5 (session_native_context); the host has 1." + std::to_string(host->abi_minor);
-        }
+        const std::string why = plugin::context_decline(host, target, "the cuFFT module", FERRO_CUDA_CONTEXT_ABI, "cuda", 5,
+                                                        "session_native_context");
         if (!why.empty()) {
             plugin::write_reason(args->decline_reason, args->decline_capacity, why);
             return;
@@ -454,21 +449,9 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
 }
 
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
-    static const ferro_module_provider_desc provider{sizeof(ferro_module_provider_desc), 0, "fft",
-                                                     "cuFFT module for cuda engines", create_module};
-    static const ferro_plugin_desc desc = [] {
-        ferro_plugin_desc d{};
-        d.struct_size = sizeof d;
-        d.abi_major = FERRO_ABI_MAJOR;
-        d.abi_minor = FERRO_ABI_MINOR;
-        d.name = "fft_cuda";
-        d.version = "0.1.0";
-        d.description = "fft family: cuFFT module for cuda engines";
-        d.n_module_providers = 1;
-        d.module_providers = &provider;
-        return d;
-    }();
-    *out = &desc;
+    static const plugin::ModuleProviderPlugin desc("fft_cuda", "0.1.0", "fft family: cuFFT module for cuda engines", "fft",
+                                                   "cuFFT module for cuda engines", create_module);
+    *out = desc.get();
     return nullptr;
 }
 

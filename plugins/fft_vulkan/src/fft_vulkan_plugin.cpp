@@ -365,14 +365,8 @@ bool has_dtype(const ferro_device_props* props, ferro_dtype dtype) {
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
         const ferro_engine_target* target = args->target;
-        std::string why;
-        if (target->context_abi == nullptr || std::strcmp(target->context_abi, FERRO_VULKAN_CONTEXT_ABI) != 0) {
-            why = std::string("the VkFFT module runs on vulkan engines (" FERRO_VULKAN_CONTEXT_ABI "); engine ") +
-                  target->name + " has " + (target->context_abi != nullptr ? target->context_abi : "no native context");
-        } else if (!FERRO_HAS_FIELD(host, ferro_host_api, session_use)) {
-            why = "the VkFFT module needs host ABI 1.5 (session_native_context, session_use); the host has 1." +
-                  std::to_string(host->abi_minor);
-        }
+        const std::string why = plugin::context_decline(host, target, "the VkFFT module", FERRO_VULKAN_CONTEXT_ABI, "vulkan", 5,
+                                                        "session_native_context, session_use");
         if (!why.empty()) {
             plugin::write_reason(args->decline_reason, args->decline_capacity, why);
             return;
@@ -386,21 +380,9 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
 }
 
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
-    static const ferro_module_provider_desc provider{sizeof(ferro_module_provider_desc), 0, "fft",
-                                                     "VkFFT module for vulkan engines", create_module};
-    static const ferro_plugin_desc desc = [] {
-        ferro_plugin_desc d{};
-        d.struct_size = sizeof d;
-        d.abi_major = FERRO_ABI_MAJOR;
-        d.abi_minor = FERRO_ABI_MINOR;
-        d.name = "fft_vulkan";
-        d.version = "0.1.0";
-        d.description = "fft family: VkFFT module for vulkan engines";
-        d.n_module_providers = 1;
-        d.module_providers = &provider;
-        return d;
-    }();
-    *out = &desc;
+    static const plugin::ModuleProviderPlugin desc("fft_vulkan", "0.1.0", "fft family: VkFFT module for vulkan engines", "fft",
+                                                   "VkFFT module for vulkan engines", create_module);
+    *out = desc.get();
     return nullptr;
 }
 
