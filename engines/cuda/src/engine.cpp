@@ -183,10 +183,10 @@ ferro_status take_session(Engine& e, Session*& out) {
     }
     auto s = std::make_unique<Session>();
     s->engine = &e;
-    cublasStatus_t r = cublasCreate(&s->blas);
-    if (r == CUBLAS_STATUS_SUCCESS) r = cublasSetStream(s->blas, e.stream);
+    cublasStatus_t r = e.lib->cublasCreate_v2(&s->blas);
+    if (r == CUBLAS_STATUS_SUCCESS) r = e.lib->cublasSetStream_v2(s->blas, e.stream);
     if (r != CUBLAS_STATUS_SUCCESS) {
-        if (s->blas != nullptr) cublasDestroy(s->blas);
+        if (s->blas != nullptr) e.lib->cublasDestroy_v2(s->blas);
         return call_failed(e, "cublasCreate", r);
     }
     s->context.struct_size = sizeof s->context;
@@ -243,10 +243,10 @@ ferro_status native_context(void* self, ferro_engine_session session, const void
     auto* s = reinterpret_cast<Session*>(session);
     if (ferro_status st = use_device(e)) return st;
     if (s->solver == nullptr) {  // cuSOLVER is for the linalg module only: made when first asked for
-        cusolverStatus_t r = cusolverDnCreate(&s->solver);
-        if (r == CUSOLVER_STATUS_SUCCESS) r = cusolverDnSetStream(s->solver, e.stream);
+        cusolverStatus_t r = e.lib->cusolverDnCreate(&s->solver);
+        if (r == CUSOLVER_STATUS_SUCCESS) r = e.lib->cusolverDnSetStream(s->solver, e.stream);
         if (r != CUSOLVER_STATUS_SUCCESS) {
-            if (s->solver != nullptr) cusolverDnDestroy(s->solver);
+            if (s->solver != nullptr) e.lib->cusolverDnDestroy(s->solver);
             s->solver = nullptr;
             return call_failed(e, "cusolverDnCreate", r);
         }
@@ -316,6 +316,9 @@ ferro_status create_device(Engine& e, uint32_t ordinal) {
         return make_status(e, FERRO_NOT_FOUND, "no device " + std::to_string(ordinal) + " (" + std::to_string(count) + " present)");
     }
     e.device = static_cast<int>(ordinal);
+    std::string why;
+    e.lib = cuda_libraries(why);
+    if (e.lib == nullptr) return make_status(e, FERRO_UNAVAILABLE, why);
     if (ferro_status st = use_device(e)) return st;
     r = cudaGetDeviceProperties(&e.props, e.device);
     if (r == cudaSuccess) r = cudaRuntimeGetVersion(&e.runtime_version);
@@ -386,8 +389,8 @@ Engine::~Engine() {
     if (cudaSetDevice(device) != cudaSuccess) return;  // the device is gone: nothing can be released
     if (stream != nullptr) cudaStreamSynchronize(stream);
     for (auto& s : sessions) {
-        if (s->blas != nullptr) cublasDestroy(s->blas);
-        if (s->solver != nullptr) cusolverDnDestroy(s->solver);
+        if (s->blas != nullptr) lib->cublasDestroy_v2(s->blas);
+        if (s->solver != nullptr) lib->cusolverDnDestroy(s->solver);
     }
     if (staging.memory != nullptr) cudaFreeHost(staging.memory);
     for (cudaEvent_t ev : staging.done) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cuda_errors.hpp"
+#include "cuda_libraries.hpp"
 
 #include <ferro/cuda_context.h>
 #include <ferro/plugin.h>
@@ -40,6 +41,7 @@ struct Staging {
 
 struct Engine {
     const ferro_host_api* host = nullptr;
+    const CudaLibraries* lib = nullptr;  // cuBLAS and cuSOLVER, opened at create
     int device = 0;
     cudaDeviceProp props{};
     int runtime_version = 0, driver_version = 0;

@@ -177,7 +177,7 @@ ferro_status gemm_batched(Session& s, const ferro_gemm_args& g) {
     const Scalar alpha(dt, g.alpha), beta(dt, g.beta);
     const cudaDataType_t type = data_type(dt);
     const cublasComputeType_t compute = (dt == FERRO_DTYPE_F32 || dt == FERRO_DTYPE_C64) ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-    const cublasStatus_t r = cublasGemmStridedBatchedEx_64(
+    const cublasStatus_t r = e.lib->cublasGemmStridedBatchedEx_64(
         s.blas, ra.op, rb.op, m, n, g.k, alpha.bytes, a.ptr, type, ra.ld, a.bs / size, b.ptr, type, rb.ld, b.bs / size,
         beta.bytes, c.ptr, type, ldc, c.bs / size, g.batch, compute, CUBLAS_GEMM_DEFAULT);
     if (r != CUBLAS_STATUS_SUCCESS) return call_failed(e, "cublasGemmStridedBatchedEx_64", r);

@@ -26,7 +26,7 @@ void destroy_plan(void* self) { delete static_cast<CudaPlan*>(self); }
 
 constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_session, nullptr, destroy_plan};
 
-ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
+ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
         if (args->op_index >= static_cast<uint32_t>(Op::count)) {
             throw plugin::Error(FERRO_INTERNAL, "linalg (cuda): prepare for an unknown op index " + std::to_string(args->op_index));
@@ -40,6 +40,7 @@ ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args
             return;
         }
         auto plan = std::make_unique<CudaPlan>(make_cuda_plan(op, *args));
+        plan->lib = static_cast<const ferro::cuda::CudaLibraries*>(self);
         out->workspace_bytes = plan->workspace_bytes;
         out->retained_bytes = sizeof(CudaPlan);
         out->iface = &plan_iface;
@@ -55,11 +56,13 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
     return plugin::guard(host, [&] {
         const std::string why = plugin::context_decline(host, args->target, "the cuSOLVER module", FERRO_CUDA_CONTEXT_ABI, "cuda", 5,
                                                         "session_native_context");
-        if (!why.empty()) {
-            plugin::write_reason(args->decline_reason, args->decline_capacity, why);
+        std::string missing;
+        const ferro::cuda::CudaLibraries* lib = why.empty() ? ferro::cuda::cuda_libraries(missing) : nullptr;
+        if (!why.empty() || lib == nullptr) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity, why.empty() ? "the cuSOLVER module: " + missing : why);
             return;
         }
-        out->self = nullptr;
+        out->self = const_cast<ferro::cuda::CudaLibraries*>(lib);  // the module's state: the functions, shared by its plans
         out->iface = &module_iface;
     });
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../../linalg/src/linalg.hpp"
+#include "cuda_libraries.hpp"
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,7 @@ struct Region {
 };
 
 struct CudaPlan {
+    const ferro::cuda::CudaLibraries* lib = nullptr;  // cuBLAS and cuSOLVER (the module's)
     Op op = Op::count;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
     std::vector<int64_t> batch;  // the outputs' batch shape

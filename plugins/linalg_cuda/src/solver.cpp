@@ -51,13 +51,13 @@ std::vector<int64_t> batch_index(const std::vector<int64_t>& batch, int64_t flat
 
 class Run {
 public:
-    Run(const CudaPlan& p, const ferro_host_api* host, const ferro_exec_args& args) : p_(p), host_(host), args_(args) {
+    Run(const CudaPlan& p, const ferro_host_api* host, const ferro_exec_args& args) : p_(p), L(*p.lib), host_(host), args_(args) {
         item_ = FERRO_DTYPE_BITS(p.dtype) / 8;
         real_ = real_dtype(p.dtype);
     }
     ~Run() {
         for (void* ptr : temporaries_) ctx_->free_async(ctx_, ptr);  // temporaries exist only once ctx_ does
-        if (params_ != nullptr) cusolverDnDestroyParams(params_);
+        if (params_ != nullptr) L.cusolverDnDestroyParams(params_);
     }
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
@@ -66,6 +66,7 @@ public:
 
 private:
     const CudaPlan& p_;
+    const ferro::cuda::CudaLibraries& L;  // cuBLAS and cuSOLVER
     const ferro_host_api* host_;
     const ferro_exec_args& args_;
     const ferro_cuda_context* ctx_ = nullptr;
@@ -199,7 +200,7 @@ private:
         const cudaError_t r = cudaSetDevice(ctx_->device);
         if (r != cudaSuccess) fail_cuda("cudaSetDevice", r);
         if (params_ == nullptr) {
-            const cusolverStatus_t s = cusolverDnCreateParams(&params_);
+            const cusolverStatus_t s = L.cusolverDnCreateParams(&params_);
             if (s != CUSOLVER_STATUS_SUCCESS) fail_solver("cusolverDnCreateParams", s);
         }
     }
@@ -275,12 +276,12 @@ void Run::getrf(const Region& a, const Region& piv, int64_t m, int64_t n, int* i
     const cudaDataType type = data_type(p_.dtype);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgetrf_bufferSize",
-                 cusolverDnXgetrf_bufferSize(solver(), params_, m, n, type, ws(a), std::max<int64_t>(m, 1), type, &dev_bytes, &host_bytes));
+                 L.cusolverDnXgetrf_bufferSize(solver(), params_, m, n, type, ws(a), std::max<int64_t>(m, 1), type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     for (int64_t b = 0; b < p_.count; ++b) {
         check_solver("cusolverDnXgetrf",
-                     cusolverDnXgetrf(solver(), params_, m, n, type, ws(a) + b * m * n * item_, std::max<int64_t>(m, 1),
+                     L.cusolverDnXgetrf(solver(), params_, m, n, type, ws(a) + b * m * n * item_, std::max<int64_t>(m, 1),
                                       reinterpret_cast<int64_t*>(ws(piv)) + b * std::min(m, n), type, work, dev_bytes,
                                       host_work.data(), host_bytes, info + b));
     }
@@ -291,7 +292,7 @@ void Run::getrs(cublasOperation_t trans, int64_t n, int64_t k) {
     const cudaDataType type = data_type(p_.dtype);
     int* info = infos();  // getrs reports bad arguments only
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXgetrs", cusolverDnXgetrs(solver(), params_, trans, n, k, type, ws(p_.a) + b * n * n * item_,
+        check_solver("cusolverDnXgetrs", L.cusolverDnXgetrs(solver(), params_, trans, n, k, type, ws(p_.a) + b * n * n * item_,
                                                           std::max<int64_t>(n, 1), reinterpret_cast<int64_t*>(ws(p_.c)) + b * n, type,
                                                           ws(p_.b) + b * n * k * item_, std::max<int64_t>(n, 1), info + b));
     }
@@ -408,12 +409,12 @@ void Run::run_cholesky() {
     const cublasFillMode_t uplo = p_.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXpotrf_bufferSize",
-                 cusolverDnXpotrf_bufferSize(solver(), params_, uplo, n, type, ws(p_.a), n, type, &dev_bytes, &host_bytes));
+                 L.cusolverDnXpotrf_bufferSize(solver(), params_, uplo, n, type, ws(p_.a), n, type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXpotrf", cusolverDnXpotrf(solver(), params_, uplo, n, type, ws(p_.a) + b * n * n * item_, n, type,
+        check_solver("cusolverDnXpotrf", L.cusolverDnXpotrf(solver(), params_, uplo, n, type, ws(p_.a) + b * n * n * item_, n, type,
                                                           work, dev_bytes, host_work.data(), host_bytes, info + b));
     }
     // potrf leaves the other triangle as it found it.
@@ -430,37 +431,37 @@ void Run::run_cholesky() {
 
 template <class T> struct Orgqr;
 template <> struct Orgqr<float> {
-    static cusolverStatus_t size(cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return cusolverDnSorgqr_bufferSize(h, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
+        return L.cusolverDnSorgqr_bufferSize(h, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(tau), lwork);
     }
-    static cusolverStatus_t run(cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return cusolverDnSorgqr(h, m, n, k, static_cast<float*>(a), lda, static_cast<const float*>(tau), static_cast<float*>(work), lwork, info);
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnSorgqr(h, m, n, k, static_cast<float*>(a), lda, static_cast<const float*>(tau), static_cast<float*>(work), lwork, info);
     }
 };
 template <> struct Orgqr<double> {
-    static cusolverStatus_t size(cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return cusolverDnDorgqr_bufferSize(h, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
+        return L.cusolverDnDorgqr_bufferSize(h, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(tau), lwork);
     }
-    static cusolverStatus_t run(cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return cusolverDnDorgqr(h, m, n, k, static_cast<double*>(a), lda, static_cast<const double*>(tau), static_cast<double*>(work), lwork, info);
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnDorgqr(h, m, n, k, static_cast<double*>(a), lda, static_cast<const double*>(tau), static_cast<double*>(work), lwork, info);
     }
 };
 template <> struct Orgqr<cuComplex> {
-    static cusolverStatus_t size(cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return cusolverDnCungqr_bufferSize(h, m, n, k, static_cast<const cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
+        return L.cusolverDnCungqr_bufferSize(h, m, n, k, static_cast<const cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), lwork);
     }
-    static cusolverStatus_t run(cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return cusolverDnCungqr(h, m, n, k, static_cast<cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), static_cast<cuComplex*>(work),
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnCungqr(h, m, n, k, static_cast<cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), static_cast<cuComplex*>(work),
                                 lwork, info);
     }
 };
 template <> struct Orgqr<cuDoubleComplex> {
-    static cusolverStatus_t size(cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return cusolverDnZungqr_bufferSize(h, m, n, k, static_cast<const cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
+        return L.cusolverDnZungqr_bufferSize(h, m, n, k, static_cast<const cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
                                            lwork);
     }
-    static cusolverStatus_t run(cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return cusolverDnZungqr(h, m, n, k, static_cast<cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnZungqr(h, m, n, k, static_cast<cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
                                 static_cast<cuDoubleComplex*>(work), lwork, info);
     }
 };
@@ -483,13 +484,13 @@ void Run::run_qr() {
     const cudaDataType type = data_type(p_.dtype);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgeqrf_bufferSize",
-                 cusolverDnXgeqrf_bufferSize(solver(), params_, m, n, type, ws(p_.a), std::max<int64_t>(m, 1), type, ws(p_.c), type,
+                 L.cusolverDnXgeqrf_bufferSize(solver(), params_, m, n, type, ws(p_.a), std::max<int64_t>(m, 1), type, ws(p_.c), type,
                                              &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXgeqrf", cusolverDnXgeqrf(solver(), params_, m, n, type, ws(p_.a) + b * m * n * item_, std::max<int64_t>(m, 1),
+        check_solver("cusolverDnXgeqrf", L.cusolverDnXgeqrf(solver(), params_, m, n, type, ws(p_.a) + b * m * n * item_, std::max<int64_t>(m, 1),
                                                           type, ws(p_.c) + b * k * item_, type, work, dev_bytes, host_work.data(),
                                                           host_bytes, info + b));
     }
@@ -502,10 +503,10 @@ void Run::run_qr() {
             using T = decltype(tag);
             const int mi = static_cast<int>(m), qi = static_cast<int>(qcols), ki = static_cast<int>(k), ld = std::max(mi, 1);
             int lwork = 0;
-            check_solver("cusolverDn?orgqr_bufferSize", Orgqr<T>::size(solver(), mi, qi, ki, ws(p_.b), ld, ws(p_.c), &lwork));
+            check_solver("cusolverDn?orgqr_bufferSize", Orgqr<T>::size(L, solver(), mi, qi, ki, ws(p_.b), ld, ws(p_.c), &lwork));
             void* qwork = temporary(static_cast<uint64_t>(std::max(lwork, 1)) * sizeof(T));
             for (int64_t b = 0; b < p_.count; ++b) {
-                check_solver("cusolverDn?orgqr", Orgqr<T>::run(solver(), mi, qi, ki, ws(p_.b) + b * m * qcols * item_, ld,
+                check_solver("cusolverDn?orgqr", Orgqr<T>::run(L, solver(), mi, qi, ki, ws(p_.b) + b * m * qcols * item_, ld,
                                                                ws(p_.c) + b * k * item_, qwork, lwork, info + b));
             }
         });
@@ -525,7 +526,7 @@ void Run::run_eigh() {
     const cusolverEigMode_t jobz = p_.op == Op::eigh ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const cublasFillMode_t uplo = p_.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     size_t dev_bytes = 0, host_bytes = 0;
-    check_solver("cusolverDnXsyevd_bufferSize", cusolverDnXsyevd_bufferSize(solver(), params_, jobz, uplo, n, type, ws(p_.a),
+    check_solver("cusolverDnXsyevd_bufferSize", L.cusolverDnXsyevd_bufferSize(solver(), params_, jobz, uplo, n, type, ws(p_.a),
                                                                             std::max<int64_t>(n, 1), real, ws(p_.d), type,
                                                                             &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
@@ -533,7 +534,7 @@ void Run::run_eigh() {
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
         check_solver("cusolverDnXsyevd",
-                     cusolverDnXsyevd(solver(), params_, jobz, uplo, n, type, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
+                     L.cusolverDnXsyevd(solver(), params_, jobz, uplo, n, type, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
                                       real, ws(p_.d) + b * n * (item_ / (is_complex(p_.dtype) ? 2 : 1)), type, work, dev_bytes,
                                       host_work.data(), host_bytes, info + b));
     }
@@ -565,7 +566,7 @@ void Run::run_svd() {
     const int64_t ldu = std::max<int64_t>(rows, 1), ldvt = std::max<int64_t>(vrows, 1);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgesvd_bufferSize",
-                 cusolverDnXgesvd_bufferSize(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a), ldu, real, ws(p_.d), type,
+                 L.cusolverDnXgesvd_bufferSize(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a), ldu, real, ws(p_.d), type,
                                              ws(p_.b), ldu, type, ws(p_.c), ldvt, type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
@@ -573,7 +574,7 @@ void Run::run_svd() {
     const int64_t real_item = item_ / (is_complex(p_.dtype) ? 2 : 1);
     for (int64_t b = 0; b < p_.count; ++b) {
         check_solver("cusolverDnXgesvd",
-                     cusolverDnXgesvd(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a) + b * rows * cols * item_, ldu, real,
+                     L.cusolverDnXgesvd(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a) + b * rows * cols * item_, ldu, real,
                                       ws(p_.d) + b * k * real_item, type, ws(p_.b) + b * rows * ucols * item_, ldu, type,
                                       ws(p_.c) + b * vrows * cols * item_, ldvt, type, work, dev_bytes, host_work.data(), host_bytes,
                                       info + b));
@@ -598,10 +599,10 @@ void Run::run_svd() {
 template <class T> struct Trsm;
 #define FERRO_TRSM(T, fn)                                                                                            \
     template <> struct Trsm<T> {                                                                                     \
-        static cublasStatus_t run(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasDiagType_t diag, \
+        static cublasStatus_t run(const ferro::cuda::CudaLibraries& L, cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasDiagType_t diag, \
                                   int64_t m, int64_t n, void* a, int64_t lda, void* b, int64_t ldb) {                \
             const T one = one_of<T>();                                                                               \
-            return fn(h, side, uplo, CUBLAS_OP_N, diag, m, n, &one, static_cast<const T*>(a), lda, static_cast<T*>(b), ldb); \
+            return L.fn(h, side, uplo, CUBLAS_OP_N, diag, m, n, &one, static_cast<const T*>(a), lda, static_cast<T*>(b), ldb); \
         }                                                                                                            \
     };
 template <class T> T one_of() {
@@ -609,10 +610,10 @@ template <class T> T one_of() {
     else if constexpr (std::is_same_v<T, cuDoubleComplex>) return make_cuDoubleComplex(1, 0);
     else return T(1);
 }
-FERRO_TRSM(float, cublasStrsm_64)
-FERRO_TRSM(double, cublasDtrsm_64)
-FERRO_TRSM(cuComplex, cublasCtrsm_64)
-FERRO_TRSM(cuDoubleComplex, cublasZtrsm_64)
+FERRO_TRSM(float, cublasStrsm_v2_64)
+FERRO_TRSM(double, cublasDtrsm_v2_64)
+FERRO_TRSM(cuComplex, cublasCtrsm_v2_64)
+FERRO_TRSM(cuDoubleComplex, cublasZtrsm_v2_64)
 #undef FERRO_TRSM
 
 void Run::run_triangular_solve() {
@@ -630,7 +631,7 @@ void Run::run_triangular_solve() {
     visit_cuda_type(p_.dtype, [&](auto tag) {
         using T = decltype(tag);
         for (int64_t b = 0; b < p_.count; ++b) {
-            const cublasStatus_t r = Trsm<T>::run(blas, side, uplo, diag, brows, bcols, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
+            const cublasStatus_t r = Trsm<T>::run(L, blas, side, uplo, diag, brows, bcols, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
                                                   ws(p_.b) + b * n * k * item_, std::max<int64_t>(brows, 1));
             if (r != CUBLAS_STATUS_SUCCESS) fail_blas("cublas?trsm", r);
         }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# tools/gpu-stage.sh [BUNDLE] — packs the release build's cuda checks into one archive (default
+# .gpu-stage.tar.xz, git-ignored) for tools/gpu-check.sh --prebuilt on a GPU machine that lacks
+# this project's Debian packages (the device tool's machines have CUDA and a newer glibc, but no
+# spdlog, fmt, OpenBLAS or FFTW): test_cuda, bench_cuda, libferro, the plugins they load, and
+# every shared library they need that is not part of CUDA or the C runtime.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bundle=${1:-.gpu-stage.tar.xz}
+source scripts/env.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target test_cuda test_cuda_libraries bench_cuda ferro_engine_cuda ferro_fft_cuda ferro_linalg_cuda \
+    ferro_einsum ferro_linalg ferro_fft >/dev/null
+build=build/release
+work=$(mktemp -d)
+stage=$work/gpu-stage
+mkdir -p "$stage/bin" "$stage/lib/ferro/plugins" "$stage/lib/deps"
+cp "$build/bin/test_cuda" "$build/bin/test_cuda_libraries" "$build/bin/bench_cuda" "$stage/bin/"
+cp -P "$build"/lib/libferro.so* "$stage/lib/"
+for p in engine_cuda fft_cuda linalg_cuda einsum linalg fft; do
+    cp "$build/lib/ferro/plugins/libferro_$p.so" "$stage/lib/ferro/plugins/"
+done
+# Their non-CUDA, non-libc dependencies, resolved here.
+for f in "$stage"/bin/* "$stage"/lib/*.so* "$stage"/lib/ferro/plugins/*.so; do
+    ldd "$f" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | while read -r lib; do
+    case $(basename "$lib") in
+        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libmvec.so*|libstdc++.so*|libgcc_s.so*) ;;
+        libcu*|libnv*|libferro*) ;;
+        *) cp -L "$lib" "$stage/lib/deps/" ;;
+    esac
+done
+# The einsum instance the benchmark runs (the shared data does not travel with the repository).
+mkdir -p "$stage/data"
+cp ../shared/data/einsum_instances.json "$stage/data/" 2>/dev/null || echo "gpu-stage: no ../shared/data/einsum_instances.json; the einsum case will be skipped" >&2
+strip --strip-unneeded "$stage"/bin/* "$stage"/lib/*.so* "$stage"/lib/ferro/plugins/*.so "$stage"/lib/deps/* 2>/dev/null || true
+tar -C "$work" -cJf "$bundle" gpu-stage
+rm -rf "$work"
+echo "$bundle: $(du -h "$bundle" | cut -f1) (run tools/gpu-check.sh --prebuilt $bundle on the GPU machine)"
