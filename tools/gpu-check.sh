@@ -51,7 +51,7 @@ else
     data=$root/../shared/data/einsum_instances.json
     timeout 420 cmake --preset release >/dev/null || { echo "configure failed"; exit 1; }
     grep -q "^FERRO_BUILD_CUDA:BOOL=ON" "$build/CMakeCache.txt" || { echo "this build has no CUDA (no nvcc found)"; exit 1; }
-    timeout 420 cmake --build "$build" -j "$(nproc)" --target test_cuda test_cuda_libraries bench_cuda ferro_engine_cuda ferro_fft_cuda \
+    timeout 420 cmake --build "$build" -j "$(nproc)" --target test_cuda test_cuda_host bench_cuda ferro_engine_cuda ferro_fft_cuda \
         ferro_linalg_cuda ferro_einsum ferro_linalg ferro_fft || { echo "build failed"; exit 1; }
 fi
 build=$(realpath "$build")
@@ -62,7 +62,7 @@ export FERRO_TEST_BUILD_DIR=$build
 # no visible device. Catch2's exit status counts failed cases; 77 means "no device".
 timeout 300 "$build/bin/test_cuda" "[cuda],[cuda-probe]" --durations yes
 tests=$?
-timeout 30 "$build/bin/test_cuda_libraries" || tests=1
+timeout 30 "$build/bin/test_cuda_host" || tests=1
 CUDA_VISIBLE_DEVICES= timeout 60 "$build/bin/test_cuda" "[.no-device]"
 no_device=$?
 echo "device tests: exit $tests (0 = all passed, 77 = skipped: no device); no-device probe: exit $no_device"

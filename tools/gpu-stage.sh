@@ -10,13 +10,13 @@ cd "$root"
 bundle=${1:-.gpu-stage.tar.xz}
 source scripts/env.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target test_cuda test_cuda_libraries bench_cuda ferro_engine_cuda ferro_fft_cuda ferro_linalg_cuda \
+cmake --build --preset release --target test_cuda test_cuda_host bench_cuda ferro_engine_cuda ferro_fft_cuda ferro_linalg_cuda \
     ferro_einsum ferro_linalg ferro_fft >/dev/null
 build=build/release
 work=$(mktemp -d)
 stage=$work/gpu-stage
 mkdir -p "$stage/bin" "$stage/lib/ferro/plugins" "$stage/lib/deps"
-cp "$build/bin/test_cuda" "$build/bin/test_cuda_libraries" "$build/bin/bench_cuda" "$stage/bin/"
+cp "$build/bin/test_cuda" "$build/bin/test_cuda_host" "$build/bin/bench_cuda" "$stage/bin/"
 cp -P "$build"/lib/libferro.so* "$stage/lib/"
 for p in engine_cuda fft_cuda linalg_cuda einsum linalg fft; do
     cp "$build/lib/ferro/plugins/libferro_$p.so" "$stage/lib/ferro/plugins/"

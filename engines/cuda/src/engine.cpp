@@ -63,10 +63,18 @@ ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer*
     return nullptr;
 }
 
+// free() cannot report: a device that cannot be made current is gone, and its memory with it.
+bool device_current(const Engine& e) {
+    if (ferro_status st = use_device(e)) {
+        e.host->status_free(st);
+        return false;
+    }
+    return true;
+}
+
 void free_buffer(void* self, ferro_buffer buffer) {
     Engine& e = self_of(self);
-    if (buffer == nullptr || use_device(e) != nullptr) return;
-    free_async(e, buffer);
+    if (buffer != nullptr && device_current(e)) free_async(e, buffer);
 }
 
 // The two halves of the staging memory, allocated on first use.
@@ -157,7 +165,7 @@ ferro_status ctx_alloc_async(const ferro_cuda_context* ctx, uint64_t bytes, void
 
 void ctx_free_async(const ferro_cuda_context* ctx, void* ptr) {
     Engine& e = *static_cast<Engine*>(ctx->engine);
-    if (ptr != nullptr && use_device(e) == nullptr) free_async(e, ptr);
+    if (ptr != nullptr && device_current(e)) free_async(e, ptr);
 }
 
 ferro_status synchronize(Engine& e, const char* what) {
@@ -377,7 +385,16 @@ ferro_status launch_status(const Engine& e, const char* kernel) {
 }
 
 ferro_status alloc_async(Engine& e, uint64_t bytes, void** out) {
-    const cudaError_t r = cudaMallocFromPoolAsync(out, std::max<uint64_t>(bytes, 1), e.pool, e.stream);
+    const uint64_t size = std::max<uint64_t>(bytes, 1);
+    cudaError_t r = cudaMallocFromPoolAsync(out, size, e.pool, e.stream);
+    if (r == cudaErrorMemoryAllocation) {
+        // The pool keeps what was freed; in pieces too small for this request they are of no
+        // use to it. Give them back to the driver once the queued work is done, and try again.
+        cudaGetLastError();
+        if (cudaStreamSynchronize(e.stream) == cudaSuccess && cudaMemPoolTrimTo(e.pool, 0) == cudaSuccess) {
+            r = cudaMallocFromPoolAsync(out, size, e.pool, e.stream);
+        }
+    }
     if (r == cudaSuccess) return nullptr;
     cudaGetLastError();  // out of memory is not sticky: clear it so the next launch check is clean
     return call_failed(e, "allocating " + std::to_string(bytes) + " bytes of device memory", r);

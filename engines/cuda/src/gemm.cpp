@@ -1,95 +1,53 @@
-// gemm_batched through cuBLAS's strided batched product (the 64-bit-size API, any dtype
-// through cublasGemmStridedBatchedEx_64). cuBLAS wants column-major matrices with a leading
-// dimension; ferro's operands have any row and column strides. A row-major C is computed as
-// C^T = B^T A^T, every operand is read through N or T/C where its strides allow, and operands
-// (or a C) that no op can read — a conjugate without transpose, negative or overlapping
-// strides — are copied into column-major temporaries first.
+// gemm_batched through cuBLAS's strided batched product (the 64-bit-size API, every dtype
+// through cublasGemmStridedBatchedEx_64), laid out by plan_gemm (gemm_plan.hpp): operands that
+// no op can read are copied into column-major temporaries with the engine's own kernels first.
 #include "engine.hpp"
+#include "gemm_plan.hpp"
 
-#include <algorithm>
 #include <cuComplex.h>
-#include <utility>
 
 namespace ferro::cuda {
 namespace {
 
-// One operand as a rows x cols matrix: element (i, j) of batch p at ptr + p*bs + i*rs + j*cs.
-struct Matrix {
-    char* ptr;
-    int64_t rows, cols, bs, rs, cs;
-    bool conj;
-};
-
-Matrix transposed(Matrix x) {
-    std::swap(x.rows, x.cols);
-    std::swap(x.rs, x.cs);
-    return x;
-}
-
-// How cuBLAS reads x: op and leading dimension, when it can.
-struct Reading {
-    cublasOperation_t op;
-    int64_t ld;
-};
-
-bool column_major(const Matrix& x, int64_t& ld) {
-    if (x.rows != 1 && x.rs != 1) return false;
-    ld = x.cols == 1 ? std::max<int64_t>(1, x.rows) : x.cs;
-    return ld >= std::max<int64_t>(1, x.rows);
-}
-
-bool readable(const Matrix& x, Reading& r) {
-    if (x.bs < 0) return false;
-    int64_t ld = 0;
-    if (!x.conj && column_major(x, ld)) {
-        r = {CUBLAS_OP_N, ld};
-        return true;
-    }
-    if (column_major(transposed(x), ld)) {  // x^T is column-major: read it transposed
-        r = {x.conj ? CUBLAS_OP_C : CUBLAS_OP_T, ld};
-        return true;
-    }
-    return false;
-}
-
 int64_t itemsize(ferro_dtype dt) { return FERRO_DTYPE_BITS(dt) / 8; }
 
-// A ferro view of `x` as [batch, rows, cols] (element strides), for the copy kernels.
+// A ferro view of `x` at ptr as [batch, rows, cols], for the copy kernels.
 struct View3 {
     int64_t shape[3], strides[3];
     ferro_tensor_view view{};
-    View3(const Matrix& x, int64_t batch, ferro_dtype dt) {
-        const int64_t size = itemsize(dt);
+    View3(char* ptr, const MatrixLayout& x, int64_t batch, ferro_dtype dt) {
         shape[0] = batch;
         shape[1] = x.rows;
         shape[2] = x.cols;
-        strides[0] = x.bs / size;
-        strides[1] = x.rs / size;
-        strides[2] = x.cs / size;
+        strides[0] = x.bs;
+        strides[1] = x.rs;
+        strides[2] = x.cs;
         view.struct_size = sizeof view;
         view.dtype = dt;
         view.ndim = 3;
         view.shape = shape;
         view.strides = strides;
-        view.buffer = reinterpret_cast<ferro_buffer>(x.ptr);
-        view.data = x.ptr;
+        view.buffer = reinterpret_cast<ferro_buffer>(ptr);
+        view.data = ptr;
     }
 };
 
-// Copies x (conjugated if x.conj) into new column-major memory; the result has conj false.
-// A matrix shared by every batch (bs 0) is copied once.
-ferro_status to_column_major(Session& s, const Matrix& x, int64_t batch, ferro_dtype dt, Matrix& out, void*& temp) {
-    const int64_t size = itemsize(dt), copies = x.bs == 0 ? 1 : batch;
-    const int64_t matrix_bytes = std::max<int64_t>(1, x.rows * x.cols) * size;
-    if (ferro_status st = alloc_async(*s.engine, static_cast<uint64_t>(matrix_bytes * copies), &temp)) return st;
-    out = {static_cast<char*>(temp), x.rows, x.cols, x.bs == 0 ? 0 : matrix_bytes, size, x.rows * size, false};
-    const View3 from(x, copies, dt), to(out, copies, dt);
-    if (x.conj) {
+// from -> to, conjugating when asked.
+ferro_status copy_matrices(Session& s, const View3& from, const View3& to, bool conj) {
+    if (conj) {
         const ferro_unary_args args{sizeof(ferro_unary_args), FERRO_UNARY_CONJ, from.view, to.view};
         return unary(s, args);
     }
     const ferro_copy_args args{sizeof(ferro_copy_args), 0, from.view, to.view};
     return copy_strided(s, args);
+}
+
+MatrixLayout as_read(const MatrixLayout& x, bool transposed) {
+    if (!transposed) return x;
+    MatrixLayout t = x;
+    std::swap(t.rows, t.cols);
+    std::swap(t.rs, t.cs);
+    return t;
 }
 
 cudaDataType_t data_type(ferro_dtype dt) {
@@ -99,6 +57,10 @@ cudaDataType_t data_type(ferro_dtype dt) {
         case FERRO_DTYPE_C64: return CUDA_C_32F;
         default: return CUDA_C_64F;
     }
+}
+
+cublasOperation_t blas_op(BlasOp op) {
+    return op == BlasOp::N ? CUBLAS_OP_N : op == BlasOp::T ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
 // alpha/beta in the compute type's representation.
@@ -111,11 +73,6 @@ struct Scalar {
         else *reinterpret_cast<cuDoubleComplex*>(bytes) = make_cuDoubleComplex(v.real, v.imag);
     }
 };
-
-Matrix matrix_of(const ferro_gemm_operand& o, int64_t rows, int64_t cols, int64_t size, bool conj) {
-    return {static_cast<char*>(static_cast<void*>(o.buffer)) + o.byte_offset, rows, cols, o.batch_stride * size,
-            o.row_stride * size, o.col_stride * size, conj};
-}
 
 // Frees the temporaries (stream-ordered) when the product has been enqueued or has failed.
 struct Temporaries {
@@ -137,54 +94,46 @@ ferro_status gemm_batched(Session& s, const ferro_gemm_args& g) {
         return make_status(e, FERRO_UNIMPLEMENTED, "gemm_batched does not support this dtype (f32, f64, c64, c128 only)");
     }
     if (g.batch == 0 || g.m == 0 || g.n == 0) return nullptr;
-    const int64_t size = itemsize(dt);
     const bool complex = dt == FERRO_DTYPE_C64 || dt == FERRO_DTYPE_C128;
-    Matrix a = matrix_of(g.a, g.m, g.k, size, complex && g.conj_a);
-    Matrix b = matrix_of(g.b, g.k, g.n, size, complex && g.conj_b);
-    Matrix c = matrix_of(g.c, g.m, g.n, size, false);
-    int64_t m = g.m, n = g.n, ldc = 0;
-    // A row-major C: compute C^T = B^T A^T, which cuBLAS sees column-major.
-    if (!column_major(c, ldc) && column_major(transposed(c), ldc)) {
-        std::swap(a, b);
-        a = transposed(a);
-        b = transposed(b);
-        c = transposed(c);
-        std::swap(m, n);
-    }
-    Temporaries temps{e};
-    const Matrix c_target = c;
-    const bool c_direct = c.bs >= 0 && column_major(c, ldc) && !(c.bs == 0 && g.batch > 1);
+    const ferro_gemm_operand* sources[3] = {&g.a, &g.b, &g.c};
+    const MatrixLayout layouts[3] = {{g.m, g.k, g.a.batch_stride, g.a.row_stride, g.a.col_stride, complex && g.conj_a != 0},
+                                     {g.k, g.n, g.b.batch_stride, g.b.row_stride, g.b.col_stride, complex && g.conj_b != 0},
+                                     {g.m, g.n, g.c.batch_stride, g.c.row_stride, g.c.col_stride, false}};
+    auto pointer = [&](int source) {
+        return static_cast<char*>(static_cast<void*>(sources[source]->buffer)) + sources[source]->byte_offset;
+    };
+    const GemmPlan plan = plan_gemm(layouts[0], layouts[1], layouts[2], g.batch);
     const bool read_c = g.beta.real != 0 || g.beta.imag != 0;
-    if (!c_direct) {  // compute into a column-major temporary, copied out at the end
-        const Matrix from = {c.ptr, c.rows, c.cols, c.bs, c.rs, c.cs, false};
-        if (read_c) {
-            if (ferro_status st = to_column_major(s, from, g.batch, dt, c, temps.memory[2])) return st;
-        } else {
-            if (ferro_status st = alloc_async(e, static_cast<uint64_t>(std::max<int64_t>(1, m * n) * size * g.batch), &temps.memory[2])) return st;
-            c = {static_cast<char*>(temps.memory[2]), m, n, m * n * size, size, m * size, false};
+    Temporaries temps{e};
+    char* ptr[3] = {nullptr, nullptr, nullptr};
+    const GemmOperand* ops[3] = {&plan.a, &plan.b, &plan.c};
+    for (int i = 0; i < 3; ++i) {
+        const GemmOperand& o = *ops[i];
+        ptr[i] = pointer(o.source);
+        if (!o.copy) continue;
+        const MatrixLayout source = as_read(layouts[o.source], o.transposed);
+        const int64_t copies = o.layout.bs == 0 ? 1 : g.batch;
+        const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(1, o.layout.rows * o.layout.cols) * copies * itemsize(dt));
+        if (ferro_status st = alloc_async(e, bytes, &temps.memory[i])) return st;
+        char* temp = static_cast<char*>(temps.memory[i]);
+        if (i < 2 || read_c) {  // a C that beta does not read needs no copy in
+            if (ferro_status st = copy_matrices(s, View3(ptr[i], source, copies, dt), View3(temp, o.layout, copies, dt), source.conj)) {
+                return st;
+            }
         }
-        ldc = std::max<int64_t>(1, m);
-    }
-    Reading ra{}, rb{};
-    if (!readable(a, ra)) {
-        if (ferro_status st = to_column_major(s, a, g.batch, dt, a, temps.memory[0])) return st;
-        readable(a, ra);
-    }
-    if (!readable(b, rb)) {
-        if (ferro_status st = to_column_major(s, b, g.batch, dt, b, temps.memory[1])) return st;
-        readable(b, rb);
+        ptr[i] = temp;
     }
     const Scalar alpha(dt, g.alpha), beta(dt, g.beta);
     const cudaDataType_t type = data_type(dt);
     const cublasComputeType_t compute = (dt == FERRO_DTYPE_F32 || dt == FERRO_DTYPE_C64) ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
     const cublasStatus_t r = e.lib->cublasGemmStridedBatchedEx_64(
-        s.blas, ra.op, rb.op, m, n, g.k, alpha.bytes, a.ptr, type, ra.ld, a.bs / size, b.ptr, type, rb.ld, b.bs / size,
-        beta.bytes, c.ptr, type, ldc, c.bs / size, g.batch, compute, CUBLAS_GEMM_DEFAULT);
+        s.blas, blas_op(plan.a.op), blas_op(plan.b.op), plan.m, plan.n, plan.k, alpha.bytes, ptr[0], type, plan.a.ld,
+        plan.a.layout.bs, ptr[1], type, plan.b.ld, plan.b.layout.bs, beta.bytes, ptr[2], type, plan.c.ld, plan.c.layout.bs,
+        g.batch, compute, CUBLAS_GEMM_DEFAULT);
     if (r != CUBLAS_STATUS_SUCCESS) return call_failed(e, "cublasGemmStridedBatchedEx_64", r);
-    if (!c_direct) {
-        const View3 from(c, g.batch, dt), to(c_target, g.batch, dt);
-        const ferro_copy_args args{sizeof(ferro_copy_args), 0, from.view, to.view};
-        return copy_strided(s, args);
+    if (plan.c.copy) {  // the product was computed in a temporary: into C
+        const MatrixLayout target = as_read(layouts[2], plan.c.transposed);
+        return copy_matrices(s, View3(ptr[2], plan.c.layout, g.batch, dt), View3(pointer(2), target, g.batch, dt), false);
     }
     return nullptr;
 }
