@@ -118,7 +118,8 @@ ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
         TO_TYPE(FERRO_UNARY_ABS, R, number, [&] { if constexpr (is_int_v<T>) return x < 0 ? -x : x; else return std::abs(x); }())
         TO_TYPE(FERRO_UNARY_REAL, R, is_complex_v<T>, x.real())
         TO_TYPE(FERRO_UNARY_IMAG, R, is_complex_v<T>, x.imag())
-        TO_TYPE(FERRO_UNARY_ANGLE, R, fp, std::arg(x))
+        // numpy's angle is arctan2(imag, real): NaN for NaN (std::arg of a real NaN gives 0).
+        TO_TYPE(FERRO_UNARY_ANGLE, R, fp, [&] { if constexpr (is_complex_v<T>) return std::arg(x); else return std::isnan(x) ? x : std::arg(x); }())
         TO_TYPE(FERRO_UNARY_LOGICAL_NOT, boolean, true, x == T{} ? 1 : 0)
         TO_TYPE(FERRO_UNARY_ISNAN, boolean, true, isnan_of(x) ? 1 : 0)
         TO_TYPE(FERRO_UNARY_ISINF, boolean, true, isinf_of(x) ? 1 : 0)

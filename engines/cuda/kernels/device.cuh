@@ -11,6 +11,10 @@
 
 #include <cstdint>
 
+// Element functions are compiled for the host too, so the host tests can check their semantics
+// against the cpu engine without a device (tests/cuda/ops_host.cu).
+#define FERRO_HD __host__ __device__
+
 namespace ferro::cuda {
 
 using c64 = ::cuda::std::complex<float>;
@@ -23,6 +27,12 @@ template <class T> inline constexpr bool is_complex_v = is_complex<T>::value;
 template <class T> inline constexpr bool is_float_v = ::cuda::std::is_same_v<T, float> || ::cuda::std::is_same_v<T, double>;
 template <class T> inline constexpr bool is_bool_v = ::cuda::std::is_same_v<T, boolean>;
 template <class T> inline constexpr bool is_int_v = ::cuda::std::is_same_v<T, int64_t>;
+
+// Which dtypes an op is defined on.
+template <class T> constexpr bool fp = is_float_v<T> || is_complex_v<T>;  // float or complex
+template <class T> constexpr bool real_fp = is_float_v<T>;
+template <class T> constexpr bool number = !is_bool_v<T>;
+template <class T> constexpr bool ordered = !is_complex_v<T>;  // complex has no order (as in torch)
 
 template <class T> struct real_of { using type = T; };
 template <class T> struct real_of<::cuda::std::complex<T>> { using type = T; };
@@ -53,7 +63,7 @@ bool visit_dtype(ferro_dtype dtype, F&& f) {
 // numpy's conversions, as the cpu engine's: complex -> real keeps the real part, anything ->
 // bool is "!= 0", bool -> number is 0 or 1.
 template <class To, class From>
-__device__ __forceinline__ To convert(From x) {
+FERRO_HD __forceinline__ To convert(From x) {
     if constexpr (is_bool_v<To>) {
         return x != From{} ? 1 : 0;
     } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
@@ -70,8 +80,7 @@ __device__ __forceinline__ To convert(From x) {
 // Element offsets of linear index i (row-major over s.shape) in each operand. One axis (every
 // dense operand) needs no division; 32-bit division where the index fits.
 template <int N>
-__device__ __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64_t (&off)[N]) {
-#pragma unroll
+FERRO_HD __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64_t (&off)[N]) {
     for (int k = 0; k < N; ++k) off[k] = s.ndim == 1 ? i * s.stride[k][0] : 0;
     if (s.ndim <= 1) return;
     if (s.numel <= INT32_MAX) {
@@ -80,7 +89,6 @@ __device__ __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64
             const uint32_t n = static_cast<uint32_t>(s.shape[d]);
             const uint32_t q = rest / n, r = rest - q * n;
             rest = q;
-#pragma unroll
             for (int k = 0; k < N; ++k) off[k] += static_cast<int64_t>(r) * s.stride[k][d];
         }
     } else {
@@ -88,7 +96,6 @@ __device__ __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64
         for (int d = s.ndim - 1; d >= 0; --d) {
             const int64_t q = rest / s.shape[d], r = rest - q * s.shape[d];
             rest = q;
-#pragma unroll
             for (int k = 0; k < N; ++k) off[k] += r * s.stride[k][d];
         }
     }

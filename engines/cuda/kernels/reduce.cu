@@ -6,56 +6,12 @@
 //  - one block per output (or per part of an output), threads striding through the inputs and
 //    combining in shared memory: long contiguous reductions;
 //  - with few outputs, several blocks per output write partials that a second kernel combines.
-#include "device.cuh"
+#include "reduce_ops.cuh"
 
 #include <utility>
 
 namespace ferro::cuda {
 namespace {
-
-template <class T> struct wide { using type = T; };
-template <> struct wide<float> { using type = double; };
-template <> struct wide<c64> { using type = c128; };
-template <> struct wide<boolean> { using type = int64_t; };
-
-template <class T, uint32_t Op>
-struct Reducer {
-    using Acc = ::cuda::std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
-                ::cuda::std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
-    using Out = ::cuda::std::conditional_t<::cuda::std::is_same_v<Acc, bool>, boolean, T>;
-
-    __device__ static Acc identity() {
-        if constexpr (Op == FERRO_REDUCE_SUM) return Acc(0);
-        else if constexpr (Op == FERRO_REDUCE_PROD) return Acc(1);
-        else if constexpr (Op == FERRO_REDUCE_ANY) return false;
-        else if constexpr (Op == FERRO_REDUCE_ALL) return true;
-        else if constexpr (is_float_v<T>) return Op == FERRO_REDUCE_MAX ? -T(INFINITY) : T(INFINITY);
-        else return Op == FERRO_REDUCE_MAX ? INT64_MIN : INT64_MAX;
-    }
-    __device__ static Acc combine(Acc acc, Acc x) {
-        if constexpr (Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD) {
-            if constexpr (is_int_v<Acc>) {  // wraps modulo 2^64, as numpy (signed overflow is UB)
-                const uint64_t a = static_cast<uint64_t>(acc), b = static_cast<uint64_t>(x);
-                return static_cast<int64_t>(Op == FERRO_REDUCE_SUM ? a + b : a * b);
-            } else {
-                return Op == FERRO_REDUCE_SUM ? acc + x : acc * x;
-            }
-        } else if constexpr (Op == FERRO_REDUCE_ANY) {
-            return acc || x;
-        } else if constexpr (Op == FERRO_REDUCE_ALL) {
-            return acc && x;
-        } else {
-            if constexpr (is_float_v<T>) {
-                if (isnan(acc) || isnan(x)) return isnan(acc) ? acc : x;
-            }
-            return Op == FERRO_REDUCE_MAX ? (x > acc ? x : acc) : (x < acc ? x : acc);
-        }
-    }
-    __device__ static Acc step(Acc acc, T x) {
-        if constexpr (::cuda::std::is_same_v<Acc, bool>) return combine(acc, x != T{});
-        else return combine(acc, convert<Acc>(x));
-    }
-};
 
 // Kept axes (strides: out, in) and reduced axes (strides: in), each merged where contiguous.
 struct ReduceLayout {

@@ -1,0 +1,18 @@
+// The cuda engine's element functions (engines/cuda/kernels/*_ops.cuh) run on the host, over
+// dense arrays: what the kernels compute per element, checkable without a device. Each returns
+// false for an (op, dtype) the engine does not define.
+#pragma once
+
+#include <ferro/types.h>
+
+#include <cstdint>
+
+namespace ferro::cuda::host {
+
+bool unary(uint32_t op, ferro_dtype in_dtype, ferro_dtype out_dtype, const void* in, void* out, int64_t n);
+bool binary(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n);
+bool cast(ferro_dtype from, ferro_dtype to, const void* in, void* out, int64_t n);
+// All n elements of `in` reduced into out[0] (a step per element, as a thread per output does).
+bool reduce(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* in, void* out, int64_t n);
+
+}  // namespace ferro::cuda::host
