@@ -109,15 +109,15 @@ struct Plan {
     int64_t half_axis_len = 0;
     bool c2r_as_cast = false;  // c2r of length 1: the real part
     std::mutex mutex;          // a cuFFT plan takes its stream and work area as state
-    void* last_stream = nullptr;
 
     ~Plan() {
         if (!first.made && !second.made) return;
         int previous = 0;
         cudaGetDevice(&previous);
         cudaSetDevice(device);
-        // Queued executions may still read the plans' tables.
-        if (last_stream != nullptr) cudaStreamSynchronize(static_cast<cudaStream_t>(last_stream));
+        // Queued executions may still read the plans' tables (the engine's stream may already be
+        // gone: wait for the device as a whole).
+        cudaDeviceSynchronize();
         if (first.made) cufftDestroy(first.handle);
         if (second.made) cufftDestroy(second.handle);
         cudaSetDevice(previous);
@@ -243,7 +243,8 @@ void lay_out(Plan& p) {
 
 uint64_t workspace_bytes(const Plan& p) { return p.scale_offset + kAlign; }
 
-// A view of the workspace slice at `offset` with this dtype, shape and strides.
+// A view of the workspace slice at `offset` with this dtype, shape and strides (borrowed: they
+// must outlive the view).
 ferro_tensor_view slice(const ferro_exec_args& args, uint64_t offset, ferro_dtype dtype, const std::vector<int64_t>& shape,
                         const std::vector<int64_t>& strides) {
     ferro_tensor_view v{};
@@ -291,10 +292,10 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
         return;
     }
     const ferro_dtype complex = plugin::complex_dtype(t.out_dtype), real = plugin::real_dtype(t.out_dtype);
-    const ferro_tensor_view w_all = slice(args, p.w_offset, complex, {static_cast<int64_t>(p.w_elements)}, {1});
     // Gather: zeros where the input is shorter, then the part of the input that is read.
-    if (p.fill) {
-        ferro_fill_args zero{sizeof zero, 0, p.gather_real ? slice(args, p.r_offset, real, {static_cast<int64_t>(p.r_elements)}, {1}) : w_all, {}};
+    if (p.fill) {  // (views borrow their shape and strides: these must outlive the call)
+        const std::vector<int64_t> all{static_cast<int64_t>(p.gather_real ? p.r_elements : p.w_elements)}, unit{1};
+        ferro_fill_args zero{sizeof zero, 0, p.gather_real ? slice(args, p.r_offset, real, all, unit) : slice(args, p.w_offset, complex, all, unit), {}};
         plugin::check(host, host->session_fill(session, &zero));
     }
     ferro_tensor_view src = in;
@@ -322,7 +323,6 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     const int direction = t.sign > 0 ? CUFFT_INVERSE : CUFFT_FORWARD;
     {
         const std::lock_guard<std::mutex> lock(p.mutex);
-        p.last_stream = ctx.stream;
         if (t.kind == Kind::r2c && p.first.made && p.first.type != CUFFT_C2C && p.first.type != CUFFT_Z2Z) {
             run_cufft(p.first, ctx, work, r, w, direction);
         } else if (p.first.made) {
