@@ -16,3 +16,13 @@ bool cast(ferro_dtype from, ferro_dtype to, const void* in, void* out, int64_t n
 bool reduce(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* in, void* out, int64_t n);
 
 }  // namespace ferro::cuda::host
+
+namespace ferro::linalg::cuda::host {
+
+// The cuSOLVER module's per-matrix arithmetic (plugins/linalg_cuda/src/lu_math.cuh) on the
+// host: one matrix's determinant (logabs NULL) or sign and log|det| from getrf's n x n factors
+// and 1-based pivots, and P (m x m, column-major) with A = P L U from k pivots.
+bool determinant(ferro_dtype dtype, const void* lu, const int64_t* pivots, int64_t n, void* sign_or_det, void* logabs);
+bool permutation(ferro_dtype dtype, const int64_t* pivots, int64_t m, int64_t k, void* p);
+
+}  // namespace ferro::linalg::cuda::host

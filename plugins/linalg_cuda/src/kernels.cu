@@ -1,5 +1,6 @@
 // Device kernels of the cuSOLVER module (kernels.hpp).
 #include "kernels.hpp"
+#include "lu_math.cuh"
 
 #include <cuda/std/cmath>
 #include <cuda/std/complex>
@@ -26,82 +27,18 @@ __global__ void zero_triangle_kernel(T* a, int64_t count, int64_t rows, int64_t 
     }
 }
 
-// One thread per matrix: the diagonal product with the pivots' signs.
+// One thread per matrix (lu_math.cuh).
 template <class T>
 __global__ void determinant_kernel(const T* lu, const int64_t* piv, int64_t count, int64_t n, T* sign_or_det,
-                                   typename T::value_type* logabs) {
-    using R = typename T::value_type;
+                                   typename real_of<T>::type* logabs) {
     const int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-    if (b >= count) return;
-    const T* a = lu + b * n * n;
-    const int64_t* p = piv + b * n;
-    if (logabs == nullptr) {  // the product itself: exp(sum log) would lose digits
-        T det(1);
-        for (int64_t i = 0; i < n; ++i) det *= p[i] != i + 1 ? -a[i + i * n] : a[i + i * n];
-        sign_or_det[b] = det;
-        return;
-    }
-    T sign(1);
-    R log_sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        const T u = a[i + i * n];
-        const R mag = cs::abs(u);
-        if (p[i] != i + 1) sign = -sign;
-        if (mag == 0) {
-            sign = T(0);
-            log_sum = -INFINITY;
-            break;
-        }
-        sign *= u / mag;
-        log_sum += cs::log(mag);
-    }
-    sign_or_det[b] = sign;
-    logabs[b] = log_sum;
+    if (b < count) determinant_of(lu + b * n * n, piv + b * n, n, sign_or_det + b, logabs == nullptr ? nullptr : logabs + b);
 }
 
-// Real dtypes through the same kernel: complex with a zero imaginary part, the real part kept.
-template <class R>
-__global__ void real_determinant_kernel(const R* lu, const int64_t* piv, int64_t count, int64_t n, R* sign_or_det, R* logabs) {
-    const int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-    if (b >= count) return;
-    const R* a = lu + b * n * n;
-    const int64_t* p = piv + b * n;
-    R value = 1, log_sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        const R u = a[i + i * n];
-        if (p[i] != i + 1) value = -value;
-        if (logabs == nullptr) {
-            value *= u;
-            continue;
-        }
-        if (u == 0) {
-            value = 0;
-            log_sum = -INFINITY;
-            break;
-        }
-        if (u < 0) value = -value;
-        log_sum += cs::log(cs::abs(u));
-    }
-    sign_or_det[b] = value;
-    if (logabs != nullptr) logabs[b] = log_sum;
-}
-
-// One thread per matrix: the row permutation the pivots make, then P with P[perm[i], i] = 1.
 template <class T>
 __global__ void permutation_kernel(const int64_t* piv, int64_t count, int64_t m, int64_t k, T* p, int64_t* perm_scratch) {
     const int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-    if (b >= count) return;
-    int64_t* perm = perm_scratch + b * m;
-    for (int64_t i = 0; i < m; ++i) perm[i] = i;
-    for (int64_t i = 0; i < k; ++i) {
-        const int64_t j = piv[b * k + i] - 1;
-        const int64_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    T* out = p + b * m * m;
-    for (int64_t e = 0; e < m * m; ++e) out[e] = T(0);
-    for (int64_t i = 0; i < m; ++i) out[perm[i] + i * m] = T(1);  // column-major: row perm[i], column i
+    if (b < count) permutation_of(piv + b * k, m, k, perm_scratch + b * m, p + b * m * m);
 }
 
 template <class F>
@@ -114,9 +51,6 @@ bool visit(ferro_dtype dtype, F&& f) {
         default: return false;
     }
 }
-
-template <class T> struct is_complex { static constexpr bool value = false; };
-template <class R> struct is_complex<cs::complex<R>> { static constexpr bool value = true; };
 
 }  // namespace
 
@@ -139,14 +73,9 @@ cudaError_t lu_determinant(cudaStream_t stream, ferro_dtype dtype, const void* l
     if (count == 0) return cudaSuccess;
     if (!visit(dtype, [&](auto tag) {
             using T = decltype(tag);
-            if constexpr (is_complex<T>::value) {
-                determinant_kernel<<<blocks_for(count), kBlock, 0, stream>>>(
-                    static_cast<const T*>(lu), pivots, count, n, static_cast<T*>(sign_or_det),
-                    static_cast<typename T::value_type*>(logabs));
-            } else {
-                real_determinant_kernel<<<blocks_for(count), kBlock, 0, stream>>>(
-                    static_cast<const T*>(lu), pivots, count, n, static_cast<T*>(sign_or_det), static_cast<T*>(logabs));
-            }
+            determinant_kernel<<<blocks_for(count), kBlock, 0, stream>>>(static_cast<const T*>(lu), pivots, count, n,
+                                                                         static_cast<T*>(sign_or_det),
+                                                                         static_cast<typename real_of<T>::type*>(logabs));
         })) {
         return cudaErrorInvalidValue;
     }
