@@ -113,4 +113,23 @@ bool reduce(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* i
     return ok;
 }
 
+Offsets strided_offsets(int ndim, const int64_t* shape, const int64_t* out_strides, const int64_t* in_strides) {
+    ferro_tensor_view out{}, in{};
+    out.ndim = in.ndim = ndim;
+    out.shape = in.shape = shape;
+    out.strides = out_strides;
+    in.strides = in_strides;
+    const ferro_tensor_view* const views[2] = {&out, &in};
+    const Strided<2> s = make_strided(views);
+    Offsets o;
+    o.merged_ndim = s.ndim;
+    for (int64_t i = 0; i < s.numel; ++i) {
+        int64_t off[2];
+        offsets_of(s, i, off);
+        o.out.push_back(off[0]);
+        o.in.push_back(off[1]);
+    }
+    return o;
+}
+
 }  // namespace ferro::cuda::host

@@ -6,6 +6,7 @@
 #include <ferro/types.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace ferro::cuda::host {
 
@@ -14,6 +15,15 @@ bool binary(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* a
 bool cast(ferro_dtype from, ferro_dtype to, const void* in, void* out, int64_t n);
 // All n elements of `in` reduced into out[0] (a step per element, as a thread per output does).
 bool reduce(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* in, void* out, int64_t n);
+
+// The element offsets the elementwise kernels visit for two operands of one shape (make_strided,
+// then offsets_of for every linear index), as (out, in) pairs in row-major index order; and the
+// merged rank the kernels iterate.
+struct Offsets {
+    int merged_ndim = 0;
+    std::vector<int64_t> out, in;
+};
+Offsets strided_offsets(int ndim, const int64_t* shape, const int64_t* out_strides, const int64_t* in_strides);
 
 }  // namespace ferro::cuda::host
 
