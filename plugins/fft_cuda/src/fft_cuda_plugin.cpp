@@ -17,7 +17,7 @@
 //    the real parts of its points 0 and n/2; cuFFT's multidimensional c2r does not promise
 //    that. In this layout both steps are single strided cuFFT calls: the complex axes with
 //    stride B*half over B*half interleaved batches, then the c2r over contiguous rows.
-#include "../../fft/src/fft.hpp"
+#include "../../fft/src/fft_device.hpp"
 
 #include "cuda_errors.hpp"
 
@@ -298,20 +298,9 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
         ferro_fill_args zero{sizeof zero, 0, p.gather_real ? slice(args, p.r_offset, real, all, unit) : slice(args, p.w_offset, complex, all, unit), {}};
         plugin::check(host, host->session_fill(session, &zero));
     }
-    ferro_tensor_view src = in;
-    src.shape = p.gather_shape.data();
     const ferro_tensor_view dst = p.gather_real ? slice(args, p.r_offset, real, p.gather_shape, p.r_strides)
                                                 : slice(args, p.w_offset, complex, p.gather_shape, p.w_strides);
-    if (t.conj_in && plugin::is_complex(in.dtype)) {
-        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, src, dst};
-        plugin::check(host, host->session_unary(session, &conj));
-    } else if (in.dtype != dst.dtype) {
-        ferro_cast_args cast{sizeof cast, 0, src, dst};
-        plugin::check(host, host->session_cast(session, &cast));
-    } else {
-        ferro_copy_args copy{sizeof copy, 0, src, dst};
-        plugin::check(host, host->session_copy_strided(session, &copy));
-    }
+    gather_input(host, session, t, in, p.gather_shape, dst);
 
     // The transforms, on the engine's stream after the gather.
     const void* native = nullptr;
@@ -356,22 +345,16 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     }
 
     // Scatter, scaled for the norm; ihfft conjugates the result in place.
-    if (t.scale != 1) {
+    if (t.scale != 1) {  // the scale: one element of the workspace, broadcast
         const std::vector<int64_t> zeros(t.out_shape.size(), 0);
         const ferro_tensor_view scale = slice(args, p.scale_offset, t.out_dtype, t.out_shape, zeros);
         ferro_tensor_view one = scale;
         one.ndim = 0;
         ferro_fill_args set{sizeof set, 0, one, {t.scale, 0, 0}};
         plugin::check(host, host->session_fill(session, &set));
-        ferro_binary_args mul{sizeof mul, FERRO_BINARY_MUL, result, scale, out};
-        plugin::check(host, host->session_binary(session, &mul));
+        scatter_output(host, session, t, result, &scale, out);
     } else {
-        ferro_copy_args copy{sizeof copy, 0, result, out};
-        plugin::check(host, host->session_copy_strided(session, &copy));
-    }
-    if (t.conj_out) {
-        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, out, out};
-        plugin::check(host, host->session_unary(session, &conj));
+        scatter_output(host, session, t, result, nullptr, out);
     }
 }
 

@@ -10,7 +10,7 @@
 // its kernels, shared by the plans of that layout, is what makes them reusable across sessions
 // and threads: every use starts with a full barrier (session_native_context), which orders it
 // after the previous use on the engine's one queue.
-#include "../../fft/src/fft.hpp"
+#include "../../fft/src/fft_device.hpp"
 #include "vkfft_app.hpp"
 
 #include <ferro/plugin.hpp>
@@ -257,21 +257,10 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
         ferro_fill_args zero{sizeof zero, 0, view_of(host, k.work, complex, all, unit), {}};
         plugin::check(host, host->session_fill(session, &zero));
     }
-    ferro_tensor_view src = in;
-    src.shape = p.gather_shape.data();
     const bool real_work = t.kind == Kind::r2c;
     const ferro_tensor_view dst = view_of(host, k.work, real_work ? t.in_dtype : complex, p.gather_shape,
                                           real_work ? p.real_strides : p.complex_strides);
-    if (t.conj_in && plugin::is_complex(in.dtype)) {
-        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, src, dst};
-        plugin::check(host, host->session_unary(session, &conj));
-    } else if (in.dtype != dst.dtype) {
-        ferro_cast_args cast{sizeof cast, 0, src, dst};
-        plugin::check(host, host->session_cast(session, &cast));
-    } else {
-        ferro_copy_args copy{sizeof copy, 0, src, dst};
-        plugin::check(host, host->session_copy_strided(session, &copy));
-    }
+    gather_input(host, session, t, in, p.gather_shape, dst);
 
     // The transforms, each after a barrier that makes the previous writes visible.
     for (size_t i = 0; i < k.stages.size(); ++i) {
@@ -284,16 +273,10 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     const ferro_tensor_view result = view_of(host, k.work, t.out_dtype, t.out_shape,
                                              t.kind == Kind::c2r ? p.real_strides : p.complex_strides);
     if (p.scale != nullptr) {
-        const ferro_tensor_view s = view_of(host, p.scale, t.out_dtype, t.out_shape, p.zero_strides);
-        ferro_binary_args mul{sizeof mul, FERRO_BINARY_MUL, result, s, out};
-        plugin::check(host, host->session_binary(session, &mul));
+        const ferro_tensor_view scale = view_of(host, p.scale, t.out_dtype, t.out_shape, p.zero_strides);
+        scatter_output(host, session, t, result, &scale, out);
     } else {
-        ferro_copy_args copy{sizeof copy, 0, result, out};
-        plugin::check(host, host->session_copy_strided(session, &copy));
-    }
-    if (t.conj_out) {
-        ferro_unary_args conj{sizeof conj, FERRO_UNARY_CONJ, out, out};
-        plugin::check(host, host->session_unary(session, &conj));
+        scatter_output(host, session, t, result, nullptr, out);
     }
 }
 
