@@ -196,6 +196,21 @@ TEST_CASE("cuda linalg: failures name the matrix of the batch as the LAPACK modu
     check_error([&] { (void)linalg::svd(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.svd: the matrix contains NaN or Inf");
     check_error([&] { (void)linalg::triangular_solve(rt.zeros({2, 2}).to(kCuda), rt.ones({2, 1}).to(kCuda), true); },
                 FERRO_INVALID_ARGUMENT, "linalg.triangular_solve: the matrix is singular: its diagonal entry [0, 0] is exactly zero");
+    // lu_solve's pivots are checked, in the LAPACK module's words.
+    const Tensor lu3 = rt.eye(3), bad = rt.tensor<int64_t>({3, 1, 3}, {3}), rhs = rt.ones({3, 1});
+    std::string lapack_words;
+    try {
+        (void)linalg::lu_solve(lu3, bad, rhs);
+    } catch (const Error& e) {
+        lapack_words = e.what();
+    }
+    REQUIRE(!lapack_words.empty());
+    try {
+        (void)linalg::lu_solve(lu3.to(kCuda), bad.to(kCuda), rhs.to(kCuda));
+        FAIL("expected an error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == lapack_words);
+    }
     // What cuSOLVER does not run here is declined, never run on the cpu instead.
     check_error([&] { (void)linalg::eig(rt.eye(3).to(kCuda)); }, FERRO_UNIMPLEMENTED, "the cuSOLVER module does not implement linalg.eig");
 }

@@ -242,13 +242,20 @@ private:
         const std::string where = p_.batch.empty() ? "the matrix" : "matrix " + shape_text(batch_index(p_.batch, fail_index_)) + " of the batch";
         throw plugin::Error(fail_code_, op_label(p_.op) + ": " + where + " " + fail_why_);
     }
-    // Waits for the stream and brings `bytes` at `device` to the host.
+    // Queues the copy of `count` elements at `device` into `host` (valid after wait()).
+    template <class T>
+    void download(const void* device, int64_t count, std::vector<T>& host) {
+        host.resize(static_cast<size_t>(count));
+        if (count == 0) return;
+        check_cuda("cudaMemcpyAsync", cudaMemcpyAsync(host.data(), device, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+    }
+    void wait() { plugin::check(host_, ctx_->synchronize(ctx_)); }
+    // Waits for the stream and brings `count` elements at `device` to the host.
     template <class T>
     std::vector<T> fetch(const void* device, int64_t count) {
-        std::vector<T> host(static_cast<size_t>(count));
-        if (count == 0) return host;
-        check_cuda("cudaMemcpyAsync", cudaMemcpyAsync(host.data(), device, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost, stream()));
-        plugin::check(host_, ctx_->synchronize(ctx_));
+        std::vector<T> host;
+        download(device, count, host);
+        wait();
         return host;
     }
     int* infos() { return static_cast<int*>(temporary(static_cast<uint64_t>(p_.count) * sizeof(int))); }
@@ -258,7 +265,9 @@ private:
     void getrs(cublasOperation_t trans, int64_t n, int64_t k);
     void singular_check(const std::vector<int>& info);
     void finite_check(const Region& a, const Region& flags, int64_t rows, int64_t cols);
-    void zero_diagonal_check(const Region& a, const Region& diag, int64_t n, const char* what);
+    void gather_diagonal(const Region& a, const Region& diag, int64_t n);
+    void download_diagonal(const Region& diag, int64_t n, std::vector<float>& single, std::vector<double>& other);
+    void check_zero_diagonal(const std::vector<float>& single, const std::vector<double>& other, int64_t n, const char* what);
     void run_solve();
     void run_inv();
     void run_det();
@@ -326,29 +335,31 @@ void Run::finite_check(const Region& a, const Region& flags, int64_t rows, int64
     report();
 }
 
-// An exactly zero diagonal entry of the n x n matrices at a (checked on the host, as trtrs).
-void Run::zero_diagonal_check(const Region& a, const Region& diag, int64_t n, const char* what) {
+// The diagonals of the n x n matrices at a into diag, for a check on the host (as trtrs).
+void Run::gather_diagonal(const Region& a, const Region& diag, int64_t n) {
     ferro_tensor_view from = matrices(a, p_.dtype, n, 1, n + 1, n * n);
     from.ndim -= 1;
     std::vector<int64_t> strides(from.strides, from.strides + from.ndim);
     strides.back() = n + 1;
     from.strides = keep(std::move(strides)).data();
     copy(from, vectors(diag, p_.dtype, n));
-    native();
-    const bool complex = is_complex(p_.dtype);
-    const bool single = real_ == FERRO_DTYPE_F32;
-    std::vector<double> values;
-    if (single) {
-        const auto v = fetch<float>(ws(diag), p_.count * n * (complex ? 2 : 1));
-        values.assign(v.begin(), v.end());
-    } else {
-        values = fetch<double>(ws(diag), p_.count * n * (complex ? 2 : 1));
-    }
-    const int64_t parts = complex ? 2 : 1;
+}
+
+// Queues their download: into `single` for f32/c64, `other` for f64/c128 (real and imaginary
+// parts interleaved for complex).
+void Run::download_diagonal(const Region& diag, int64_t n, std::vector<float>& single, std::vector<double>& other) {
+    const int64_t count = p_.count * n * (is_complex(p_.dtype) ? 2 : 1);
+    if (real_ == FERRO_DTYPE_F32) download(ws(diag), count, single);
+    else download(ws(diag), count, other);
+}
+
+// After the wait: an exactly zero diagonal entry fails its matrix.
+void Run::check_zero_diagonal(const std::vector<float>& single, const std::vector<double>& other, int64_t n, const char* what) {
+    const int64_t parts = is_complex(p_.dtype) ? 2 : 1;
+    auto value = [&](int64_t at) { return real_ == FERRO_DTYPE_F32 ? double{single[static_cast<size_t>(at)]} : other[static_cast<size_t>(at)]; };
     for (int64_t b = 0; b < p_.count; ++b) {
         for (int64_t i = 0; i < n; ++i) {
-            const double re = values[static_cast<size_t>((b * n + i) * parts)];
-            const double im = complex ? values[static_cast<size_t>((b * n + i) * parts + 1)] : 0.0;
+            const double re = value((b * n + i) * parts), im = parts == 2 ? value((b * n + i) * parts + 1) : 0.0;
             if (re == 0 && im == 0) {
                 record(b, FERRO_INVALID_ARGUMENT, std::string("is singular: ") + what + "[" + std::to_string(i) + ", " +
                                                       std::to_string(i) + "]" +
@@ -358,7 +369,6 @@ void Run::zero_diagonal_check(const Region& a, const Region& diag, int64_t n, co
             }
         }
     }
-    report();
 }
 
 void Run::run_solve() {
@@ -622,7 +632,16 @@ void Run::run_triangular_solve() {
     // B is n x k (A X = B) or k x n (X A = B).
     const int64_t brows = p_.left ? n : k, bcols = p_.left ? k : n;
     copy(input(1, 2), dense(p_.b, p_.dtype, brows, bcols));
-    if (!p_.unit) zero_diagonal_check(p_.a, p_.e, n, "its diagonal entry ");
+    if (!p_.unit) {
+        gather_diagonal(p_.a, p_.e, n);
+        native();
+        std::vector<float> single;
+        std::vector<double> other;
+        download_diagonal(p_.e, n, single, other);
+        wait();
+        check_zero_diagonal(single, other, n, "its diagonal entry ");
+        report();
+    }
     native();
     const cublasHandle_t blas = static_cast<cublasHandle_t>(ctx_->cublas);
     const cublasSideMode_t side = p_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
@@ -670,22 +689,28 @@ void Run::run_lu_solve() {
     std::vector<int64_t> shape, strides;
     if (p_.left) copy(input(2, 2), dense(p_.b, p_.dtype, n, k));
     else copy(transpose_last(input(2, 2), shape, strides), dense(p_.b, p_.dtype, n, k), p_.adjoint);
-    // The pivots must be getrf's (entry j in [j + 1, n]) and U's diagonal non-zero.
+    // The pivots must be getrf's (entry j in [j + 1, n]) and U's diagonal non-zero: one wait for both.
+    gather_diagonal(p_.a, p_.e, n);
     native();
-    const std::vector<int64_t> piv = fetch<int64_t>(ws(p_.c), p_.count * n);
+    std::vector<int64_t> piv;
+    std::vector<float> single;
+    std::vector<double> other;
+    download(ws(p_.c), p_.count * n, piv);
+    download_diagonal(p_.e, n, single, other);
+    wait();
     for (int64_t b = 0; b < p_.count; ++b) {
         for (int64_t j = 0; j < n; ++j) {
             const int64_t v = piv[static_cast<size_t>(b * n + j)];
-            if (v < j + 1 || v > n) {
-                record(b, FERRO_INVALID_ARGUMENT, "has pivot " + std::to_string(v) + " at position " + std::to_string(j) +
-                                                      ", expected a value in [" + std::to_string(j + 1) + ", " + std::to_string(n) +
-                                                      "] as lu_factor returns");
+            if (v < j + 1 || v > n) {  // the LAPACK module's words
+                record(b, FERRO_INVALID_ARGUMENT, "has pivot " + std::to_string(j) + " = " + std::to_string(v) +
+                                                      " (input 1), expected a value in [" + std::to_string(j + 1) + ", " +
+                                                      std::to_string(n) + "]");
                 break;
             }
         }
     }
+    check_zero_diagonal(single, other, n, "U");
     report();
-    zero_diagonal_check(p_.a, p_.e, n, "U");
     native();
     const cublasOperation_t trans = p_.left ? (p_.adjoint ? CUBLAS_OP_C : CUBLAS_OP_N) : (p_.adjoint ? CUBLAS_OP_N : CUBLAS_OP_T);
     getrs(trans, n, k);
