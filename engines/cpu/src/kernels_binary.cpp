@@ -66,9 +66,9 @@ ferro_status binary_typed(Engine& e, const ferro_binary_args& a) {
     constexpr bool ordered = !is_complex_v<T>;  // complex has no order (as in torch)
     constexpr bool real_fp = is_float_v<T>;
     switch (a.op) {
-        SAME_TYPE(FERRO_BINARY_ADD, number, x + y)
-        SAME_TYPE(FERRO_BINARY_SUB, number, x - y)
-        SAME_TYPE(FERRO_BINARY_MUL, number, x * y)
+        SAME_TYPE(FERRO_BINARY_ADD, number, [&] { if constexpr (is_int_v<T>) return wrap_add(x, y); else return x + y; }())
+        SAME_TYPE(FERRO_BINARY_SUB, number, [&] { if constexpr (is_int_v<T>) return wrap_sub(x, y); else return x - y; }())
+        SAME_TYPE(FERRO_BINARY_MUL, number, [&] { if constexpr (is_int_v<T>) return wrap_mul(x, y); else return x * y; }())
         SAME_TYPE(FERRO_BINARY_DIV, number, [&] { if constexpr (is_int_v<T>) return floor_div(x, y); else return x / y; }())
         SAME_TYPE(FERRO_BINARY_POW, number, [&] { if constexpr (is_int_v<T>) return int_pow(x, y); else return std::pow(x, y); }())
         SAME_TYPE(FERRO_BINARY_MAXIMUM, number && ordered, maximum(x, y))

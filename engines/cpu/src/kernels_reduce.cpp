@@ -15,15 +15,15 @@ template <> struct wide<float> { using type = double; };
 template <> struct wide<c64> { using type = c128; };
 template <> struct wide<boolean> { using type = int64_t; };
 
-// Integer sums and products wrap modulo 2^64, as numpy's do (signed overflow would be UB).
+// Integer sums and products wrap modulo 2^64, as numpy's do (wrap_add, wrap_mul).
 template <class A>
 A add(A x, A y) {
-    if constexpr (std::is_same_v<A, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+    if constexpr (std::is_same_v<A, int64_t>) return wrap_add(x, y);
     else return x + y;
 }
 template <class A>
 A mul(A x, A y) {
-    if constexpr (std::is_same_v<A, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+    if constexpr (std::is_same_v<A, int64_t>) return wrap_mul(x, y);
     else return x * y;
 }
 

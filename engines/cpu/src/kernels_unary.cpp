@@ -89,7 +89,7 @@ ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
     constexpr bool real_fp = is_float_v<T>;
     constexpr bool number = !is_bool_v<T>;
     switch (a.op) {
-        SAME_TYPE(FERRO_UNARY_NEG, number, -x)
+        SAME_TYPE(FERRO_UNARY_NEG, number, [&] { if constexpr (is_int_v<T>) return wrap_neg(x); else return -x; }())
         SAME_TYPE(FERRO_UNARY_CONJ, number, [&] { if constexpr (is_complex_v<T>) return std::conj(x); else return x; }())
         SAME_TYPE(FERRO_UNARY_EXP, fp, std::exp(x))
         SAME_TYPE(FERRO_UNARY_LOG, fp, std::log(x))
@@ -101,7 +101,7 @@ ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
         SAME_TYPE(FERRO_UNARY_RSQRT, fp, T(1) / std::sqrt(x))
         SAME_TYPE(FERRO_UNARY_SIGN, number, sign_of(x))
         SAME_TYPE(FERRO_UNARY_RECIPROCAL, fp, T(1) / x)
-        SAME_TYPE(FERRO_UNARY_SQUARE, number, x * x)
+        SAME_TYPE(FERRO_UNARY_SQUARE, number, [&] { if constexpr (is_int_v<T>) return wrap_mul(x, x); else return x * x; }())
         // std has no complex expm1/log1p; exp(x) - 1 loses digits for tiny |x| there only.
         SAME_TYPE(FERRO_UNARY_EXPM1, fp, [&] { if constexpr (real_fp) return std::expm1(x); else return std::exp(x) - T(1); }())
         SAME_TYPE(FERRO_UNARY_LOG1P, fp, [&] { if constexpr (real_fp) return std::log1p(x); else return std::log(T(1) + x); }())
@@ -115,7 +115,7 @@ ferro_status unary_typed(Engine& e, const ferro_unary_args& a) {
         SAME_TYPE(FERRO_UNARY_FLOOR, real_fp, std::floor(x))
         SAME_TYPE(FERRO_UNARY_CEIL, real_fp, std::ceil(x))
         SAME_TYPE(FERRO_UNARY_ROUND, real_fp, std::nearbyint(x))  // half to even
-        TO_TYPE(FERRO_UNARY_ABS, R, number, [&] { if constexpr (is_int_v<T>) return x < 0 ? -x : x; else return std::abs(x); }())
+        TO_TYPE(FERRO_UNARY_ABS, R, number, [&] { if constexpr (is_int_v<T>) return x < 0 ? wrap_neg(x) : x; else return std::abs(x); }())
         TO_TYPE(FERRO_UNARY_REAL, R, is_complex_v<T>, x.real())
         TO_TYPE(FERRO_UNARY_IMAG, R, is_complex_v<T>, x.imag())
         // numpy's angle is arctan2(imag, real): NaN for NaN (std::arg of a real NaN gives 0).

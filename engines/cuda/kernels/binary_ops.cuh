@@ -64,9 +64,9 @@ struct Binary {
         }                                                                              \
     };
 
-FERRO_BINARY(FERRO_BINARY_ADD, number<T>, T, x + y)
-FERRO_BINARY(FERRO_BINARY_SUB, number<T>, T, x - y)
-FERRO_BINARY(FERRO_BINARY_MUL, number<T>, T, x * y)
+FERRO_BINARY(FERRO_BINARY_ADD, number<T>, T, [&] { if constexpr (is_int_v<T>) return wrap_add(x, y); else return x + y; }())
+FERRO_BINARY(FERRO_BINARY_SUB, number<T>, T, [&] { if constexpr (is_int_v<T>) return wrap_sub(x, y); else return x - y; }())
+FERRO_BINARY(FERRO_BINARY_MUL, number<T>, T, [&] { if constexpr (is_int_v<T>) return wrap_mul(x, y); else return x * y; }())
 FERRO_BINARY(FERRO_BINARY_DIV, number<T>, T, [&] { if constexpr (is_int_v<T>) return floor_div(x, y); else return x / y; }())
 FERRO_BINARY(FERRO_BINARY_POW, number<T>, T, [&] { if constexpr (is_int_v<T>) return int_pow(x, y); else return cs::pow(x, y); }())
 FERRO_BINARY(FERRO_BINARY_MAXIMUM, number<T> && ordered<T>, T, maximum(x, y))

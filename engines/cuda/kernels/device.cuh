@@ -60,12 +60,30 @@ bool visit_dtype(ferro_dtype dtype, F&& f) {
     }
 }
 
+// Integer arithmetic wraps modulo 2^64, as numpy's does (signed overflow would be undefined).
+FERRO_HD __forceinline__ int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
+FERRO_HD __forceinline__ int64_t wrap_sub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
+FERRO_HD __forceinline__ int64_t wrap_mul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+FERRO_HD __forceinline__ int64_t wrap_neg(int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }
+
 // numpy's conversions, as the cpu engine's: complex -> real keeps the real part, anything ->
 // bool is "!= 0", bool -> number is 0 or 1.
+// A float to int64 as numpy does on x86 (and the cpu engine): truncated, INT64_MIN for NaN,
+// infinities and what lies outside the range (the device would saturate instead).
+template <class F>
+FERRO_HD __forceinline__ int64_t float_to_int64(F x) {
+    constexpr F limit = F(9223372036854775808.0);  // 2^63
+    return x >= -limit && x < limit ? static_cast<int64_t>(x) : INT64_MIN;
+}
+
 template <class To, class From>
 FERRO_HD __forceinline__ To convert(From x) {
     if constexpr (is_bool_v<To>) {
         return x != From{} ? 1 : 0;
+    } else if constexpr (is_int_v<To> && is_complex_v<From>) {
+        return float_to_int64(x.real());
+    } else if constexpr (is_int_v<To> && is_float_v<From>) {
+        return float_to_int64(x);
     } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
         return static_cast<To>(x.real());
     } else if constexpr (is_complex_v<To> && !is_complex_v<From>) {

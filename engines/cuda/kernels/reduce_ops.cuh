@@ -30,9 +30,8 @@ struct Reducer {
     }
     FERRO_HD static Acc combine(Acc acc, Acc x) {
         if constexpr (Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD) {
-            if constexpr (is_int_v<Acc>) {  // wraps modulo 2^64, as numpy (signed overflow is UB)
-                const uint64_t a = static_cast<uint64_t>(acc), b = static_cast<uint64_t>(x);
-                return static_cast<int64_t>(Op == FERRO_REDUCE_SUM ? a + b : a * b);
+            if constexpr (is_int_v<Acc>) {  // wraps modulo 2^64, as numpy
+                return Op == FERRO_REDUCE_SUM ? wrap_add(acc, x) : wrap_mul(acc, x);
             } else {
                 return Op == FERRO_REDUCE_SUM ? acc + x : acc * x;
             }

@@ -64,7 +64,7 @@ struct Unary {
         }                                                                              \
     };
 
-FERRO_UNARY(FERRO_UNARY_NEG, number<T>, T, -x)
+FERRO_UNARY(FERRO_UNARY_NEG, number<T>, T, [&] { if constexpr (is_int_v<T>) return wrap_neg(x); else return -x; }())
 FERRO_UNARY(FERRO_UNARY_CONJ, number<T>, T, [&] { if constexpr (is_complex_v<T>) return cs::conj(x); else return x; }())
 FERRO_UNARY(FERRO_UNARY_EXP, fp<T>, T, cs::exp(x))
 FERRO_UNARY(FERRO_UNARY_LOG, fp<T>, T, cs::log(x))
@@ -76,7 +76,7 @@ FERRO_UNARY(FERRO_UNARY_SQRT, fp<T>, T, cs::sqrt(x))
 FERRO_UNARY(FERRO_UNARY_RSQRT, fp<T>, T, [&] { if constexpr (real_fp<T>) return rsqrt_of(x); else return T(1) / cs::sqrt(x); }())
 FERRO_UNARY(FERRO_UNARY_SIGN, number<T>, T, sign_of(x))
 FERRO_UNARY(FERRO_UNARY_RECIPROCAL, fp<T>, T, T(1) / x)
-FERRO_UNARY(FERRO_UNARY_SQUARE, number<T>, T, x * x)
+FERRO_UNARY(FERRO_UNARY_SQUARE, number<T>, T, [&] { if constexpr (is_int_v<T>) return wrap_mul(x, x); else return x * x; }())
 // No complex expm1/log1p anywhere (nor in the cpu engine): exp(x) - 1 there.
 FERRO_UNARY(FERRO_UNARY_EXPM1, fp<T>, T, [&] { if constexpr (real_fp<T>) return cs::expm1(x); else return cs::exp(x) - T(1); }())
 FERRO_UNARY(FERRO_UNARY_LOG1P, fp<T>, T, [&] { if constexpr (real_fp<T>) return cs::log1p(x); else return cs::log(T(1) + x); }())
@@ -90,7 +90,7 @@ FERRO_UNARY(FERRO_UNARY_ERF, real_fp<T>, T, cs::erf(x))
 FERRO_UNARY(FERRO_UNARY_FLOOR, real_fp<T>, T, cs::floor(x))
 FERRO_UNARY(FERRO_UNARY_CEIL, real_fp<T>, T, cs::ceil(x))
 FERRO_UNARY(FERRO_UNARY_ROUND, real_fp<T>, T, cs::rint(x))  // half to even
-FERRO_UNARY(FERRO_UNARY_ABS, number<T>, R, [&] { if constexpr (is_int_v<T>) return x < 0 ? -x : x; else return cs::abs(x); }())
+FERRO_UNARY(FERRO_UNARY_ABS, number<T>, R, [&] { if constexpr (is_int_v<T>) return x < 0 ? wrap_neg(x) : x; else return cs::abs(x); }())
 FERRO_UNARY(FERRO_UNARY_REAL, is_complex_v<T>, R, [&] { if constexpr (is_complex_v<T>) return x.real(); else return x; }())
 FERRO_UNARY(FERRO_UNARY_IMAG, is_complex_v<T>, R, [&] { if constexpr (is_complex_v<T>) return x.imag(); else return x; }())
 FERRO_UNARY(FERRO_UNARY_ANGLE, fp<T>, R, [&] { if constexpr (is_complex_v<T>) return cs::arg(x); else return cs::atan2(R(0), x); }())
