@@ -7,6 +7,7 @@
 
 #include <ferro/gradcheck.hpp>
 
+#include <limits>
 #include <string>
 
 using namespace ferro;
@@ -145,4 +146,10 @@ TEST_CASE("cuda: an einsum tensor network gives the cpu engine's result on cuda"
     const Tensor c = seeded_input(rt, {8, 2, 8}, DType::f64, 63);
     const char* spec = "aib,bjc,cka->ijk";
     check_same(einsum(spec, {a.to(kCuda), b.to(kCuda), c.to(kCuda)}), einsum(spec, {a, b, c}), DType::f64);
+}
+
+TEST_CASE("cuda: NaN, infinities and out-of-range floats cast to i64 and angle NaN as on the cpu engine", "[cuda]") {
+    Runtime rt = cuda_runtime();
+    require_cuda_device(rt);
+    check_special_casts(rt, kCuda);
 }

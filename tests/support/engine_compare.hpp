@@ -8,6 +8,7 @@
 #include <ferro/gradcheck.hpp>  // detail::values_of
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -73,6 +74,21 @@ void compare_on(const std::string& engine, const std::string& what, DType dtype,
         check_same_on(engine, f(x_cpu.to(engine)), want, dtype);
     } catch (const Error& e) {
         FAIL_CHECK(engine << " refused what the cpu engine runs: " << e.what());
+    }
+}
+
+// NaN, infinities and out-of-range floats cast to i64 (INT64_MIN, as numpy on x86) and the
+// angle of NaN (NaN) on `engine` as on the cpu engine, in every float dtype the engine has.
+inline void check_special_casts(const Runtime& rt, const std::string& engine) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> specials{std::nan(""), inf, -inf, 1e19, -1e19, 9.3e18, -9.3e18, 9.2e18, 2.5, -2.5, -0.0, 0.0};
+    const Tensor x = rt.tensor<double>(specials, {static_cast<int64_t>(specials.size())});
+    for (DType dt : {DType::f32, DType::f64, DType::c64, DType::c128}) {
+        if (!engine_dtypes(rt, engine).count(dt)) continue;
+        INFO(dtype_name(dt));
+        const Tensor v = x.to(dt);
+        check_same_on(engine, v.to(engine).to(DType::i64), v.to(DType::i64), DType::i64);
+        if (dt == DType::f32 || dt == DType::f64) check_same_on(engine, v.to(engine).call("core.angle"), v.call("core.angle"), dt);
     }
 }
 

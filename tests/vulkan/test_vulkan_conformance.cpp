@@ -254,3 +254,11 @@ TEST_CASE("vulkan: the engine's own f64 trigonometric functions and erf and pow 
     check_ulps("core.arctan2", xx, xv.call("core.arctan2", {}, {yv}), x.call("core.arctan2", {}, {y}));
     check_no_vulkan_messages(log);
 }
+
+TEST_CASE("vulkan: NaN, infinities and out-of-range floats cast to i64 and angle NaN as on the cpu engine", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    check_special_casts(rt, kVulkan);
+    check_no_vulkan_messages(log);
+}
