@@ -5,7 +5,6 @@
 #include "reduce_ops.cuh"
 #include "unary_ops.cuh"
 
-#include <utility>
 
 namespace ferro::cuda::host {
 namespace {
@@ -24,13 +23,6 @@ bool unary_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
     }
 }
 
-template <class T, uint32_t... Ops>
-bool unary_dispatch(uint32_t op, ferro_dtype out_dtype, const void* in, void* out, int64_t n, std::integer_sequence<uint32_t, Ops...>) {
-    bool ok = false;
-    ((op == Ops ? (ok = unary_one<Ops, T>(out_dtype, in, out, n), true) : false) || ...);
-    return ok;
-}
-
 template <uint32_t Op, class T>
 bool binary_one(ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n) {
     using B = Binary<Op, T>;
@@ -44,14 +36,6 @@ bool binary_one(ferro_dtype out_dtype, const void* a, const void* b, void* out, 
     } else {
         return false;
     }
-}
-
-template <class T, uint32_t... Ops>
-bool binary_dispatch(uint32_t op, ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n,
-                     std::integer_sequence<uint32_t, Ops...>) {
-    bool ok = false;
-    ((op == Ops ? (ok = binary_one<Ops, T>(out_dtype, a, b, out, n), true) : false) || ...);
-    return ok;
 }
 
 template <class T, uint32_t Op>
@@ -70,7 +54,8 @@ bool reduce_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
 bool unary(uint32_t op, ferro_dtype in_dtype, ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
     bool ok = false;
     visit_dtype(in_dtype, [&](auto tag) {
-        ok = unary_dispatch<decltype(tag)>(op, out_dtype, in, out, n, std::make_integer_sequence<uint32_t, FERRO_UNARY_COUNT_>{});
+        using T = decltype(tag);
+        with_op<FERRO_UNARY_COUNT_>(op, [&](auto o) { ok = unary_one<decltype(o)::value, T>(out_dtype, in, out, n); });
     });
     return ok;
 }
@@ -78,7 +63,8 @@ bool unary(uint32_t op, ferro_dtype in_dtype, ferro_dtype out_dtype, const void*
 bool binary(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n) {
     bool ok = false;
     visit_dtype(dtype, [&](auto tag) {
-        ok = binary_dispatch<decltype(tag)>(op, out_dtype, a, b, out, n, std::make_integer_sequence<uint32_t, FERRO_BINARY_COUNT_>{});
+        using T = decltype(tag);
+        with_op<FERRO_BINARY_COUNT_>(op, [&](auto o) { ok = binary_one<decltype(o)::value, T>(out_dtype, a, b, out, n); });
     });
     return ok;
 }

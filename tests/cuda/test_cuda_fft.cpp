@@ -85,19 +85,7 @@ TEST_CASE("cuda fft: what cuFFT cannot do is declined with the reason", "[cuda]"
 TEST_CASE("cuda fft: gradients through cuda tensors match finite differences", "[cuda]") {
     Runtime rt = fft_cuda_runtime();
     require_cuda_device(rt);
-    const Tensor z = fft_signal(rt, {3, 8}, DType::c128, 51).to(kCuda);
-    const Tensor r = fft_signal(rt, {3, 8}, DType::f64, 52).to(kCuda);
-    const auto through_fft = [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{fft::fft(x[0], 10, -1, "ortho").abs().sum({0, 1})};
-    };
-    const auto through_rfft = [](const std::vector<Tensor>& x) {
-        const Tensor y = fft::irfft(fft::rfft(x[0]) * fft::rfft(x[0]), 8);
-        return std::vector<Tensor>{(y * y).sum({0, 1})};
-    };
-    const GradcheckResult a = gradcheck(through_fft, {z}), b = gradcheck(through_rfft, {r});
-    INFO(a.report << b.report);
-    CHECK(a.ok);
-    CHECK(b.ok);
+    check_fft_gradients(rt, kCuda);
 }
 
 TEST_CASE("concurrency: one cuda fft plan used by several threads", "[cuda]") {

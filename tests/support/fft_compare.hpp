@@ -109,4 +109,22 @@ inline void fft_cases_nd(const Runtime& rt, DType dt, const FftCompare& compare)
     compare("fftn of a permuted view", dt, [](const Tensor& t) { return fft::fftn(t.permute({2, 0, 1}), {}, {0, 1}); }, cube);
 }
 
+// Gradients of an fft and of an rfft/irfft product, with their inputs on `engine`, match
+// finite differences (f64 and c128).
+inline void check_fft_gradients(const Runtime& rt, const std::string& engine) {
+    const Tensor z = fft_signal(rt, {3, 8}, DType::c128, 51).to(engine);
+    const Tensor r = fft_signal(rt, {3, 8}, DType::f64, 52).to(engine);
+    const auto through_fft = [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{fft::fft(x[0], 10, -1, "ortho").abs().sum({0, 1})};
+    };
+    const auto through_rfft = [](const std::vector<Tensor>& x) {
+        const Tensor y = fft::irfft(fft::rfft(x[0]) * fft::rfft(x[0]), 8);
+        return std::vector<Tensor>{(y * y).sum({0, 1})};
+    };
+    const GradcheckResult a = gradcheck(through_fft, {z}), b = gradcheck(through_rfft, {r});
+    INFO(a.report << b.report);
+    CHECK(a.ok);
+    CHECK(b.ok);
+}
+
 }  // namespace ferro::test

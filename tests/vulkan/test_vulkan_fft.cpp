@@ -96,19 +96,7 @@ TEST_CASE("vulkan fft: gradients through vulkan tensors match finite differences
     Runtime rt = fft_vulkan_runtime(log);
     require_vulkan_device(rt);
     if (!device_has(rt, DType::c128)) return;
-    const Tensor z = signal(rt, {3, 8}, DType::c128, 51).to("vulkan:0");
-    const Tensor r = signal(rt, {3, 8}, DType::f64, 52).to("vulkan:0");
-    const auto through_fft = [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{fft::fft(x[0], 10, -1, "ortho").abs().sum({0, 1})};
-    };
-    const auto through_rfft = [](const std::vector<Tensor>& x) {
-        const Tensor y = fft::irfft(fft::rfft(x[0]) * fft::rfft(x[0]), 8);
-        return std::vector<Tensor>{(y * y).sum({0, 1})};
-    };
-    const GradcheckResult a = gradcheck(through_fft, {z}), b = gradcheck(through_rfft, {r});
-    INFO(a.report << b.report);
-    CHECK(a.ok);
-    CHECK(b.ok);
+    check_fft_gradients(rt, "vulkan:0");
     check_no_vulkan_messages(log);
 }
 

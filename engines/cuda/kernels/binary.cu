@@ -3,8 +3,6 @@
 // no order.
 #include "binary_ops.cuh"
 
-#include <utility>
-
 namespace ferro::cuda {
 namespace {
 
@@ -19,20 +17,16 @@ ferro_status run(Session& s, const ferro_binary_args& a) {
     }
 }
 
-template <class T, uint32_t... Ops>
-ferro_status dispatch(Session& s, const ferro_binary_args& a, std::integer_sequence<uint32_t, Ops...>) {
-    ferro_status st = nullptr;
-    const bool known = ((a.op == Ops ? (st = run<Ops, T>(s, a), true) : false) || ...);
-    return known ? st : unsupported(s, "binary", "op " + std::to_string(a.op));
-}
-
 }  // namespace
 
 ferro_status binary(Session& s, const ferro_binary_args& a) {
     if (a.a.dtype != a.b.dtype) return unsupported(s, "binary", "operands of different dtypes");
     ferro_status st = nullptr;
     const bool ok = visit_dtype(a.a.dtype, [&](auto tag) {
-        st = dispatch<decltype(tag)>(s, a, std::make_integer_sequence<uint32_t, FERRO_BINARY_COUNT_>{});
+        using T = decltype(tag);
+        if (!with_op<FERRO_BINARY_COUNT_>(a.op, [&](auto op) { st = run<decltype(op)::value, T>(s, a); })) {
+            st = unsupported(s, "binary", "op " + std::to_string(a.op));
+        }
     });
     return ok ? st : unsupported(s, "binary", "this dtype");
 }

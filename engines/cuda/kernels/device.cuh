@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 // Element functions are compiled for the host too, so the host tests can check their semantics
 // against the cpu engine without a device (tests/cuda/ops_host.cu).
@@ -65,6 +67,17 @@ FERRO_HD __forceinline__ int64_t wrap_add(int64_t x, int64_t y) { return static_
 FERRO_HD __forceinline__ int64_t wrap_sub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
 FERRO_HD __forceinline__ int64_t wrap_mul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
 FERRO_HD __forceinline__ int64_t wrap_neg(int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }
+
+// Calls f(std::integral_constant<uint32_t, Op>{}) for the Op in [0, Count) that equals `op`
+// (the kernels are templates on the op, chosen at run time); false when none does.
+template <class F, uint32_t... Ops>
+bool with_op_in(uint32_t op, F& f, std::integer_sequence<uint32_t, Ops...>) {
+    return ((op == Ops ? (f(std::integral_constant<uint32_t, Ops>{}), true) : false) || ...);
+}
+template <uint32_t Count, class F>
+bool with_op(uint32_t op, F&& f) {
+    return with_op_in(op, f, std::make_integer_sequence<uint32_t, Count>{});
+}
 
 // numpy's conversions, as the cpu engine's: complex -> real keeps the real part, anything ->
 // bool is "!= 0", bool -> number is 0 or 1.

@@ -3,8 +3,6 @@
 // (op, dtype), chosen on the host.
 #include "unary_ops.cuh"
 
-#include <utility>
-
 namespace ferro::cuda {
 namespace {
 
@@ -19,19 +17,15 @@ ferro_status run(Session& s, const ferro_unary_args& a) {
     }
 }
 
-template <class T, uint32_t... Ops>
-ferro_status dispatch(Session& s, const ferro_unary_args& a, std::integer_sequence<uint32_t, Ops...>) {
-    ferro_status st = nullptr;
-    const bool known = ((a.op == Ops ? (st = run<Ops, T>(s, a), true) : false) || ...);
-    return known ? st : unsupported(s, "unary", "op " + std::to_string(a.op));
-}
-
 }  // namespace
 
 ferro_status unary(Session& s, const ferro_unary_args& a) {
     ferro_status st = nullptr;
     const bool ok = visit_dtype(a.in.dtype, [&](auto tag) {
-        st = dispatch<decltype(tag)>(s, a, std::make_integer_sequence<uint32_t, FERRO_UNARY_COUNT_>{});
+        using T = decltype(tag);
+        if (!with_op<FERRO_UNARY_COUNT_>(a.op, [&](auto op) { st = run<decltype(op)::value, T>(s, a); })) {
+            st = unsupported(s, "unary", "op " + std::to_string(a.op));
+        }
     });
     return ok ? st : unsupported(s, "unary", "this input dtype");
 }
