@@ -6,7 +6,9 @@
 //
 // --case NAME runs one instance (bench/run alternates ferro and its peers instance by
 // instance, so both sides of a ratio meet the same load); --timing-only and --paths-only run
-// half of the work; --only SUBSTRING selects instances by part of their name.
+// half of the work; --only SUBSTRING selects instances by part of their name. --grad times
+// forward + backward of sum(einsum) with every operand requiring its gradient instead
+// (bench/run einsum_ad), and the forward alone for the backward's cost relative to it.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
@@ -19,7 +21,7 @@
 using ferro::Tensor;
 
 int main(int argc, char** argv) {
-    bool quick = false, timing = true, paths = true;
+    bool quick = false, timing = true, paths = true, grad = false;
     std::string data = "../shared/data/einsum_instances.json", only, exact;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
         else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) exact = argv[++i];
         else if (std::strcmp(argv[i], "--timing-only") == 0) paths = false;
         else if (std::strcmp(argv[i], "--paths-only") == 0) timing = false;
+        else if (std::strcmp(argv[i], "--grad") == 0) grad = true;
     }
     std::ifstream in(data);
     if (!in) {
@@ -49,6 +52,20 @@ int main(int argc, char** argv) {
         ferro::EinsumOptions reference;
         for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
+        if (grad) {
+            std::vector<Tensor> leaves;
+            for (const Tensor& t : operands) leaves.push_back(t.detach().set_requires_grad());
+            row["forward_seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+            row["seconds"] = bench::median_call_seconds(
+                [&] {
+                    ferro::einsum(subscripts, leaves, reference).sum().backward();
+                    for (Tensor& l : leaves) l.clear_grad();
+                },
+                quick ? 3 : 5);
+            std::printf("%s\n", row.dump().c_str());
+            std::fflush(stdout);
+            continue;
+        }
         if (timing) {
             row["seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
         }

@@ -10,7 +10,9 @@ Operands are f64 uniform in [-1, 1) (their values do not change the cost). A pee
 missing or fails is reported with the reason.
 
 --case NAME runs one instance, --timing-only and --paths-only half of the work (bench/run
-alternates ferro and the peers instance by instance)."""
+alternates ferro and the peers instance by instance). --grad times forward + backward of
+sum(einsum) with respect to every operand instead (bench/run einsum_ad): torch autograd through
+opt_einsum.contract(backend="torch") and jax.grad under jax.jit, along the same path."""
 import json, subprocess, sys, time
 
 import numpy as np
@@ -23,6 +25,7 @@ only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
 exact = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
 timing = "--paths-only" not in sys.argv
 paths = "--timing-only" not in sys.argv
+grad = "--grad" in sys.argv
 samples = 3 if quick else 5
 
 
@@ -63,6 +66,28 @@ def jax_run(sub, ops, path):
     x = [jnp.asarray(o) for o in ops]
     run = lambda: f(*x).block_until_ready()
     return {"seconds": median_call_seconds(run, samples), "how": f"jax.numpy.einsum {jax.__version__} (optimize=path, jit)"}
+
+
+def torch_grad_run(sub, ops, path):
+    import opt_einsum as oe
+    import torch
+    t = [torch.from_numpy(o).requires_grad_() for o in ops]
+
+    def run():
+        oe.contract(sub, *t, optimize=path, backend="torch").sum().backward()
+        for x in t:
+            x.grad = None
+    return {"seconds": median_call_seconds(run, samples), "how": f"torch {torch.__version__} autograd via opt_einsum.contract(backend=torch)"}
+
+
+def jax_grad_run(sub, ops, path):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    f = jax.jit(jax.grad(lambda *xs: jnp.einsum(sub, *xs, optimize=path).sum(), argnums=tuple(range(len(ops)))))
+    x = [jnp.asarray(o) for o in ops]
+    run = lambda: jax.block_until_ready(f(*x))
+    return {"seconds": median_call_seconds(run, samples), "how": f"jax.grad of jax.numpy.einsum {jax.__version__} (optimize=path, jit)"}
 
 
 SEARCH = r"""
@@ -107,6 +132,11 @@ def main():
         ops = [rng.uniform(-1, 1, s) for s in shapes]
         path = [tuple(p) for p in inst["paths"]["opt_flops"]["path"]]
         row = {"case": name}
+        if grad:
+            row.update(torch=attempt(lambda: torch_grad_run(sub, ops, path)),
+                       jax=attempt(lambda: jax_grad_run(sub, ops, path)))
+            print(json.dumps(row), flush=True)
+            continue
         if timing:
             row.update(numpy=attempt(lambda: numpy_run(sub, ops, path)),
                        torch=attempt(lambda: torch_run(sub, ops, path)),

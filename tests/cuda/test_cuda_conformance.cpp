@@ -135,6 +135,12 @@ TEST_CASE("cuda: gradients through cuda tensors match finite differences", "[cud
         const GradcheckResult r = gradcheck(f, {a, b});
         INFO(r.report);
         CHECK(r.ok);
+        // Four operands: the einsum rules walk the contraction tree (its path read back from the device).
+        const Tensor c = seeded_input(rt, {2, 3}, dt, 53).to(kCuda), d = seeded_input(rt, {3, 2}, dt, 54).to(kCuda);
+        const auto chain = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{einsum("ij,jk,kl,lm->im", x)}; };
+        const GradcheckResult tree = gradcheck(chain, {a, b, c, d});
+        INFO(tree.report);
+        CHECK(tree.ok);
     }
 }
 

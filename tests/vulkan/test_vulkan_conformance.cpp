@@ -178,6 +178,12 @@ TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "
     const GradcheckResult r = gradcheck(f, {a, b});
     INFO(r.report);
     CHECK(r.ok);
+    // Four operands: the einsum rules walk the contraction tree (its path read back from the device).
+    const Tensor c = input(rt, {2, 3}, DType::f64, 53).to("vulkan:0"), d = input(rt, {3, 2}, DType::f64, 54).to("vulkan:0");
+    const auto chain = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{einsum("ij,jk,kl,lm->im", x)}; };
+    const GradcheckResult tree = gradcheck(chain, {a, b, c, d});
+    INFO(tree.report);
+    CHECK(tree.ok);
     check_no_vulkan_messages(log);
 }
 

@@ -104,22 +104,26 @@ public:
     TensorRef borrow(ferro_tensor t) const { return TensorRef::borrow(host_, t); }
 
     // Calls op `name` (qualified: "core.mul") and returns its outputs.
-    std::vector<TensorRef> call_all(const char* name, std::initializer_list<Arg> inputs,
-                                    std::initializer_list<ferro_named_attr> attrs = {},
-                                    uint32_t max_outputs = 8) const {
+    std::vector<TensorRef> call_all(const char* name, std::span<const ferro_tensor> inputs,
+                                    std::span<const ferro_named_attr> attrs, uint32_t max_outputs = 8) const {
         ferro_op op = nullptr;
         check(host_, host_->op_find(host_, name, &op));
-        std::vector<ferro_tensor> in;
-        in.reserve(inputs.size());
-        for (const Arg& a : inputs) in.push_back(a.get());
         std::vector<ferro_tensor> out(max_outputs, nullptr);
-        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(),
-                                static_cast<uint32_t>(in.size()), max_outputs, in.data(), out.data(), 0, 0};
+        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.data(),
+                                static_cast<uint32_t>(inputs.size()), max_outputs, inputs.data(), out.data(), 0, 0};
         check(host_, host_->op_call(host_, op, &args));
         std::vector<TensorRef> result;
         result.reserve(args.n_outputs);
         for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(host_, out[i]);
         return result;
+    }
+    std::vector<TensorRef> call_all(const char* name, std::initializer_list<Arg> inputs,
+                                    std::initializer_list<ferro_named_attr> attrs = {},
+                                    uint32_t max_outputs = 8) const {
+        std::vector<ferro_tensor> in;
+        in.reserve(inputs.size());
+        for (const Arg& a : inputs) in.push_back(a.get());
+        return call_all(name, in, std::span<const ferro_named_attr>(attrs.begin(), attrs.size()), max_outputs);
     }
     // Op `name` with one output, on handles and attributes held elsewhere.
     TensorRef call(const char* name, std::span<const ferro_tensor> inputs,

@@ -7,6 +7,7 @@
 #include <ferro/plugin.h>
 
 #include <span>
+#include <vector>
 
 namespace ferro::einsum {
 
@@ -18,6 +19,8 @@ enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed,
 // The expression of a call, from its subscripts or sublists attribute and the operands' ranks.
 Expression expression_of(const ferro_attr_value* attrs, std::span<const ferro_signature> inputs);
 PathOptions path_options_of(const ferro_attr_value* attrs, int n_operands);
+// A call's attributes by name again (those given), to pass them on to another op call.
+std::vector<ferro_named_attr> named_attrs(const ferro_attr_value* attrs);
 
 const ferro_op_schema* schemas();
 

@@ -3,11 +3,20 @@
 // JVP: d(out) = sum over operands i of the same einsum with operand i replaced by its tangent.
 // VJP: operand i's cotangent is the einsum of the output cotangent with the other operands,
 // conjugated (PyTorch's convention), onto operand i's distinct labels. Three things make it
-// more than that: a label only operand i has (summed by the forward) comes back through a
-// ones vector; a repeated label (a diagonal) is put back on the diagonal through identity
-// matrices under fresh labels; an axis that broadcast (size 1 against a larger label) is
-// summed, then restored as size 1 by a reshape.
+// more than that: a label that no other factor carries at its full size (only operand i has
+// it, or the others broadcast it at size 1) comes back through a ones vector; a repeated label
+// (a diagonal) is put back on the diagonal through identity matrices under fresh labels; an
+// axis that broadcast (size 1 against a larger label) is summed, then restored as size 1 by a
+// reshape.
+//
+// That costs n einsums over n operands for a network of n. From 4 operands, when two or more
+// need a derivative, the rules walk the forward's contraction tree instead (tree.hpp): the
+// pairwise steps are recomputed where a sibling's cotangent needs them, and each step's VJP is
+// the one above for a 2-operand einsum, so the backward costs about three forwards (the
+// recomputation and two products per step) whatever n is. Forward mode walks the same tree:
+// d(a b) = da b + a db at every step.
 #include "einsum.hpp"
+#include "tree.hpp"
 
 #include <ferro/rules.hpp>
 
@@ -40,33 +49,42 @@ TensorRef eye(const plugin::Rules& r, ferro_tensor like, int64_t n) {
                                    plugin::attr_str("engine", r.host()->tensor_engine(like))});
 }
 
-TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const std::vector<int64_t>& sizes,
-                            const ferro_vjp_args& a, size_t i) {
-    const ferro_tensor g = a.cotangents[0];
-    const ferro_signature& sig = a.input_sigs[i];
+// Operand i's cotangent, given the output's (g) and the other operands (operands[i] unused).
+TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const std::vector<int64_t>& sizes, ferro_tensor g,
+                            std::span<const ferro_tensor> operands, std::span<const std::span<const int64_t>> shapes,
+                            size_t i) {
+    const std::span<const int64_t> shape = shapes[i];
     const std::vector<int>& axes = e.inputs[i];
     // The axes that carry a gradient (not broadcast), and their distinct labels.
     std::vector<bool> broadcast(axes.size());
     std::vector<int> target;
     for (size_t ax = 0; ax < axes.size(); ++ax) {
-        broadcast[ax] = sig.shape[ax] == 1 && sizes[static_cast<size_t>(axes[ax])] != 1;
+        broadcast[ax] = shape[ax] == 1 && sizes[static_cast<size_t>(axes[ax])] != 1;
         if (!broadcast[ax] && !contains(target, axes[ax])) target.push_back(axes[ax]);
     }
     std::vector<TensorRef> held;  // conjugates and constants, alive until the call
-    std::vector<ferro_tensor> operands{g};
+    std::vector<ferro_tensor> factors{g};
     std::vector<std::vector<int>> labels{e.output};
     for (size_t j = 0; j < e.inputs.size(); ++j) {
         if (j == i) continue;
-        operands.push_back(held.emplace_back(r.conj(a.inputs[j])).get());
+        factors.push_back(held.emplace_back(r.conj(operands[j])).get());
         labels.push_back(e.inputs[j]);
     }
+    // A label no other factor carries at its full size (only operand i has it, or the others
+    // broadcast it at size 1) comes back through a ones vector of that size.
     for (int l : target) {
-        const bool elsewhere = std::any_of(labels.begin(), labels.end(), [&](const auto& ls) { return contains(ls, l); });
+        const int64_t size = sizes[static_cast<size_t>(l)];
+        bool elsewhere = contains(e.output, l);  // the output has every label at its full size
+        for (size_t j = 0; j < e.inputs.size() && !elsewhere; ++j) {
+            for (size_t ax = 0; ax < e.inputs[j].size() && j != i && !elsewhere; ++ax) {
+                elsewhere = e.inputs[j][ax] == l && shapes[j][ax] == size;
+            }
+        }
         if (elsewhere) continue;
-        operands.push_back(held.emplace_back(ones(r, g, sizes[static_cast<size_t>(l)])).get());
+        factors.push_back(held.emplace_back(ones(r, g, size)).get());
         labels.push_back({l});
     }
-    TensorRef grad = call_einsum(r, operands, labels, target);
+    TensorRef grad = call_einsum(r, factors, labels, target);
 
     // Back onto operand i's axes: repeated labels through identities under fresh labels.
     std::vector<int> placed;
@@ -86,8 +104,120 @@ TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const s
         embed_labels.push_back({l, fresh++});
     }
     if (placed != target) grad = call_einsum(r, embed_operands, embed_labels, placed);
-    if (std::find(broadcast.begin(), broadcast.end(), true) != broadcast.end()) grad = r.reshape(grad, plugin::shape_of(sig));
+    if (std::find(broadcast.begin(), broadcast.end(), true) != broadcast.end()) grad = r.reshape(grad, shape);
     return grad;
+}
+
+// Walking the tree pays from 4 operands with two or more derivatives wanted: below that the
+// pairwise products it runs are as many as the direct formula's, in more calls.
+constexpr size_t kTreeMinOperands = 4;
+
+// The path the forward took (einsum.path with the call's attributes: the host's plan cache
+// keeps it), as opt_einsum linear pairs.
+Path forward_path(const plugin::Rules& r, const ferro_attr_value* attrs, std::span<const ferro_tensor> inputs) {
+    const std::vector<ferro_named_attr> named = named_attrs(attrs);
+    const std::vector<TensorRef> answer = r.call_all("einsum.path", inputs, named, 3);
+    std::vector<int64_t> flat(2 * (inputs.size() - 1));
+    plugin::check(r.host(), r.host()->tensor_to_host(answer.at(0).get(), flat.data(), flat.size() * sizeof(int64_t)));
+    Path path;
+    for (size_t s = 0; s < flat.size(); s += 2) path.emplace_back(static_cast<int>(flat[s]), static_cast<int>(flat[s + 1]));
+    return path;
+}
+
+std::vector<std::span<const int64_t>> shapes_of(std::span<const ferro_signature> sigs) {
+    std::vector<std::span<const int64_t>> shapes;
+    for (const auto& s : sigs) shapes.push_back(plugin::shape_of(s));
+    return shapes;
+}
+
+// A pairwise step of the tree: its children's values (where computed) to its labels.
+TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tensor left, ferro_tensor right) {
+    return call_einsum(r, {left, right}, step.inputs, step.output);
+}
+
+void tree_vjp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_vjp_args& a) {
+    const size_t n = a.n_inputs, count = nodes.size();
+    const auto at = [](int k) { return static_cast<size_t>(k); };
+    // wants: the subtree holds an operand whose cotangent is asked for. needed: the value is
+    // the sibling of one that wants, or goes into a needed value.
+    std::vector<bool> wants(count), needed(count);
+    for (size_t k = 0; k < count; ++k) wants[k] = k < n ? a.needs_input_grad[k] != 0 : wants[at(nodes[k].left)] || wants[at(nodes[k].right)];
+    for (size_t k = count; k-- > n;) {
+        const TreeNode& node = nodes[k];
+        if (wants[k] && wants[at(node.left)]) needed[at(node.right)] = true;
+        if (wants[k] && wants[at(node.right)]) needed[at(node.left)] = true;
+        if (needed[k]) needed[at(node.left)] = needed[at(node.right)] = true;
+    }
+    std::vector<TensorRef> value(count), cotangent(count);
+    for (size_t k = 0; k < count; ++k) {
+        if (!needed[k]) continue;
+        value[k] = k < n ? r.borrow(a.inputs[k])
+                         : step_value(r, step_expression(e, nodes, static_cast<int>(k)), value[at(nodes[k].left)].get(),
+                                      value[at(nodes[k].right)].get());
+    }
+    cotangent[count - 1] = r.borrow(a.cotangents[0]);
+    for (size_t k = count; k-- > n;) {
+        if (!wants[k]) continue;
+        const TreeNode& node = nodes[k];
+        const Expression step = step_expression(e, nodes, static_cast<int>(k));
+        const int children[2] = {node.left, node.right};
+        const std::span<const int64_t> shapes[2] = {nodes[at(node.left)].shape, nodes[at(node.right)].shape};
+        const ferro_tensor operands[2] = {value[at(node.left)].get(), value[at(node.right)].get()};
+        const std::vector<int64_t> sizes = label_sizes(step, shapes);
+        for (size_t side = 0; side < 2; ++side) {
+            const size_t child = at(children[side]);
+            if (!wants[child]) continue;
+            TensorRef g = operand_cotangent(r, step, sizes, cotangent[k].get(), operands, shapes, side);
+            if (child < n) {
+                a.input_cotangents[child] = g.release();
+            } else {
+                cotangent[child] = std::move(g);
+            }
+        }
+        // Each value is a sibling of exactly one step, each cotangent feeds one: done with them.
+        cotangent[k].reset();
+        value[at(node.left)].reset();
+        value[at(node.right)].reset();
+    }
+}
+
+void tree_jvp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_jvp_args& a) {
+    const size_t n = a.n_inputs, count = nodes.size();
+    const auto at = [](int k) { return static_cast<size_t>(k); };
+    std::vector<bool> moves(count), needed(count);  // moves: the subtree holds a tangent
+    for (size_t k = 0; k < count; ++k) moves[k] = k < n ? a.input_tangents[k] != nullptr : moves[at(nodes[k].left)] || moves[at(nodes[k].right)];
+    for (size_t k = count; k-- > n;) {
+        const TreeNode& node = nodes[k];
+        if (moves[at(node.left)]) needed[at(node.right)] = true;
+        if (moves[at(node.right)]) needed[at(node.left)] = true;
+        if (needed[k]) needed[at(node.left)] = needed[at(node.right)] = true;
+    }
+    std::vector<TensorRef> value(count), tangent(count);
+    for (size_t k = 0; k < count; ++k) {
+        if (k < n) {
+            if (needed[k]) value[k] = r.borrow(a.inputs[k]);
+            if (moves[k]) tangent[k] = r.borrow(a.input_tangents[k]);
+            continue;
+        }
+        const TreeNode& node = nodes[k];
+        const Expression step = step_expression(e, nodes, static_cast<int>(k));
+        const ferro_tensor left = value[at(node.left)].get(), right = value[at(node.right)].get();
+        if (needed[k]) value[k] = step_value(r, step, left, right);
+        if (moves[k]) {  // d(a b) = da b + a db
+            TensorRef term;
+            if (moves[at(node.left)]) term = step_value(r, step, tangent[at(node.left)].get(), right);
+            if (moves[at(node.right)]) {
+                TensorRef other = step_value(r, step, left, tangent[at(node.right)].get());
+                term = term ? r.add(term, other) : std::move(other);
+            }
+            tangent[k] = std::move(term);
+        }
+        for (int child : {node.left, node.right}) {
+            value[at(child)].reset();
+            tangent[at(child)].reset();
+        }
+    }
+    a.output_tangents[0] = tangent[count - 1].release();
 }
 
 }  // namespace
@@ -99,11 +229,15 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         if (a.cotangents[0] == nullptr) return;
         const std::span<const ferro_signature> sigs(a.input_sigs, a.n_inputs);
         const Expression e = expression_of(a.attrs, sigs);
-        std::vector<std::span<const int64_t>> shapes;
-        for (const auto& s : sigs) shapes.push_back(plugin::shape_of(s));
+        const std::vector<std::span<const int64_t>> shapes = shapes_of(sigs);
+        const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
+        const auto wanted = static_cast<size_t>(std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
+        if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
+            return tree_vjp(r, e, contraction_tree(e, shapes, forward_path(r, a.attrs, inputs)), a);
+        }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {
-            if (a.needs_input_grad[i]) a.input_cotangents[i] = operand_cotangent(r, e, sizes, a, i).release();
+            if (a.needs_input_grad[i]) a.input_cotangents[i] = operand_cotangent(r, e, sizes, a.cotangents[0], inputs, shapes, i).release();
         }
     });
 }
@@ -115,6 +249,11 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
         std::vector<ferro_signature> sigs;
         for (uint32_t i = 0; i < a.n_inputs; ++i) sigs.push_back(r.signature(a.inputs[i]));
         const Expression e = expression_of(a.attrs, sigs);
+        const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
+        const auto moving = static_cast<size_t>(std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
+        if (a.n_inputs >= kTreeMinOperands && moving >= 2) {
+            return tree_jvp(r, e, contraction_tree(e, shapes_of(sigs), forward_path(r, a.attrs, inputs)), a);
+        }
         TensorRef total;
         for (size_t i = 0; i < a.n_inputs; ++i) {
             if (a.input_tangents[i] == nullptr) continue;

@@ -132,6 +132,14 @@ PathOptions path_options_of(const ferro_attr_value* a, int n_operands) {
     return o;
 }
 
+std::vector<ferro_named_attr> named_attrs(const ferro_attr_value* values) {
+    std::vector<ferro_named_attr> named;
+    for (size_t k = 0; k < kAttrCount; ++k) {
+        if (values[k].type != FERRO_ATTR_NONE) named.push_back({attrs[k].name, values[k]});
+    }
+    return named;
+}
+
 const ferro_op_schema* schemas() {
     static const ferro_op_schema ops[] = {
         {sizeof(ferro_op_schema), 0, "einsum",
