@@ -88,17 +88,27 @@ struct EinsumPath {
     double flops = 0;
     double largest_intermediate = 0;
 };
-inline EinsumPath einsum_path(const std::string& subscripts, const std::vector<Tensor>& operands,
-                              const EinsumOptions& options = {}) {
+namespace detail {
+inline EinsumPath einsum_path_of(const std::vector<Tensor>& operands, Attr notation, const EinsumOptions& options) {
     if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum_path: at least one operand is required");
-    auto out = call_all(operands[0].runtime_ref(), "einsum.path", operands,
-                        detail::einsum_attrs(Attr("subscripts", subscripts), options));
+    auto out = call_all(operands[0].runtime_ref(), "einsum.path", operands, einsum_attrs(std::move(notation), options));
     EinsumPath p;
     const std::vector<int64_t> flat = out[0].to_vector<int64_t>();
     for (size_t s = 0; s + 1 < flat.size(); s += 2) p.path.emplace_back(flat[s], flat[s + 1]);
     p.flops = out[1].item<double>();
     p.largest_intermediate = out[2].item<double>();
     return p;
+}
+}  // namespace detail
+
+inline EinsumPath einsum_path(const std::string& subscripts, const std::vector<Tensor>& operands,
+                              const EinsumOptions& options = {}) {
+    return detail::einsum_path_of(operands, Attr("subscripts", subscripts), options);
+}
+// The sublist form, as einsum's.
+inline EinsumPath einsum_path(const std::vector<Tensor>& operands, const std::vector<std::vector<int64_t>>& sublists,
+                              const std::vector<int64_t>& output, const EinsumOptions& options = {}) {
+    return detail::einsum_path_of(operands, Attr("sublists", detail::encode_sublists(sublists, &output)), options);
 }
 
 }  // namespace ferro

@@ -91,26 +91,6 @@ private:
     uint64_t state_;
 };
 
-// Paths are built in SSA form (every tensor, input or intermediate, has its own id) and
-// converted to the linear form at the end.
-using SsaPath = std::vector<std::pair<int, int>>;
-
-Path ssa_to_linear(const SsaPath& ssa, int n_inputs) {
-    std::vector<int> current(static_cast<size_t>(n_inputs));
-    for (int i = 0; i < n_inputs; ++i) current[static_cast<size_t>(i)] = i;
-    Path path;
-    int next = n_inputs;
-    for (const auto& [a, b] : ssa) {
-        const auto pos = [&](int id) { return static_cast<int>(std::find(current.begin(), current.end(), id) - current.begin()); };
-        const int i = pos(a), j = pos(b);
-        path.emplace_back(i, j);
-        current.erase(current.begin() + std::max(i, j));
-        current.erase(current.begin() + std::min(i, j));
-        current.push_back(next++);
-    }
-    return path;
-}
-
 // One greedy run. With temperature 0 and alpha 1 it is opt_einsum's greedy; otherwise each
 // choice is drawn among the best few candidates (weights exp(-(cost - best) / T)), and the
 // cost weighs the removed operands by alpha.
@@ -389,6 +369,22 @@ private:
 
 }  // namespace
 
+Path ssa_to_linear(const SsaPath& ssa, int n_inputs) {
+    std::vector<int> current(static_cast<size_t>(n_inputs));
+    for (int i = 0; i < n_inputs; ++i) current[static_cast<size_t>(i)] = i;
+    Path path;
+    int next = n_inputs;
+    for (const auto& [a, b] : ssa) {
+        const auto pos = [&](int id) { return static_cast<int>(std::find(current.begin(), current.end(), id) - current.begin()); };
+        const int i = pos(a), j = pos(b);
+        path.emplace_back(i, j);
+        current.erase(current.begin() + std::max(i, j));
+        current.erase(current.begin() + std::min(i, j));
+        current.push_back(next++);
+    }
+    return path;
+}
+
 Path greedy_path(const Network& net) {
     if (net.inputs.size() < 2) return {};
     return ssa_to_linear(Greedy(net, 1.0, 0.0, nullptr).run(), static_cast<int>(net.inputs.size()));
@@ -397,8 +393,15 @@ Path greedy_path(const Network& net) {
 Path optimal_path(const Network& net, Objective objective) {
     const int n = static_cast<int>(net.inputs.size());
     if (n > kOptimalMaxOperands) {
-        fail("the optimal path search takes 3^n steps and is limited to " + std::to_string(kOptimalMaxOperands) +
-             " operands, got " + std::to_string(n) + "; use optimize=\"greedy\" or \"random-greedy\"");
+        std::optional<Path> path = connected_optimal_path(net, objective, kOptimalMaxPairs);
+        if (!path) {
+            fail("the optimal path search over connected subnetworks gave up on " + std::to_string(n) + " operands (" +
+                 (n > kConnectedOptimalMaxOperands ? "more than " + std::to_string(kConnectedOptimalMaxOperands) + " operands"
+                                                   : "more than " + std::to_string(static_cast<int64_t>(kOptimalMaxPairs)) +
+                                                         " pairs of subnetworks, or more than 512 labels") +
+                 "); use optimize=\"auto\", \"greedy\" or \"random-greedy\"");
+        }
+        return *path;
     }
     if (n < 2) return {};
     const size_t L = net.size.size();
@@ -461,6 +464,18 @@ Path optimal_path(const Network& net, Objective objective) {
     };
     build(build, full);
     return ssa_to_linear(ssa, n);
+}
+
+Path auto_path(const Network& net, Objective objective) {
+    if (net.inputs.size() <= 8) return optimal_path(net, objective);
+    Path best = improve_path(net, greedy_path(net), objective, 0.0);
+    if (const std::optional<Path> exact = connected_optimal_path(net, objective, kAutoMaxPairs)) {
+        const PathCost a = path_cost(net, *exact), b = path_cost(net, best);
+        const bool wins = objective == Objective::flops ? std::tie(a.flops, a.largest) < std::tie(b.flops, b.largest)
+                                                        : std::tie(a.largest, a.flops) < std::tie(b.largest, b.flops);
+        if (wins) best = *exact;
+    }
+    return best;
 }
 
 Path random_greedy_path(const Network& net, const RandomGreedyOptions& options) {

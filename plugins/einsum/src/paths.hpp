@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,11 @@ struct Network {
 
 using Path = std::vector<std::pair<int, int>>;
 
+// Paths are built in SSA form (every tensor has its own id: the inputs 0..n-1, then one per
+// step in order) and converted to the linear form at the end.
+using SsaPath = std::vector<std::pair<int, int>>;
+Path ssa_to_linear(const SsaPath& ssa, int n_inputs);
+
 struct PathCost {
     double flops = 0;    // opt_einsum's opt_cost
     double largest = 0;  // elements of the largest intermediate (the result included)
@@ -34,10 +40,31 @@ enum class Objective { flops, size };
 // most memory (size(result) - size(a) - size(b)); leftovers joined by outer products, smallest first.
 Path greedy_path(const Network& net);
 
-// Exact dynamic programming over subsets (3^n work): the cheapest contraction tree.
-// `size` minimises the largest intermediate, breaking ties by flops.
+// Exact dynamic programming over subsets (3^n work) up to kOptimalMaxOperands: the cheapest
+// contraction tree. Above that, connected_optimal_path with a budget of kOptimalMaxPairs (or
+// INVALID_ARGUMENT saying what to use instead). `size` minimises the largest intermediate,
+// breaking ties by flops.
 inline constexpr int kOptimalMaxOperands = 16;
+inline constexpr double kOptimalMaxPairs = 5e8;
 Path optimal_path(const Network& net, Objective objective);
+
+// Exact dynamic programming over connected subnetworks (Pfeifer, Haegeman and Verstraete 2014;
+// opt_einsum's "dp"): the cheapest tree among those whose every step joins two tensors that
+// share a label (the network's disconnected parts, if any, are joined last, smallest first).
+// Its work grows with the number of connected subnetworks rather than 3^n, so it reaches the
+// few dozen operands of a MERA. The search runs under a cap on the objective (flops, or the
+// largest intermediate) that starts at the largest input and grows until the whole network
+// fits. std::nullopt when it would examine more than `max_pairs` pairs of subnetworks, or the
+// network has more than 64 operands or 512 labels.
+inline constexpr int kConnectedOptimalMaxOperands = 64;
+std::optional<Path> connected_optimal_path(const Network& net, Objective objective, double max_pairs);
+
+// auto: optimal_path up to 8 operands. Above, greedy improved by subtree reconfiguration and,
+// up to 64 operands, connected_optimal_path when it finishes within kAutoMaxPairs pairs (a
+// budget in work, not time, so the path is the same on every machine): the better of the two
+// by the objective.
+inline constexpr double kAutoMaxPairs = 1e7;
+Path auto_path(const Network& net, Objective objective);
 
 // Greedy with Boltzmann-sampled choices and a jittered cost, `repeats` trials (the first is plain
 // greedy), the best by `objective` then improved by improve_path. Deterministic for a seed

@@ -557,13 +557,10 @@ Path choose_path(const Network& net, const PathOptions& o) {
         path_cost(net, o.explicit_path);  // validates
         return o.explicit_path;
     }
-    const int n = static_cast<int>(net.inputs.size());
     if (o.optimize == "greedy") return greedy_path(net);
     if (o.optimize == "optimal") return optimal_path(net, o.objective);
     if (o.optimize == "random-greedy") return random_greedy_path(net, o.random);
-    if (o.optimize == "auto") {
-        return n <= 8 ? optimal_path(net, o.objective) : improve_path(net, greedy_path(net), o.objective, 0.0);
-    }
+    if (o.optimize == "auto") return auto_path(net, o.objective);
     fail("optimize must be auto, greedy, optimal or random-greedy, got \"" + o.optimize + "\"");
 }
 

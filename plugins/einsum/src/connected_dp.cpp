@@ -1,0 +1,232 @@
+// Exact dynamic programming over connected subnetworks (paths.hpp, connected_optimal_path).
+//
+// Level m holds the best known contraction of every connected set of m operands found under
+// the cap; a set of m is made from two disjoint sets of m1 and m - m1 that share a label. The
+// cap on the objective prunes every candidate above it; as costs only grow towards the root, a
+// tree under the cap has all its subtrees under it too, so the first cap under which the whole
+// network is reached gives the optimum. Sets are bit masks of operands (up to 64) and labels
+// fixed-width bit sets (up to 512), so the inner loop allocates nothing.
+#include "paths.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+namespace ferro::einsum {
+namespace {
+
+template <size_t W>
+struct Labels {
+    std::array<uint64_t, W> words{};
+
+    void set(int l) { words[static_cast<size_t>(l) >> 6] |= uint64_t{1} << (l & 63); }
+    friend Labels operator|(Labels a, const Labels& b) {
+        for (size_t i = 0; i < W; ++i) a.words[i] |= b.words[i];
+        return a;
+    }
+    bool shares(const Labels& o) const {
+        for (size_t i = 0; i < W; ++i) {
+            if ((words[i] & o.words[i]) != 0) return true;
+        }
+        return false;
+    }
+    template <class F> void for_each(F&& f) const {
+        for (size_t i = 0; i < W; ++i) {
+            for (uint64_t w = words[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(w))));
+        }
+    }
+    bool operator==(const Labels&) const = default;
+};
+
+template <size_t W>
+class ConnectedDp {
+public:
+    ConnectedDp(const Network& net, Objective objective, double max_pairs)
+        : net_(net), objective_(objective), max_pairs_(max_pairs), n_(static_cast<int>(net.inputs.size())),
+          holders_(net.size.size(), 0), in_output_(net.size.size(), false) {
+        for (int t = 0; t < n_; ++t) {
+            Labels<W> own;
+            for (int l : net.inputs[static_cast<size_t>(t)]) {
+                own.set(l);
+                holders_[static_cast<size_t>(l)] |= uint64_t{1} << t;
+            }
+            leaf_labels_.push_back(own);
+        }
+        for (int l : net.output) in_output_[static_cast<size_t>(l)] = true;
+    }
+
+    std::optional<Path> run() {
+        SsaPath ssa;
+        int next = n_;
+        std::vector<std::pair<int, double>> roots;  // each component's SSA id and result size
+        for (uint64_t component : components()) {
+            const auto root = solve(component, ssa, next);
+            if (!root) return std::nullopt;
+            roots.push_back(*root);
+        }
+        // Disconnected parts meet last, by outer products, the two smallest first.
+        while (roots.size() > 1) {
+            std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+            const auto a = roots.back();
+            roots.pop_back();
+            const auto b = roots.back();
+            roots.pop_back();
+            ssa.emplace_back(a.first, b.first);
+            roots.emplace_back(next++, a.second * b.second);
+        }
+        return ssa_to_linear(ssa, n_);
+    }
+
+private:
+    struct Entry {
+        uint64_t leaves = 0;
+        uint64_t left = 0;  // the leaves of the part it was made from with the lowest operand; 0 for one operand
+        Labels<W> kept;
+        double flops = 0, largest = 0;
+    };
+    using Level = std::vector<Entry>;
+
+    // Operands that share labels, transitively: the connected parts of the network.
+    std::vector<uint64_t> components() const {
+        std::vector<int> parent(static_cast<size_t>(n_));
+        std::iota(parent.begin(), parent.end(), 0);
+        const auto find = [&](int t) {
+            while (parent[static_cast<size_t>(t)] != t) t = parent[static_cast<size_t>(t)] = parent[static_cast<size_t>(parent[static_cast<size_t>(t)])];
+            return t;
+        };
+        for (uint64_t holders : holders_) {
+            if (holders == 0) continue;
+            const int first = std::countr_zero(holders);
+            for (uint64_t h = holders & (holders - 1); h != 0; h &= h - 1) parent[static_cast<size_t>(find(std::countr_zero(h)))] = find(first);
+        }
+        std::vector<uint64_t> parts(static_cast<size_t>(n_), 0);
+        for (int t = 0; t < n_; ++t) parts[static_cast<size_t>(find(t))] |= uint64_t{1} << t;
+        std::erase(parts, uint64_t{0});
+        return parts;
+    }
+
+    double size_of(const Labels<W>& labels) const {
+        double s = 1;
+        labels.for_each([&](int l) { s *= net_.size[static_cast<size_t>(l)]; });
+        return s;
+    }
+    double primary(const Entry& e) const { return objective_ == Objective::flops ? e.flops : e.largest; }
+    bool better(const Entry& a, const Entry& b) const {
+        if (objective_ == Objective::flops) return std::tie(a.flops, a.largest) < std::tie(b.flops, b.largest);
+        return std::tie(a.largest, a.flops) < std::tie(b.largest, b.flops);
+    }
+
+    // The best tree of one connected component under growing caps; its root's SSA id and size.
+    std::optional<std::pair<int, double>> solve(uint64_t component, SsaPath& ssa, int& next) {
+        const int k = std::popcount(component);
+        Level leaves;
+        double cap = 1, factor = std::numeric_limits<double>::infinity();
+        for (uint64_t c = component; c != 0; c &= c - 1) {
+            const int t = std::countr_zero(c);
+            Entry e;
+            e.leaves = uint64_t{1} << t;
+            e.kept = leaf_labels_[static_cast<size_t>(t)];
+            e.largest = size_of(e.kept);
+            cap = std::max(cap, e.largest);
+            e.kept.for_each([&](int l) { factor = std::min(factor, net_.size[static_cast<size_t>(l)]); });
+            leaves.push_back(e);
+        }
+        if (k == 1) return std::pair{std::countr_zero(component), leaves[0].largest};
+        factor = std::max(factor, 2.0);
+        for (;;) {
+            std::vector<Level> x(static_cast<size_t>(k) + 1);
+            std::vector<std::unordered_map<uint64_t, size_t>> at(static_cast<size_t>(k) + 1);
+            x[1] = leaves;
+            for (int m = 2; m <= k; ++m) {
+                for (int m1 = 1; m1 <= m / 2; ++m1) {
+                    if (!join_levels(x[static_cast<size_t>(m1)], x[static_cast<size_t>(m - m1)], m1 == m - m1, cap,
+                                     x[static_cast<size_t>(m)], at[static_cast<size_t>(m)])) {
+                        return std::nullopt;
+                    }
+                }
+            }
+            if (!x[static_cast<size_t>(k)].empty()) {
+                const Entry& root = x[static_cast<size_t>(k)].front();
+                return std::pair{emit(root.leaves, x, at, ssa, next), size_of(root.kept)};
+            }
+            cap *= factor;
+        }
+    }
+
+    // Every joint of a set from `a` with a disjoint one from `b` that shares a label with it,
+    // under the cap, into `out`; false when the pair budget runs out.
+    bool join_levels(const Level& a, const Level& b, bool same_level, double cap, Level& out,
+                     std::unordered_map<uint64_t, size_t>& index) {
+        for (const Entry& e1 : a) {
+            for (const Entry& e2 : b) {
+                if (++pairs_ > max_pairs_) return false;
+                if ((e1.leaves & e2.leaves) != 0 || (same_level && e1.leaves > e2.leaves) || !e1.kept.shares(e2.kept)) continue;
+                Entry e;
+                e.leaves = e1.leaves | e2.leaves;
+                const Labels<W> all = e1.kept | e2.kept;
+                bool sums = false;
+                all.for_each([&](int l) {
+                    const bool needed = (holders_[static_cast<size_t>(l)] & ~e.leaves) != 0 || in_output_[static_cast<size_t>(l)];
+                    if (needed) e.kept.set(l);
+                    sums = sums || !needed;
+                });
+                const double kept_size = size_of(e.kept);
+                e.flops = e1.flops + e2.flops + size_of(all) * (sums ? 2.0 : 1.0);  // opt_einsum's cost (paths.hpp)
+                e.largest = std::max({e1.largest, e2.largest, kept_size});
+                if (primary(e) > cap) continue;
+                e.left = (e1.leaves & (e.leaves & (~e.leaves + 1))) != 0 ? e1.leaves : e2.leaves;
+                const auto [it, fresh] = index.try_emplace(e.leaves, out.size());
+                if (fresh) {
+                    out.push_back(e);
+                } else if (better(e, out[it->second])) {
+                    out[it->second] = e;
+                }
+            }
+        }
+        return true;
+    }
+
+    // SSA steps of the best tree of `leaves`, children first; returns its SSA id.
+    int emit(uint64_t leaves, const std::vector<Level>& x, const std::vector<std::unordered_map<uint64_t, size_t>>& at,
+             SsaPath& ssa, int& next) const {
+        const auto m = static_cast<size_t>(std::popcount(leaves));
+        if (m == 1) return std::countr_zero(leaves);
+        const Entry& e = x[m][at[m].at(leaves)];
+        const int a = emit(e.left, x, at, ssa, next), b = emit(leaves ^ e.left, x, at, ssa, next);
+        ssa.emplace_back(a, b);
+        return next++;
+    }
+
+    const Network& net_;
+    const Objective objective_;
+    const double max_pairs_;
+    const int n_;
+    std::vector<uint64_t> holders_;  // per label: the operands that hold it
+    std::vector<bool> in_output_;    // per label
+    std::vector<Labels<W>> leaf_labels_;
+    double pairs_ = 0;
+};
+
+template <size_t W>
+std::optional<Path> search(const Network& net, Objective objective, double max_pairs) {
+    return ConnectedDp<W>(net, objective, max_pairs).run();
+}
+
+}  // namespace
+
+std::optional<Path> connected_optimal_path(const Network& net, Objective objective, double max_pairs) {
+    const size_t n = net.inputs.size(), labels = net.size.size();
+    if (n > static_cast<size_t>(kConnectedOptimalMaxOperands)) return std::nullopt;
+    if (n < 2) return Path{};
+    if (labels <= 64) return search<1>(net, objective, max_pairs);
+    if (labels <= 128) return search<2>(net, objective, max_pairs);
+    if (labels <= 256) return search<4>(net, objective, max_pairs);
+    if (labels <= 512) return search<8>(net, objective, max_pairs);
+    return std::nullopt;
+}
+
+}  // namespace ferro::einsum
