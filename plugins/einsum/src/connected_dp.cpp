@@ -39,7 +39,6 @@ struct Labels {
             for (uint64_t w = words[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(w))));
         }
     }
-    bool operator==(const Labels&) const = default;
 };
 
 template <size_t W>

@@ -135,19 +135,33 @@ TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tenso
     return call_einsum(r, {left, right}, step.inputs, step.output);
 }
 
-void tree_vjp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_vjp_args& a) {
-    const size_t n = a.n_inputs, count = nodes.size();
-    const auto at = [](int k) { return static_cast<size_t>(k); };
-    // wants: the subtree holds an operand whose cotangent is asked for. needed: the value is
-    // the sibling of one that wants, or goes into a needed value.
-    std::vector<bool> wants(count), needed(count);
-    for (size_t k = 0; k < count; ++k) wants[k] = k < n ? a.needs_input_grad[k] != 0 : wants[at(nodes[k].left)] || wants[at(nodes[k].right)];
+size_t at(int k) { return static_cast<size_t>(k); }
+
+// Which nodes a walk needs. held[k]: operand k is marked (asked for a cotangent, or given a
+// tangent), or a step's subtree holds a marked operand. needed[k]: k's value meets a sibling
+// whose subtree holds one (d(a b) takes a where b moves), or goes into a needed value.
+struct Demand {
+    std::vector<bool> held, needed;
+};
+template <class Marked>
+Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
+    const size_t count = nodes.size();
+    Demand d{std::vector<bool>(count), std::vector<bool>(count)};
+    for (size_t k = 0; k < count; ++k) d.held[k] = k < n ? marked(k) : d.held[at(nodes[k].left)] || d.held[at(nodes[k].right)];
     for (size_t k = count; k-- > n;) {
         const TreeNode& node = nodes[k];
-        if (wants[k] && wants[at(node.left)]) needed[at(node.right)] = true;
-        if (wants[k] && wants[at(node.right)]) needed[at(node.left)] = true;
-        if (needed[k]) needed[at(node.left)] = needed[at(node.right)] = true;
+        if (d.held[at(node.left)]) d.needed[at(node.right)] = true;
+        if (d.held[at(node.right)]) d.needed[at(node.left)] = true;
+        if (d.needed[k]) d.needed[at(node.left)] = d.needed[at(node.right)] = true;
     }
+    return d;
+}
+
+void tree_vjp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_vjp_args& a) {
+    const size_t n = a.n_inputs, count = nodes.size();
+    const Demand d = demand(nodes, n, [&](size_t k) { return a.needs_input_grad[k] != 0; });
+    const std::vector<bool>& wants = d.held;
+    const std::vector<bool>& needed = d.needed;
     std::vector<TensorRef> value(count), cotangent(count);
     for (size_t k = 0; k < count; ++k) {
         if (!needed[k]) continue;
@@ -183,15 +197,9 @@ void tree_vjp(const plugin::Rules& r, const Expression& e, const std::vector<Tre
 
 void tree_jvp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_jvp_args& a) {
     const size_t n = a.n_inputs, count = nodes.size();
-    const auto at = [](int k) { return static_cast<size_t>(k); };
-    std::vector<bool> moves(count), needed(count);  // moves: the subtree holds a tangent
-    for (size_t k = 0; k < count; ++k) moves[k] = k < n ? a.input_tangents[k] != nullptr : moves[at(nodes[k].left)] || moves[at(nodes[k].right)];
-    for (size_t k = count; k-- > n;) {
-        const TreeNode& node = nodes[k];
-        if (moves[at(node.left)]) needed[at(node.right)] = true;
-        if (moves[at(node.right)]) needed[at(node.left)] = true;
-        if (needed[k]) needed[at(node.left)] = needed[at(node.right)] = true;
-    }
+    const Demand d = demand(nodes, n, [&](size_t k) { return a.input_tangents[k] != nullptr; });
+    const std::vector<bool>& moves = d.held;
+    const std::vector<bool>& needed = d.needed;
     std::vector<TensorRef> value(count), tangent(count);
     for (size_t k = 0; k < count; ++k) {
         if (k < n) {

@@ -67,9 +67,8 @@ std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std:
         for (int l : from_a) --carriers[static_cast<size_t>(l)];
         for (int l : from_b) --carriers[static_cast<size_t>(l)];
         std::vector<int> both = from_a;
-        for (int l : from_b) {
-            if (std::find(both.begin(), both.end(), l) == both.end()) both.push_back(l);
-        }
+        both.insert(both.end(), from_b.begin(), from_b.end());
+        both = distinct(both);
         if (current.empty()) {
             step.labels = e.output;
         } else {
