@@ -82,17 +82,15 @@ inline std::vector<cd> fit(std::vector<cd> x, int64_t n) {
     x.resize(static_cast<size_t>(n), cd(0));
     return x;
 }
-// sum_j x_j exp(sign 2 pi i j k / n), unnormalised.
+// sum_j x_j exp(sign 2 pi i j k / n), unnormalised; the n roots of unity are computed once.
 inline std::vector<cd> dft(const std::vector<cd>& x, int sign) {
-    const int64_t n = static_cast<int64_t>(x.size());
-    std::vector<cd> y(x.size());
-    for (int64_t k = 0; k < n; ++k) {
+    const size_t n = x.size();
+    std::vector<cd> root(n), y(n);
+    for (size_t m = 0; m < n; ++m) root[m] = std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>(m) / static_cast<double>(n));
+    for (size_t k = 0; k < n; ++k) {
         cd s = 0;
-        for (int64_t j = 0; j < n; ++j) {
-            const double angle = sign * 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
-            s += x[static_cast<size_t>(j)] * std::polar(1.0, angle);
-        }
-        y[static_cast<size_t>(k)] = s;
+        for (size_t j = 0, jk = 0; j < n; ++j, jk = jk + k >= n ? jk + k - n : jk + k) s += x[j] * root[jk];  // jk = j k mod n
+        y[k] = s;
     }
     return y;
 }

@@ -194,6 +194,48 @@ TEST_CASE("fft values: identities at large sizes (round trip, Parseval, linearit
     CHECK(max_abs(Array::of(fft::fft2(img) - fft::fft(fft::fft(img, std::nullopt, 0), std::nullopt, 1)).v) <= 1e-9);
 }
 
+// Estimate plans run an axis whose lines lie a multiple of 4 KiB apart and span 1 MiB or more
+// as buffered passes (fft_exec.cpp): each route through them, in f64 and f32.
+TEST_CASE("fft values: estimate plans with buffered passes over long-strided axes for every kind of transform", "[fft]") {
+    const Runtime rt = fft_runtime();
+    struct Case {
+        const char* what;
+        Shape shape;
+        DType dtype;
+        RefKind kind;
+        std::vector<int64_t> axes;
+        std::optional<std::vector<int64_t>> s;
+        const char* norm;
+    };
+    const Case cases[] = {
+        {"fft2: a pass, then FFTW on the rows", {256, 256}, DType::c128, RefKind::c2c_forward, {0, 1}, {}, "backward"},
+        {"fft along axis 0: the pass alone reads the input", {256, 512}, DType::c64, RefKind::c2c_forward, {0}, {}, "backward"},
+        {"fftn over axes 0 and 2 with a loop between", {64, 4, 256}, DType::c128, RefKind::c2c_forward, {0, 2}, {}, "forward"},
+        {"ifft2 of a padded input, ortho", {200, 256}, DType::c128, RefKind::c2c_inverse, {0, 1}, std::vector<int64_t>{256, 256}, "ortho"},
+        {"rfftn: FFTW's r2c, then a pass on the half spectrum", {256, 32, 14}, DType::f64, RefKind::r2c, {0, 2}, {}, "backward"},
+        {"irfftn: a pass on the half spectrum, then FFTW's c2r", {256, 32, 8}, DType::c128, RefKind::c2r, {0, 2},
+         std::vector<int64_t>{256, 14}, "backward"},
+        {"fftn of a real input: r2c, a pass, the mirrored half", {256, 64, 14}, DType::f32, RefKind::c2c_forward, {0, 2}, {}, "backward"},
+        {"ifftn of a real input", {256, 64, 14}, DType::f32, RefKind::c2c_inverse, {0, 2}, {}, "ortho"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what << ", " << name_of(c.dtype));
+        const Tensor x = random_signal(rt, c.shape, c.dtype, 31);
+        std::vector<int64_t> lengths;
+        for (size_t i = 0; i < c.axes.size(); ++i) lengths.push_back(c.s ? (*c.s)[i] : c.shape[static_cast<size_t>(c.axes[i])]);
+        const bool inverse = c.kind == RefKind::c2c_inverse || c.kind == RefKind::c2r;
+        Tensor y;
+        switch (c.kind) {
+            case RefKind::c2c_forward: y = fft::fftn(x, c.s, c.axes, c.norm); break;
+            case RefKind::c2c_inverse: y = fft::ifftn(x, c.s, c.axes, c.norm); break;
+            case RefKind::r2c: y = fft::rfftn(x, c.s, c.axes, c.norm); break;
+            case RefKind::c2r: y = fft::irfftn(x, c.s, c.axes, c.norm); break;
+        }
+        const Array expected = scaled(reference(Array::of(x), c.kind, c.axes, lengths), scale_of(c.norm, inverse, count(lengths)));
+        CHECK(relative_error(Array::of(y), expected) <= (is_single(c.dtype) ? 1e-5 : 1e-12));
+    }
+}
+
 TEST_CASE("fft values: strided, transposed and offset views give the results of contiguous copies", "[fft]") {
     const Runtime rt = fft_runtime();
     for (DType dt : all_dtypes) {
