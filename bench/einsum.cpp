@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
         row["paths"]["reference"] = {{"flops", ref.flops}, {"largest", ref.largest_intermediate}};
         // Each optimiser's search on its own (a plan-cache miss: the attributes differ).
         std::vector<std::string> optimisers = {"greedy", "auto", "random-greedy"};
-        if (operands.size() <= 64) optimisers.push_back("optimal");  // beyond 16: over connected subnetworks
+        if (operands.size() <= 128) optimisers.push_back("optimal");  // beyond 16: over connected subnetworks
         for (const std::string& optimize : optimisers) {
             ferro::EinsumOptions o;
             o.optimize = optimize;

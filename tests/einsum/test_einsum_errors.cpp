@@ -76,14 +76,14 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     o.path = {{0, 1}, {0, 1}};
     o.order = "((0, 1), 2)";
     check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT, "give path or order, not both");
-    // optimal beyond 64 operands (or its pair budget) gives up, and says what to use instead.
-    std::vector<Tensor> many(65, rt.rand({2, 2}, DType::f64, 4));
+    // optimal beyond 128 operands (or its pair budget) gives up, and says what to use instead.
+    std::vector<Tensor> many(129, rt.rand({2, 2}, DType::f64, 4));
     std::vector<std::vector<int64_t>> chain;
-    for (int64_t k = 0; k < 65; ++k) chain.push_back({k, k + 1});
+    for (int64_t k = 0; k < 129; ++k) chain.push_back({k, k + 1});
     o = {};
     o.optimize = "optimal";
-    check_error([&] { einsum(many, chain, {0, 65}, o); }, FERRO_INVALID_ARGUMENT,
-                "the optimal path search over connected subnetworks gave up on 65 operands (more than 64 operands); "
+    check_error([&] { einsum(many, chain, {0, 129}, o); }, FERRO_INVALID_ARGUMENT,
+                "the optimal path search over connected subnetworks gave up on 129 operands (more than 128 operands); "
                 "use optimize=\"auto\", \"greedy\" or \"random-greedy\"");
     // Operands on different engines or none at all are the host's and the API's to refuse.
     check_error([&] { einsum("ij", {}); }, FERRO_INVALID_ARGUMENT, "at least one operand is required");

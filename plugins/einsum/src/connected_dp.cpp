@@ -4,8 +4,8 @@
 // the cap; a set of m is made from two disjoint sets of m1 and m - m1 that share a label. The
 // cap on the objective prunes every candidate above it; as costs only grow towards the root, a
 // tree under the cap has all its subtrees under it too, so the first cap under which the whole
-// network is reached gives the optimum. Sets are bit masks of operands (up to 64) and labels
-// fixed-width bit sets (up to 512), so the inner loop allocates nothing.
+// network is reached gives the optimum. Sets of operands (up to 128) and of labels (up to 512)
+// are fixed-width bit sets, so the inner loop allocates nothing.
 #include "paths.hpp"
 
 #include <algorithm>
@@ -19,50 +19,107 @@
 namespace ferro::einsum {
 namespace {
 
+// A fixed-width bit set: sets of labels (up to 512) and of operands (up to 128). One word
+// compiles to plain integer operations.
 template <size_t W>
-struct Labels {
+struct Bits {
     std::array<uint64_t, W> words{};
 
-    void set(int l) { words[static_cast<size_t>(l) >> 6] |= uint64_t{1} << (l & 63); }
-    friend Labels operator|(Labels a, const Labels& b) {
+    static Bits bit(int i) {
+        Bits b;
+        b.set(i);
+        return b;
+    }
+    void set(int i) { words[static_cast<size_t>(i) >> 6] |= uint64_t{1} << (i & 63); }
+    bool test(int i) const { return (words[static_cast<size_t>(i) >> 6] >> (i & 63) & 1) != 0; }
+    bool any() const {
+        for (uint64_t w : words) {
+            if (w != 0) return true;
+        }
+        return false;
+    }
+    int count() const {
+        int c = 0;
+        for (uint64_t w : words) c += std::popcount(w);
+        return c;
+    }
+    int first() const {  // the lowest set bit; the set must not be empty
+        for (size_t i = 0;; ++i) {
+            if (words[i] != 0) return static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(words[i])));
+        }
+    }
+    friend Bits operator|(Bits a, const Bits& b) {
         for (size_t i = 0; i < W; ++i) a.words[i] |= b.words[i];
         return a;
     }
-    bool shares(const Labels& o) const {
+    Bits& operator|=(const Bits& b) { return *this = *this | b; }
+    friend Bits operator^(Bits a, const Bits& b) {
+        for (size_t i = 0; i < W; ++i) a.words[i] ^= b.words[i];
+        return a;
+    }
+    bool shares(const Bits& o) const {
         for (size_t i = 0; i < W; ++i) {
             if ((words[i] & o.words[i]) != 0) return true;
         }
         return false;
     }
+    bool shares_within(const Bits& o, const Bits& mask) const {  // a common member in mask
+        for (size_t i = 0; i < W; ++i) {
+            if ((words[i] & o.words[i] & mask.words[i]) != 0) return true;
+        }
+        return false;
+    }
+    bool outside(const Bits& o) const {  // a member not in o
+        for (size_t i = 0; i < W; ++i) {
+            if ((words[i] & ~o.words[i]) != 0) return true;
+        }
+        return false;
+    }
+    friend bool operator==(const Bits&, const Bits&) = default;
+    friend bool operator<(const Bits& a, const Bits& b) { return a.words < b.words; }
     template <class F> void for_each(F&& f) const {
         for (size_t i = 0; i < W; ++i) {
             for (uint64_t w = words[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(w))));
         }
     }
+    struct Hash {
+        size_t operator()(const Bits& b) const noexcept {
+            uint64_t h = 0;
+            for (uint64_t w : b.words) h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+            return static_cast<size_t>(h ^ (h >> 29));
+        }
+    };
 };
 
-template <size_t W>
+// W words of labels, K words of operands.
+template <size_t W, size_t K>
 class ConnectedDp {
+    using Labels = Bits<W>;
+    using Operands = Bits<K>;
+
 public:
     ConnectedDp(const Network& net, Objective objective, double max_pairs)
         : net_(net), objective_(objective), max_pairs_(max_pairs), n_(static_cast<int>(net.inputs.size())),
-          holders_(net.size.size(), 0), in_output_(net.size.size(), false) {
+          holders_(net.size.size()), in_output_(net.size.size(), false) {
         for (int t = 0; t < n_; ++t) {
-            Labels<W> own;
+            Labels own;
             for (int l : net.inputs[static_cast<size_t>(t)]) {
                 own.set(l);
-                holders_[static_cast<size_t>(l)] |= uint64_t{1} << t;
+                holders_[static_cast<size_t>(l)].set(t);
             }
             leaf_labels_.push_back(own);
         }
         for (int l : net.output) in_output_[static_cast<size_t>(l)] = true;
+        for (size_t l = 0; l < net.size.size(); ++l) {
+            if (!in_output_[l]) summed_.set(static_cast<int>(l));
+        }
     }
 
     std::optional<Path> run() {
         SsaPath ssa;
         int next = n_;
         std::vector<std::pair<int, double>> roots;  // each component's SSA id and result size
-        for (uint64_t component : components()) {
+        for (const Operands& component : components()) {
             const auto root = solve(component, ssa, next);
             if (!root) return std::nullopt;
             roots.push_back(*root);
@@ -82,33 +139,36 @@ public:
 
 private:
     struct Entry {
-        uint64_t leaves = 0;
-        uint64_t left = 0;  // the leaves of the part it was made from with the lowest operand; 0 for one operand
-        Labels<W> kept;
+        Operands leaves;
+        Operands left;  // the leaves of the part it was made from with the lowest operand; empty for one operand
+        Labels kept;
         double flops = 0, largest = 0;
     };
     using Level = std::vector<Entry>;
+    using Index = std::unordered_map<Operands, size_t, typename Operands::Hash>;
 
-    // Operands that share labels, transitively: the connected parts of the network.
-    std::vector<uint64_t> components() const {
+    // Operands that share summed labels, transitively: the connected parts of the network. (A
+    // label of the output, a batch label say, joins nothing: it can be held by every operand.)
+    std::vector<Operands> components() const {
         std::vector<int> parent(static_cast<size_t>(n_));
         std::iota(parent.begin(), parent.end(), 0);
         const auto find = [&](int t) {
             while (parent[static_cast<size_t>(t)] != t) t = parent[static_cast<size_t>(t)] = parent[static_cast<size_t>(parent[static_cast<size_t>(t)])];
             return t;
         };
-        for (uint64_t holders : holders_) {
-            if (holders == 0) continue;
-            const int first = std::countr_zero(holders);
-            for (uint64_t h = holders & (holders - 1); h != 0; h &= h - 1) parent[static_cast<size_t>(find(std::countr_zero(h)))] = find(first);
+        for (size_t l = 0; l < holders_.size(); ++l) {
+            const Operands& holders = holders_[l];
+            if (!holders.any() || in_output_[l]) continue;
+            const int first = holders.first();
+            holders.for_each([&](int t) { parent[static_cast<size_t>(find(t))] = find(first); });
         }
-        std::vector<uint64_t> parts(static_cast<size_t>(n_), 0);
-        for (int t = 0; t < n_; ++t) parts[static_cast<size_t>(find(t))] |= uint64_t{1} << t;
-        std::erase(parts, uint64_t{0});
+        std::vector<Operands> parts(static_cast<size_t>(n_));
+        for (int t = 0; t < n_; ++t) parts[static_cast<size_t>(find(t))].set(t);
+        std::erase_if(parts, [](const Operands& p) { return !p.any(); });
         return parts;
     }
 
-    double size_of(const Labels<W>& labels) const {
+    double size_of(const Labels& labels) const {
         double s = 1;
         labels.for_each([&](int l) { s *= net_.size[static_cast<size_t>(l)]; });
         return s;
@@ -120,25 +180,24 @@ private:
     }
 
     // The best tree of one connected component under growing caps; its root's SSA id and size.
-    std::optional<std::pair<int, double>> solve(uint64_t component, SsaPath& ssa, int& next) {
-        const int k = std::popcount(component);
+    std::optional<std::pair<int, double>> solve(const Operands& component, SsaPath& ssa, int& next) {
+        const int k = component.count();
         Level leaves;
         double cap = 1, factor = std::numeric_limits<double>::infinity();
-        for (uint64_t c = component; c != 0; c &= c - 1) {
-            const int t = std::countr_zero(c);
+        component.for_each([&](int t) {
             Entry e;
-            e.leaves = uint64_t{1} << t;
+            e.leaves = Operands::bit(t);
             e.kept = leaf_labels_[static_cast<size_t>(t)];
             e.largest = size_of(e.kept);
             cap = std::max(cap, e.largest);
             e.kept.for_each([&](int l) { factor = std::min(factor, net_.size[static_cast<size_t>(l)]); });
             leaves.push_back(e);
-        }
-        if (k == 1) return std::pair{std::countr_zero(component), leaves[0].largest};
+        });
+        if (k == 1) return std::pair{component.first(), leaves[0].largest};
         factor = std::max(factor, 2.0);
         for (;;) {
             std::vector<Level> x(static_cast<size_t>(k) + 1);
-            std::vector<std::unordered_map<uint64_t, size_t>> at(static_cast<size_t>(k) + 1);
+            std::vector<Index> at(static_cast<size_t>(k) + 1);
             x[1] = leaves;
             for (int m = 2; m <= k; ++m) {
                 for (int m1 = 1; m1 <= m / 2; ++m1) {
@@ -156,20 +215,21 @@ private:
         }
     }
 
-    // Every joint of a set from `a` with a disjoint one from `b` that shares a label with it,
+    // Every joint of a set from `a` with a disjoint one from `b` that shares a summed label with it,
     // under the cap, into `out`; false when the pair budget runs out.
-    bool join_levels(const Level& a, const Level& b, bool same_level, double cap, Level& out,
-                     std::unordered_map<uint64_t, size_t>& index) {
+    bool join_levels(const Level& a, const Level& b, bool same_level, double cap, Level& out, Index& index) {
         for (const Entry& e1 : a) {
             for (const Entry& e2 : b) {
                 if (++pairs_ > max_pairs_) return false;
-                if ((e1.leaves & e2.leaves) != 0 || (same_level && e1.leaves > e2.leaves) || !e1.kept.shares(e2.kept)) continue;
+                if (e1.leaves.shares(e2.leaves) || (same_level && e2.leaves < e1.leaves) || !e1.kept.shares_within(e2.kept, summed_)) {
+                    continue;
+                }
                 Entry e;
                 e.leaves = e1.leaves | e2.leaves;
-                const Labels<W> all = e1.kept | e2.kept;
+                const Labels all = e1.kept | e2.kept;
                 bool sums = false;
                 all.for_each([&](int l) {
-                    const bool needed = (holders_[static_cast<size_t>(l)] & ~e.leaves) != 0 || in_output_[static_cast<size_t>(l)];
+                    const bool needed = holders_[static_cast<size_t>(l)].outside(e.leaves) || in_output_[static_cast<size_t>(l)];
                     if (needed) e.kept.set(l);
                     sums = sums || !needed;
                 });
@@ -177,7 +237,7 @@ private:
                 e.flops = e1.flops + e2.flops + size_of(all) * (sums ? 2.0 : 1.0);  // opt_einsum's cost (paths.hpp)
                 e.largest = std::max({e1.largest, e2.largest, kept_size});
                 if (primary(e) > cap) continue;
-                e.left = (e1.leaves & (e.leaves & (~e.leaves + 1))) != 0 ? e1.leaves : e2.leaves;
+                e.left = e1.leaves.test(e.leaves.first()) ? e1.leaves : e2.leaves;
                 const auto [it, fresh] = index.try_emplace(e.leaves, out.size());
                 if (fresh) {
                     out.push_back(e);
@@ -190,10 +250,9 @@ private:
     }
 
     // SSA steps of the best tree of `leaves`, children first; returns its SSA id.
-    int emit(uint64_t leaves, const std::vector<Level>& x, const std::vector<std::unordered_map<uint64_t, size_t>>& at,
-             SsaPath& ssa, int& next) const {
-        const auto m = static_cast<size_t>(std::popcount(leaves));
-        if (m == 1) return std::countr_zero(leaves);
+    int emit(const Operands& leaves, const std::vector<Level>& x, const std::vector<Index>& at, SsaPath& ssa, int& next) const {
+        const auto m = static_cast<size_t>(leaves.count());
+        if (m == 1) return leaves.first();
         const Entry& e = x[m][at[m].at(leaves)];
         const int a = emit(e.left, x, at, ssa, next), b = emit(leaves ^ e.left, x, at, ssa, next);
         ssa.emplace_back(a, b);
@@ -204,15 +263,17 @@ private:
     const Objective objective_;
     const double max_pairs_;
     const int n_;
-    std::vector<uint64_t> holders_;  // per label: the operands that hold it
+    std::vector<Operands> holders_;  // per label: the operands that hold it
     std::vector<bool> in_output_;    // per label
-    std::vector<Labels<W>> leaf_labels_;
+    Labels summed_;                  // the labels not in the output
+    std::vector<Labels> leaf_labels_;
     double pairs_ = 0;
 };
 
 template <size_t W>
 std::optional<Path> search(const Network& net, Objective objective, double max_pairs) {
-    return ConnectedDp<W>(net, objective, max_pairs).run();
+    if (net.inputs.size() <= 64) return ConnectedDp<W, 1>(net, objective, max_pairs).run();
+    return ConnectedDp<W, 2>(net, objective, max_pairs).run();
 }
 
 }  // namespace

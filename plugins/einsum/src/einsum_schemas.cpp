@@ -22,9 +22,9 @@ const ferro_attr_spec attrs[kAttrCount] = {
                           "operands, -3 then the output's"),
     plugin::spec_str("optimize", "auto",
                      "contraction path: auto (optimal up to 8 operands, else greedy improved by subtree "
-                     "reconfiguration, or the connected-subnetwork optimum up to 64 operands when it is cheaper "
+                     "reconfiguration, or the connected-subnetwork optimum up to 128 operands when it is cheaper "
                      "and found within its budget) | greedy | optimal (exact; beyond 16 operands over connected "
-                     "subnetworks, up to 64) | random-greedy"),
+                     "subnetworks, up to 128) | random-greedy"),
     plugin::spec_optional("path", FERRO_ATTR_I64_ARRAY,
                           "an explicit path in opt_einsum's linear form, as pairs flattened: [i0, j0, i1, j1, ...]"),
     plugin::spec_str("minimize", "flops", "what optimal and random-greedy minimise: flops | size (largest intermediate)"),

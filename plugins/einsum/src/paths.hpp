@@ -50,17 +50,17 @@ Path optimal_path(const Network& net, Objective objective);
 
 // Exact dynamic programming over connected subnetworks (Pfeifer, Haegeman and Verstraete 2014;
 // opt_einsum's "dp"): the cheapest tree among those whose every step joins two tensors that
-// share a label (the network's disconnected parts, if any, are joined last, smallest first).
-// Its work grows with the number of connected subnetworks rather than 3^n, so it reaches the
-// few dozen operands of a MERA. The search runs under a cap on the objective (flops, or the
-// largest intermediate) that starts at the largest input and grows until the whole network
-// fits. std::nullopt when it would examine more than `max_pairs` pairs of subnetworks, or the
-// network has more than 64 operands or 512 labels.
-inline constexpr int kConnectedOptimalMaxOperands = 64;
+// share a summed label (the network's parts that share none, if any, are joined last, smallest
+// first). Its work grows with the number of connected subnetworks rather than 3^n, so it
+// reaches the 84 operands of the language-model networks. The search runs under a cap on the
+// objective (flops, or the largest intermediate) that starts at the largest input and grows
+// until the whole network fits. std::nullopt when it would examine more than `max_pairs` pairs
+// of subnetworks, or the network has more than 128 operands or 512 labels.
+inline constexpr int kConnectedOptimalMaxOperands = 128;
 std::optional<Path> connected_optimal_path(const Network& net, Objective objective, double max_pairs);
 
 // auto: optimal_path up to 8 operands. Above, greedy improved by subtree reconfiguration and,
-// up to 64 operands, connected_optimal_path when it finishes within kAutoMaxPairs pairs (a
+// up to 128 operands, connected_optimal_path when it finishes within kAutoMaxPairs pairs (a
 // budget in work, not time, so the path is the same on every machine): the better of the two
 // by the objective.
 inline constexpr double kAutoMaxPairs = 1e7;
