@@ -43,8 +43,8 @@ EinsumOptions reference_path(const nlohmann::json& inst) {
 // 2026-11-30. Greedy alone (opt_einsum's, ours alike) is 2-100x off on the language-model and
 // graphical-model networks; these bounds keep what we reach from regressing. The chain and the
 // two language models are beyond auto's budget for the exact search; optimize="optimal" reaches
-// the reference on them (the chain is tested below). Everything else must be within 1.1x (MERA open, 26
-// operands, was 2.3x before the connected search found the reference's flops).
+// the reference on them (the chain is tested below). Everything else must be within 1.1x (MERA
+// open, 26 operands, was 2.3x before the connected search found the reference's flops).
 const std::map<std::string, double> known_gaps = {
     {"gm_queen5_5_3.wcsp", 2.5},
     {"lm_batch_likelihood_brackets_4_4d", 3.5},

@@ -86,7 +86,8 @@ inline std::vector<cd> fit(std::vector<cd> x, int64_t n) {
 inline std::vector<cd> dft(const std::vector<cd>& x, int sign) {
     const size_t n = x.size();
     std::vector<cd> root(n), y(n);
-    for (size_t m = 0; m < n; ++m) root[m] = std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>(m) / static_cast<double>(n));
+    const double turn = sign * 2 * std::numbers::pi / static_cast<double>(n);
+    for (size_t m = 0; m < n; ++m) root[m] = std::polar(1.0, turn * static_cast<double>(m));
     for (size_t k = 0; k < n; ++k) {
         cd s = 0;
         for (size_t j = 0, jk = 0; j < n; ++j, jk = jk + k >= n ? jk + k - n : jk + k) s += x[j] * root[jk];  // jk = j k mod n

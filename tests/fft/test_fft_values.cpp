@@ -195,7 +195,7 @@ TEST_CASE("fft values: identities at large sizes (round trip, Parseval, linearit
 }
 
 // Estimate plans run an axis whose lines lie a multiple of 4 KiB apart and span 1 MiB or more
-// as buffered passes (fft_exec.cpp): each route through them, in f64 and f32.
+// as buffered passes (fft_exec.cpp): each route through them, in double and single precision.
 TEST_CASE("fft values: estimate plans with buffered passes over long-strided axes for every kind of transform", "[fft]") {
     const Runtime rt = fft_runtime();
     struct Case {
@@ -211,11 +211,13 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
         {"fft2: a pass, then FFTW on the rows", {256, 256}, DType::c128, RefKind::c2c_forward, {0, 1}, {}, "backward"},
         {"fft along axis 0: the pass alone reads the input", {256, 512}, DType::c64, RefKind::c2c_forward, {0}, {}, "backward"},
         {"fftn over axes 0 and 2 with a loop between", {64, 4, 256}, DType::c128, RefKind::c2c_forward, {0, 2}, {}, "forward"},
-        {"ifft2 of a padded input, ortho", {200, 256}, DType::c128, RefKind::c2c_inverse, {0, 1}, std::vector<int64_t>{256, 256}, "ortho"},
+        {"ifft2 of a padded input, ortho", {200, 256}, DType::c128, RefKind::c2c_inverse, {0, 1},
+         std::vector<int64_t>{256, 256}, "ortho"},
         {"rfftn: FFTW's r2c, then a pass on the half spectrum", {256, 32, 14}, DType::f64, RefKind::r2c, {0, 2}, {}, "backward"},
         {"irfftn: a pass on the half spectrum, then FFTW's c2r", {256, 32, 8}, DType::c128, RefKind::c2r, {0, 2},
          std::vector<int64_t>{256, 14}, "backward"},
-        {"fftn of a real input: r2c, a pass, the mirrored half", {256, 64, 14}, DType::f32, RefKind::c2c_forward, {0, 2}, {}, "backward"},
+        {"fftn of a real input: r2c, a pass, the mirrored half", {256, 64, 14}, DType::f32, RefKind::c2c_forward, {0, 2}, {},
+         "backward"},
         {"ifftn of a real input", {256, 64, 14}, DType::f32, RefKind::c2c_inverse, {0, 2}, {}, "ortho"},
     };
     for (const Case& c : cases) {

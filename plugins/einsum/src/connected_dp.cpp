@@ -221,9 +221,9 @@ private:
         for (const Entry& e1 : a) {
             for (const Entry& e2 : b) {
                 if (++pairs_ > max_pairs_) return false;
-                if (e1.leaves.shares(e2.leaves) || (same_level && e2.leaves < e1.leaves) || !e1.kept.shares_within(e2.kept, summed_)) {
-                    continue;
-                }
+                const bool joinable = !e1.leaves.shares(e2.leaves) && !(same_level && e2.leaves < e1.leaves) &&
+                                      e1.kept.shares_within(e2.kept, summed_);
+                if (!joinable) continue;
                 Entry e;
                 e.leaves = e1.leaves | e2.leaves;
                 const Labels all = e1.kept | e2.kept;

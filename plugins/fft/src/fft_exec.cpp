@@ -226,7 +226,9 @@ void* plan_pass(const Transform& t, const Pass& pass, int sign) {
     const fftw_iodim64 dim{pass.n, 1, 1}, loop{pass.block, pass.dist, pass.dist};
     std::lock_guard lock(planner_mutex());
     void* buffer = Fftw<R>::malloc(static_cast<size_t>(pass.block * pass.dist) * 2 * sizeof(R));
-    if (buffer == nullptr) throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
+    if (buffer == nullptr) {
+        throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
+    }
     Fftw<R>::threads(1);
     void* plan = Fftw<R>::dft(1, &dim, 1, &loop, buffer, buffer, sign, FFTW_ESTIMATE);
     Fftw<R>::free(buffer);
@@ -274,8 +276,8 @@ void run_pass(const Plan& p, const Pass& pass, const void* src, void* dst, const
     const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data) + static_cast<uintptr_t>(p.pass_offset);
     PassRun<R> job{&pass, static_cast<const std::complex<R>*>(src), static_cast<std::complex<R>*>(dst),
                    reinterpret_cast<char*>((base + 63) & ~uintptr_t{63}), p.slot_bytes, (blocks + used - 1) / used, line_blocks};
-    ctx->parallel_for(ctx, blocks, job.grain,
-                      [](void* user, int64_t begin, int64_t end) { static_cast<const PassRun<R>*>(user)->blocks(begin, end); }, &job);
+    const auto body = [](void* user, int64_t begin, int64_t end) { static_cast<const PassRun<R>*>(user)->blocks(begin, end); };
+    ctx->parallel_for(ctx, blocks, job.grain, body, &job);
 }
 
 // Gathers the input (any strides, dtype Src) into the fitted row-major array (dtype Dst):
@@ -575,7 +577,9 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* work
         std::unique_ptr<Plan, void (*)(Plan*)> guard(plan.get(), [](Plan* q) { destroy_fftw_plans(*q); });
         split_passes(*plan, main_axes, workspace);
         // A c2c transform whose every axis is a pass has no FFTW plan of its own.
-        if (!main_axes.empty()) plan->fftw = plan->single ? plan_main<float>(*plan, main_axes) : plan_main<double>(*plan, main_axes);
+        if (!main_axes.empty()) {
+            plan->fftw = plan->single ? plan_main<float>(*plan, main_axes) : plan_main<double>(*plan, main_axes);
+        }
         (void)guard.release();
     }
     *workspace_bytes = static_cast<uint64_t>(workspace);
