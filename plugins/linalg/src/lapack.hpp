@@ -6,6 +6,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 
 #define lapack_complex_float std::complex<float>
@@ -23,6 +24,14 @@ template <class T> using Real = typename RealOf<T>::type;
 template <class T> inline constexpr bool is_complex_v = !std::is_same_v<T, Real<T>>;
 
 constexpr int col = LAPACK_COL_MAJOR;
+
+// Elements to allocate beyond a matrix that LAPACK's BLAS calls read. OpenBLAS 0.3.21's AVX
+// zgemv_n kernels (the Sandybridge, Haswell and newer ones: OpenBLAS picks them wherever it
+// recognises the CPU, Prescott's where it does not) read 16 bytes past the matrix they are
+// given: valgrind, "0 bytes after a block of size 192" in zgemv_n_HASWELL from zlarf inside the
+// zgesdd of a 3 x 4 matrix; under ASan the process faults. One cache line covers it. (The
+// per-matrix scratch carves 64-byte aligned pieces and ends with a cache line of slack.)
+template <class T> inline constexpr size_t kOverreadPad = 64 / sizeof(T);
 
 // LU with partial pivoting: A = P L U.
 inline lapack_int getrf(lapack_int m, lapack_int n, float* a, lapack_int lda, lapack_int* p) { return LAPACKE_sgetrf_work(col, m, n, a, lda, p); }

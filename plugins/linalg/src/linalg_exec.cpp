@@ -822,7 +822,9 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
             break;
         default: break;
     }
-    p.scratch_bytes = std::max<int64_t>(scratch_bytes(p), 64);  // never a NULL workspace
+    // Never a NULL workspace; a cache line of slack after the last array for BLAS's overreads
+    // (lapack::kOverreadPad).
+    p.scratch_bytes = scratch_bytes(p) + 64;
     return p;
 }
 

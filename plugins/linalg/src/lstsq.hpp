@@ -26,7 +26,8 @@ void lstsq(const Plan& p, const ferro_exec_args& args) {
         const ferro_tensor_view& v = args.outputs[i == 1 && !residuals ? 0 : i];
         out_at.emplace_back(p.batch, v, v.ndim - static_cast<int>(p.batch.size()));
     }
-    std::vector<T> a(static_cast<size_t>(std::max<int64_t>(m * n, 1))), b(static_cast<size_t>(ldb * std::max<int64_t>(k, 1)));
+    std::vector<T> a(static_cast<size_t>(std::max<int64_t>(m * n, 1)) + lapack::kOverreadPad<T>);
+    std::vector<T> b(static_cast<size_t>(ldb * std::max<int64_t>(k, 1)) + lapack::kOverreadPad<T>);
     std::vector<R> s(static_cast<size_t>(std::max<int64_t>(mn, 1)));
     T wq{};
     R rq{};

@@ -25,7 +25,7 @@ struct SingularValues {
     std::vector<lapack_int> iwork;
     SingularValues(int64_t r, int64_t c) : rows(r), cols(c), k(std::min(r, c)) {
         if (k == 0) return;
-        a.resize(static_cast<size_t>(rows * cols));
+        a.resize(static_cast<size_t>(rows * cols) + lapack::kOverreadPad<T>);
         s.resize(static_cast<size_t>(k));
         iwork.resize(static_cast<size_t>(8 * k));
         rwork.resize(static_cast<size_t>(7 * k + 1));
@@ -39,8 +39,8 @@ struct SingularValues {
     const std::vector<R>& of(const T* m, int64_t rs, int64_t cs, const char* op) {
         if (k == 0) return s;
         copy2d(m, rs, cs, a.data(), 1, rows, rows, cols);
-        for (const T& v : a) {
-            if (!std::isfinite(std::abs(v))) {
+        for (int64_t i = 0; i < rows * cols; ++i) {
+            if (!std::isfinite(std::abs(a[static_cast<size_t>(i)]))) {
                 throw plugin::Error(FERRO_INVALID_ARGUMENT, std::string(op) + ": a matrix contains NaN or Inf (its singular values are undefined)");
             }
         }
@@ -131,7 +131,7 @@ void cond(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* out) {
     const R inf = std::numeric_limits<R>::infinity();
     SingularValues<T> sv(rows, cols);
     const bool spectral = p.matrix_ord == MatrixOrd::two || p.matrix_ord == MatrixOrd::minus_two;
-    std::vector<T> a(static_cast<size_t>(rows * cols)), work;
+    std::vector<T> a(static_cast<size_t>(rows * cols) + lapack::kOverreadPad<T>), work;
     std::vector<lapack_int> piv(static_cast<size_t>(rows));
     const lapack_int n = static_cast<lapack_int>(rows), ld = std::max<lapack_int>(n, 1);
     if (!spectral) {
