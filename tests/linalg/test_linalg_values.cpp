@@ -207,6 +207,39 @@ TEST_CASE("linalg values: eigh gives A V = V diag(w), orthonormal V, ascending w
     for (int k = 1; k <= n; ++k) CHECK(w[k - 1] == Approx(2 - 2 * std::cos(M_PI * k / (n + 1))).margin(1e-13));
 }
 
+TEST_CASE("linalg values: eigh of 19 x 19 matrices reads only its triangle and returns column-major eigenvectors", "[linalg]") {
+    // Larger than the layout copies' 8 x 8 blocks, and not a multiple of them; both triangles
+    // of a transposed view (the copy runs the other way round).
+    const Runtime rt = linalg_runtime();
+    const int64_t n = 19;
+    for (DType dt : all_dtypes) {
+        const Tensor A = hermitian(rt, {2, n, n}, dt, 30);
+        const Tensor noise = random_matrix(rt, {2, n, n}, dt, 31);
+        std::vector<double> mask(static_cast<size_t>(n * n));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) mask[static_cast<size_t>(i * n + j)] = j > i;
+        const Tensor strictly_upper = rt.tensor<double>(mask, {n, n}).to(dt);
+        for (const char* uplo : {"L", "U"}) {
+            INFO(name_of(dt) << " UPLO " << uplo);
+            // Noise in the other triangle; the second input is the same values through a transposed view.
+            const Tensor garbled = A + noise * (uplo[0] == 'L' ? strictly_upper : strictly_upper.mT());
+            for (const Tensor& input : {garbled, garbled.mT().contiguous().mT()}) {
+                const auto [w, V] = linalg::eigh(input, uplo);
+                CHECK(V.strides() == Shape{n * n, 1, n});
+                CHECK_NEAR_T(matmul(A, V), V * w.to(dt).unsqueeze(-2), tol(dt, 6) * 20);
+                CHECK_NEAR_T(matmul(mH(V), V), rt.eye(n, dt), tol(dt, 6) * 4);
+                CHECK_NEAR_T(linalg::eigvalsh(input, uplo), w, tol(dt, 6) * 20);
+            }
+        }
+    }
+    // NaN in the triangle not read is no error; in the one read it is.
+    std::vector<double> values = hermitian(rt, {n, n}, DType::f64, 32).to_vector<double>();
+    values[1] = std::numeric_limits<double>::quiet_NaN();  // (0, 1): upper
+    const Tensor upper_nan = rt.tensor<double>(values, {n, n});
+    CHECK(std::isfinite(linalg::eigvalsh(upper_nan, "L").sum().item<double>()));
+    check_error([&] { linalg::eigh(upper_nan, "U"); }, FERRO_INVALID_ARGUMENT, "linalg.eigh: the matrix contains NaN or Inf");
+}
+
 TEST_CASE("linalg values: svd thin and full for tall, square and wide matrices, and svdvals agrees", "[linalg]") {
     const Runtime rt = linalg_runtime();
     for (DType dt : all_dtypes) {

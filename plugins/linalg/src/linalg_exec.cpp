@@ -5,10 +5,10 @@
 // their input row-major into scratch (one packed copy, which LAPACK needs anyway because it
 // overwrites its input) and factor M = A^T, choosing the routine's options so that the
 // results come out row-major without transposing copies: solve is an LU solve with trans = 'T', the
-// SVD of M holds Vh and U of A in its U and Vt, eigh of M = conj(A) has A's eigenvalues. Where
-// that costs more than two transposing copies (LU and eig, whose pivoting and order must act on
-// A itself; QR, where gelqf is 1.6x slower than geqrf; lower Cholesky, where potrf 'U' is 1.6-2.3x
-// slower than 'L') the executor factors a column-major copy of A instead.
+// SVD of M holds Vh and U of A in its U and Vt. Where that costs more than two transposing
+// copies (LU and eig, whose pivoting and order must act on A itself; QR, where gelqf is 1.6x
+// slower than geqrf; lower Cholesky, where potrf 'U' is 1.6-2.3x slower than 'L'; eigh, whose
+// heevd 'U' is 1-2% slower than 'L') the executor factors a column-major copy of A instead.
 #include "blas.hpp"
 #include "expm.hpp"
 #include "inverse_gaps.hpp"
@@ -213,8 +213,11 @@ public:
         // PyTorch), and QR is faster as geqrf than as gelqf: these factor A, from a column-major copy.
         const bool column_major = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve ||
                                   p_.op == Op::eig || p_.op == Op::eigvals || p_.op == Op::qr;
+        const bool eigh = p_.op == Op::eigh || p_.op == Op::eigvalsh;
         if (column_major) {
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, m, m, n);
+        } else if (eigh) {  // the triangle heevd reads, column-major: A itself
+            copy_part(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, n, n, n, false, triangle());
         } else if (p_.op != Op::cholesky || p_.upper) {  // lower Cholesky gathers its triangle itself
             // A row-major into scratch: column-major, that is M = A^T (n x m, leading dimension n).
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, n, 1, m, n);
@@ -309,16 +312,16 @@ public:
                 T* work = c.take<T>(p_.lwork);
                 R* rwork = c.take<R>(p_.lrwork);
                 lapack_int* iwork = c.take<lapack_int>(p_.liwork);
-                if (!all_finite(a, n * n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
-                // A's lower triangle is M's upper one. M = conj(A): same eigenvalues, and
-                // eigenvectors Z with V = conj(Z).
-                const char uplo = p_.upper ? 'L' : 'U';
+                if (!triangle_finite(a, n)) return fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
+                // heevd 'L' on a triangle transposed into column-major order, not 'U' on the
+                // row-major copy: 'U' ran 1-2% slower (dsyevd, n = 64..1024).
+                const char uplo = p_.upper ? 'U' : 'L';
                 const lapack_int info =
                     lapack::heevd(p_.op == Op::eigh ? 'V' : 'N', uplo, ln, a, ldn, w, work, static_cast<lapack_int>(p_.lwork),
                                   rwork, static_cast<lapack_int>(p_.lrwork), iwork, static_cast<lapack_int>(p_.liwork));
                 if (info > 0) return fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?heevd info " + std::to_string(info) + ")");
                 copy2d(w, 0, 1, output<R>(0, b), 0, out_stride(0, 1), 1, n);
-                if (p_.op == Op::eigh) store_matrix(1, b, a, 1, n, n, n, /*conj=*/true);
+                if (p_.op == Op::eigh) store_matrix(1, b, a, 1, n, n, n);  // into a column-major output: straight
                 return;
             }
             case Op::svd: case Op::svdvals: {
@@ -456,6 +459,16 @@ private:
         return v.strides[v.ndim - from_end];
     }
     // Output i's matrix b (rows x cols) from a buffer with the given strides.
+    // The triangle of a Hermitian input that eigh reads (its `UPLO`).
+    Part triangle() const { return p_.upper ? Part::upper : Part::lower; }
+    // Whether that triangle of the n x n column-major `a` is free of NaN and Inf.
+    bool triangle_finite(const T* a, int64_t n) const {
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t lo = p_.upper ? 0 : j, hi = p_.upper ? j + 1 : n;
+            if (!all_finite(a + j * n + lo, hi - lo)) return false;
+        }
+        return true;
+    }
     void store_matrix(uint32_t i, int64_t b, const T* src, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
                       bool conj = false) const {
         copy2d(src, rs, cs, output<T>(i, b), out_stride(i, 2), out_stride(i, 1), rows, cols, conj);
@@ -815,6 +828,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         for (uint32_t i = 0; i < args.n_outputs; ++i) ask_column_major(args, i);
     }
     if ((op == Op::cholesky && !p.upper) || op == Op::lu_factor) ask_column_major(args, 0);
+    if (op == Op::eigh) ask_column_major(args, 1);  // the eigenvectors, as heevd leaves them
     switch (op) {  // the reductions to condensed form, and Cholesky
         case Op::cholesky: case Op::qr: case Op::eigh: case Op::eigvalsh: case Op::svd: case Op::svdvals:
         case Op::eig: case Op::eigvals: case Op::pinv: case Op::matrix_rank:

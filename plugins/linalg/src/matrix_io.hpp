@@ -8,12 +8,16 @@
 #include <complex>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace ferro::linalg {
 
+template <class T>
+inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
 template <class T> inline T conj_if(T x, bool conj) {
-    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    if constexpr (is_complex_v<T>) {
         return conj ? std::conj(x) : x;
     } else {
         (void)conj;
@@ -85,6 +89,7 @@ template <class T>
 void copy_part(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows,
                int64_t cols, bool conj, Part part) {
     auto in_part = [part](int64_t i, int64_t j) { return part == Part::all || (part == Part::lower ? j <= i : j >= i); };
+    conj = conj && is_complex_v<T>;  // real data: the straight copies below serve
     if (!conj && src_cs == 1 && dst_cs == 1) {  // rows are contiguous on both sides
         for (int64_t i = 0; i < rows; ++i) {
             const int64_t lo = part == Part::upper ? std::min(i, cols) : 0;
