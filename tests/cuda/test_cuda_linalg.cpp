@@ -96,7 +96,7 @@ TEST_CASE("cuda linalg: solve, inv, det, slogdet and triangular_solve agree with
     }
 }
 
-TEST_CASE("cuda linalg: cholesky, lu_factor, lu and lu_solve agree with the LAPACK module", "[cuda]") {
+TEST_CASE("cuda linalg: cholesky, lu_factor, lu, lu_solve and solve_with_lu agree with the LAPACK module", "[cuda]") {
     Runtime rt = linalg_cuda_runtime();
     require_cuda_device(rt);
     for (DType dt : kFloats) {
@@ -125,6 +125,12 @@ TEST_CASE("cuda linalg: cholesky, lu_factor, lu and lu_solve agree with the LAPA
                 check_near(linalg::lu_solve(f.LU, f.pivots, rhs.to(kCuda), left, adjoint),
                            linalg::lu_solve(fc.LU, fc.pivots, rhs, left, adjoint), dt);
             }
+        }
+        for (const Tensor& rhs : {b, b.slice(-1, 0, 1).reshape({2, 5})}) {  // a matrix, a vector per matrix
+            const auto s = linalg::solve_with_lu(a.to(kCuda), rhs.to(kCuda)), sc = linalg::solve_with_lu(a, rhs);
+            check_near(s.X, sc.X, dt);
+            check_near(s.LU, fc.LU, dt);
+            CHECK(s.pivots.to("cpu").to_vector<int64_t>() == fc.pivots.to_vector<int64_t>());
         }
     }
 }

@@ -46,6 +46,8 @@ TEST_CASE("linalg errors: singular and non-positive-definite matrices name the b
                     "linalg.solve: matrix [1, 0] of the batch is singular");
         check_error([&] { linalg::solve(A.slice(0, 1, 2).slice(1, 0, 1).squeeze(), rt.zeros({2}, dt)); },
                     FERRO_INVALID_ARGUMENT, "linalg.solve: the matrix is singular");
+        check_error([&] { linalg::solve_with_lu(A, rt.zeros({2, 1}, dt)); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.solve_with_lu: matrix [1, 0] of the batch is singular: U[1, 1] of its LU factorisation");
         // Not positive definite at the leading minor of order 2.
         const Tensor N = rt.tensor<double>({1, 2, 2, 1}, {2, 2}).to(dt);
         check_error([&] { linalg::cholesky(N); }, FERRO_INVALID_ARGUMENT,

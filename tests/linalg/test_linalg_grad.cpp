@@ -34,8 +34,18 @@ TEST_CASE("linalg grad: solve, inv, det, slogdet", "[linalg]") {
         const Tensor A = well_conditioned(rt, {2, 4, 4}, dt, 21);
         const Tensor B = random_matrix(rt, {4, 3}, dt, 22);
         const Tensor b = random_matrix(rt, {4}, dt, 23);
+        // linalg::solve runs as solve_with_lu when recorded; the solve op itself is called by name.
         check_grad("solve " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, B});
         check_grad("solve vector " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, b});
+        for (const Tensor& rhs : {B, b}) {
+            check_grad("the solve op " + d, [](const std::vector<Tensor>& x) {
+                return std::vector{call_one(x[0].runtime_ref(), "linalg.solve", {x[0], x[1]})};
+            }, {A, rhs});
+            check_grad("solve_with_lu " + d, [](const std::vector<Tensor>& x) {
+                auto [X, LU, pivots] = linalg::solve_with_lu(x[0], x[1]);
+                return std::vector{X, LU};
+            }, {A, rhs});
+        }
         check_grad("inv " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::inv(x[0])}; }, {A});
         check_grad("det " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::det(x[0])}; }, {A});
         check_grad("slogdet " + d, [](const std::vector<Tensor>& x) {
@@ -181,6 +191,14 @@ TEST_CASE("linalg grad: second derivatives through the rules (sum(svdvals), loga
         check_second_order(rt, "|solve|^2" + d, [&b](const Tensor& x) {
             const Tensor y = linalg::solve(x, b);
             return (y * y.conj()).real().sum();
+        }, S);
+        check_second_order(rt, "|the solve op|^2" + d, [&b](const Tensor& x) {
+            const Tensor y = call_one(x.runtime_ref(), "linalg.solve", {x, b});
+            return (y * y.conj()).real().sum();
+        }, S);
+        check_second_order(rt, "|X|^2 + |LU|^2 of solve_with_lu" + d, [&b](const Tensor& x) {
+            auto [y, lu, pivots] = linalg::solve_with_lu(x, b);
+            return (y * y.conj()).real().sum() + (lu * lu.conj()).real().sum();
         }, S);
         check_second_order(rt, "cholesky" + d, [&rt, dt](const Tensor& x) {
             const Tensor l = linalg::cholesky(matmul(x, mH(x)) + rt.eye(3, dt) * 3.0);

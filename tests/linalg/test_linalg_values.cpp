@@ -406,6 +406,41 @@ TEST_CASE("linalg values: lu, lu_factor, lu_unpack and lu_solve reconstruct and 
     }
 }
 
+TEST_CASE("linalg values: solve_with_lu returns solve's X and lu_factor's LU and pivots", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    for (DType dt : all_dtypes) {
+        INFO(name_of(dt));
+        const Tensor A = random_matrix(rt, {2, 5, 5}, dt, 68) + rt.eye(5, dt) * 3.0;
+        const Tensor B = random_matrix(rt, {5, 3}, dt, 69), b = random_matrix(rt, {2, 5}, dt, 70);
+        const auto f = linalg::lu_factor(A);
+        // B broadcast against A's batch; b one vector per matrix.
+        for (const Tensor& rhs : {B, b}) {
+            const auto [X, LU, piv] = linalg::solve_with_lu(A, rhs);
+            CHECK_NEAR_T(X, call_one(A.runtime_ref(), "linalg.solve", {A, rhs}), tol(dt, 5) * 10);
+            CHECK_NEAR_T(LU, f.LU, 0.0);
+            CHECK(piv.dtype() == DType::i64);
+            CHECK(piv.to_vector<int64_t>() == f.pivots.to_vector<int64_t>());
+            CHECK(LU.strides() == Shape{25, 1, 5});  // column-major, as lu_factor's
+        }
+        // A broadcast against B's batch: one factorisation per matrix of the result's batch.
+        const Tensor Bs = random_matrix(rt, {3, 5, 2}, dt, 71);
+        const auto one = linalg::solve_with_lu(A.slice(0, 0, 1), Bs);
+        CHECK(one.LU.shape() == Shape{3, 5, 5});
+        CHECK(one.pivots.shape() == Shape{3, 5});
+        CHECK_NEAR_T(one.LU, linalg::lu_factor(A.slice(0, 0, 1)).LU.expand({3, 5, 5}), 0.0);
+        CHECK_NEAR_T(matmul(A.slice(0, 0, 1), one.X), Bs, tol(dt, 5) * 10);
+        // The factorisation serves further solves.
+        const Tensor C = random_matrix(rt, {5, 4}, dt, 72);
+        const auto [X, LU, piv] = linalg::solve_with_lu(A, B);
+        CHECK_NEAR_T(matmul(A, linalg::lu_solve(LU, piv, C)), C.expand({2, 5, 4}), tol(dt, 5) * 10);
+        // Empty matrices.
+        const auto empty = linalg::solve_with_lu(rt.zeros({2, 0, 0}, dt), rt.zeros({2, 0, 3}, dt));
+        CHECK(empty.X.shape() == Shape{2, 0, 3});
+        CHECK(empty.LU.shape() == Shape{2, 0, 0});
+        CHECK(empty.pivots.shape() == Shape{2, 0});
+    }
+}
+
 // Above 128 rows the module splits triangular solves into halves and gemm updates (triangular.hpp),
 // down to blocks of at most 64 rows: n = 300 halves unevenly (150, 75, 37 + 38), in every branch.
 TEST_CASE("linalg values: solves above the triangle-splitting size, every triangle and side, every dtype", "[linalg]") {

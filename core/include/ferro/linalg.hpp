@@ -34,9 +34,24 @@ struct Lstsq {
     Tensor solution, residuals, rank, singular_values;
 };
 
+struct SolveWithLU {
+    Tensor X, LU, pivots;  // LU and pivots as lu_factor(A) returns them
+};
+
+// X with A X = B, and the LU factorisation of A it made (for more solves with lu_solve).
+inline SolveWithLU solve_with_lu(const Tensor& A, const Tensor& B) {
+    auto out = call_all(A.runtime_ref(), "linalg.solve_with_lu", {A, B});
+    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+
 // X with A X = B. b is a vector (or a batch of them) when 1-D or shaped like A without its last
-// dimension (PyTorch's rule); otherwise B is [..., n, k].
-inline Tensor solve(const Tensor& A, const Tensor& B) { return call_one(A.runtime_ref(), "linalg.solve", {A, B}); }
+// dimension (PyTorch's rule); otherwise B is [..., n, k]. When the call is recorded for a
+// gradient, it runs as solve_with_lu, whose backward solves with the forward's LU instead of
+// factoring A^H again.
+inline Tensor solve(const Tensor& A, const Tensor& B) {
+    if (ferro_grad_enabled() && (A.requires_grad() || B.requires_grad())) return solve_with_lu(A, B).X;
+    return call_one(A.runtime_ref(), "linalg.solve", {A, B});
+}
 inline Tensor inv(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.inv", {A}); }
 inline Tensor det(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.det", {A}); }
 inline SlogDet slogdet(const Tensor& A) {

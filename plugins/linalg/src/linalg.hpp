@@ -41,6 +41,7 @@ enum class Op : uint32_t {
     cond,
     lstsq,
     inverse_gaps,
+    solve_with_lu,  // solve that also returns the LU factorisation it made (appended: indices stay)
     count
 };
 
@@ -133,6 +134,8 @@ ferro_status examples(void* self, const ferro_host_api* host, ferro_examples_arg
 
 ferro_status solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
+ferro_status solve_with_lu_vjp(const ferro_host_api*, const ferro_vjp_args*);
+ferro_status solve_with_lu_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status inv_vjp(const ferro_host_api*, const ferro_vjp_args*);
 ferro_status inv_jvp(const ferro_host_api*, const ferro_jvp_args*);
 ferro_status det_vjp(const ferro_host_api*, const ferro_vjp_args*);

@@ -66,7 +66,7 @@ void make(Op op, Samples& s) {
     using plugin::attr_str;
     static constexpr int64_t last_axis[] = {-1};
     switch (op) {
-        case Op::solve: {
+        case Op::solve: case Op::solve_with_lu: {
             TensorRef A = s.well_conditioned({2, 4, 4}, 1), B = s.random({2, 4, 3}, 2);
             s.add_example({&A, &B}, {}, "batched 4 x 4, 3 right-hand sides");
             TensorRef A2 = s.well_conditioned({4, 4}, 3), b = s.random({4}, 4);

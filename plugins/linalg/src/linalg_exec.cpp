@@ -60,7 +60,7 @@ int64_t scratch_bytes(const Plan& p) {
         return scratch_bytes(d) + align64(std::max(m, n) * std::max(m, n) * t) + align64(n * m * t);
     }
     switch (p.lapack_op()) {
-        case Op::solve: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
+        case Op::solve: case Op::solve_with_lu: return align64(n * n * t) + align64(n * k * t) + align64(n * i);
         case Op::inv: return align64(n * n * t) + align64(n * i) + align64(p.lwork * t);
         case Op::det: case Op::slogdet: return align64(n * n * t) + align64(n * i);
         case Op::cholesky: return align64(n * n * t);
@@ -212,7 +212,7 @@ public:
         // LU pivots on A's rows, eig keeps LAPACK's eigenvalue order on A itself (as numpy and
         // PyTorch), and QR is faster as geqrf than as gelqf: these factor A, from a column-major copy.
         const bool column_major = p_.op == Op::lu_factor || p_.op == Op::lu || p_.op == Op::lu_solve ||
-                                  p_.op == Op::eig || p_.op == Op::eigvals || p_.op == Op::qr;
+                                  p_.op == Op::solve_with_lu || p_.op == Op::eig || p_.op == Op::eigvals || p_.op == Op::qr;
         const bool eigh = p_.op == Op::eigh || p_.op == Op::eigvalsh;
         if (column_major) {
             copy2d(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], a, 1, m, m, n);
@@ -229,7 +229,7 @@ public:
             return;
         }
         switch (p_.op) {
-            case Op::solve: {
+            case Op::solve: case Op::solve_with_lu: {
                 T* x = c.take<T>(n * k);
                 lapack_int* piv = c.take<lapack_int>(n);
                 const ferro_tensor_view& B = a_.inputs[1];
@@ -239,7 +239,14 @@ public:
                 if (const lapack_int info = lapack::getrf(ln, ln, a, ldn, piv); info > 0) {
                     return fail(FERRO_INVALID_ARGUMENT, singular(info));
                 }
-                tri::lu_solve('T', n, k, a, ldn, piv, x, ldn);  // M^T X = A X = B
+                if (p_.op == Op::solve_with_lu) {  // `a` holds A column-major: lu_factor's LU
+                    tri::lu_solve('N', n, k, a, ldn, piv, x, ldn);
+                    store_matrix(1, b, a, 1, n, n, n);
+                    int64_t* pivots = output<int64_t>(2, b);
+                    for (int64_t i = 0; i < n; ++i) pivots[i * out_stride(2, 1)] = piv[i];
+                } else {
+                    tri::lu_solve('T', n, k, a, ldn, piv, x, ldn);  // M^T X = A X = B
+                }
                 const ferro_tensor_view& X = a_.outputs[0];
                 const int64_t xrs = p_.vector_rhs ? X.strides[X.ndim - 1] : X.strides[X.ndim - 2];
                 const int64_t xcs = p_.vector_rhs ? 0 : X.strides[X.ndim - 1];
@@ -777,7 +784,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     }
     p.matrix_dims.assign(args.n_inputs, 2);
     const ferro_attr_value* attrs = args.attrs;
-    if (op == Op::solve) {
+    if (op == Op::solve || op == Op::solve_with_lu) {
         const ferro_signature& b = args.inputs[1];
         p.vector_rhs = solve_vector_rhs(a, b);
         p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
@@ -828,6 +835,7 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
         for (uint32_t i = 0; i < args.n_outputs; ++i) ask_column_major(args, i);
     }
     if ((op == Op::cholesky && !p.upper) || op == Op::lu_factor) ask_column_major(args, 0);
+    if (op == Op::solve_with_lu) ask_column_major(args, 1);  // LU, as lu_factor returns it
     if (op == Op::eigh) ask_column_major(args, 1);  // the eigenvectors, as heevd leaves them
     switch (op) {  // the reductions to condensed form, and Cholesky
         case Op::cholesky: case Op::qr: case Op::eigh: case Op::eigvalsh: case Op::svd: case Op::svdvals:

@@ -138,33 +138,48 @@ void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const char* vect
 }  // namespace
 
 // ---- solve: X = A^-1 B.  gB = A^-H gX, gA = -gB X^H.  dX = A^-1 (dB - dA X).
+// `solve_with(G, adjoint)` is A^-1 G, or A^-H G, for a matrix G.
+struct SolveCotangents {
+    TensorRef gA, gB;
+};
+template <class SolveWith> SolveCotangents solve_cotangents(const Ops& r, const ferro_vjp_args& a, SolveWith&& solve_with) {
+    if (!a.cotangents[0]) return {};
+    const ferro_tensor X = a.outputs[0];
+    const bool vec = solve_vector_rhs(a.input_sigs[0], a.input_sigs[1]);
+    TensorRef gB = vec ? r.squeeze(solve_with(r.unsqueeze(a.cotangents[0], -1), true), -1)
+                       : solve_with(r.borrow(a.cotangents[0]), true);
+    TensorRef gA;
+    if (a.needs_input_grad[0]) {
+        gA = vec ? r.neg(r.mul(r.unsqueeze(gB, -1), r.unsqueeze(r.conj(X), -2))) : r.neg(r.matmul(gB, r.mH(X)));
+    }
+    return {std::move(gA), std::move(gB)};
+}
+template <class SolveWith> TensorRef solve_tangent(const Ops& r, const ferro_jvp_args& a, SolveWith&& solve_with) {
+    const ferro_tensor X = a.outputs[0];
+    const bool vec = solve_vector_rhs(r.signature(a.inputs[0]), r.signature(a.inputs[1]));
+    TensorRef rhs;
+    if (a.input_tangents[1]) rhs = r.borrow(a.input_tangents[1]);
+    if (a.input_tangents[0]) {
+        TensorRef dAX = vec ? r.squeeze(r.matmul(a.input_tangents[0], r.unsqueeze(X, -1)), -1)
+                            : r.matmul(a.input_tangents[0], X);
+        rhs = rhs ? r.sub(rhs, dAX) : r.neg(dAX);
+    }
+    if (!rhs) return {};
+    return vec ? r.squeeze(solve_with(r.unsqueeze(rhs, -1), false), -1) : solve_with(rhs, false);
+}
+
 ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
-        if (!a.cotangents[0]) return;
-        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
-        const bool vec = solve_vector_rhs(a.input_sigs[0], a.input_sigs[1]);
-        TensorRef gB = vec ? r.squeeze(r.solve(r.mH(A), r.unsqueeze(a.cotangents[0], -1)), -1)
-                           : r.solve(r.mH(A), a.cotangents[0]);
-        if (a.needs_input_grad[0]) {
-            a.input_cotangents[0] = vec ? r.neg(r.mul(r.unsqueeze(gB, -1), r.unsqueeze(r.conj(X), -2))).release()
-                                        : r.neg(r.matmul(gB, r.mH(X))).release();
-        }
-        if (a.needs_input_grad[1]) a.input_cotangents[1] = gB.release();
+        const ferro_tensor A = a.inputs[0];
+        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return r.solve(adjoint ? r.mH(A) : r.borrow(A), G); });
+        if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
+        if (a.needs_input_grad[1] && gB) a.input_cotangents[1] = gB.release();
     });
 }
 ferro_status solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
-        const ferro_tensor A = a.inputs[0], X = a.outputs[0];
-        const bool vec = solve_vector_rhs(r.signature(A), r.signature(a.inputs[1]));
-        TensorRef rhs;
-        if (a.input_tangents[1]) rhs = r.borrow(a.input_tangents[1]);
-        if (a.input_tangents[0]) {
-            TensorRef dAX = vec ? r.squeeze(r.matmul(a.input_tangents[0], r.unsqueeze(X, -1)), -1)
-                                : r.matmul(a.input_tangents[0], X);
-            rhs = rhs ? r.sub(rhs, dAX) : r.neg(dAX);
-        }
-        if (!rhs) return;
-        a.output_tangents[0] = (vec ? r.squeeze(r.solve(A, r.unsqueeze(rhs, -1)), -1) : r.solve(A, rhs)).release();
+        const ferro_tensor A = a.inputs[0];
+        if (TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return r.solve(A, G); })) a.output_tangents[0] = dX.release();
     });
 }
 
@@ -769,6 +784,38 @@ ferro_status lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
         auto [dL, dU] = lu_forward(r, p, a.input_tangents[0]);
         a.output_tangents[1] = dL.release();
         a.output_tangents[2] = dU.release();
+    });
+}
+
+// ---- solve_with_lu: solve's and lu_factor's rules at once, with the forward's (LU, pivots) in
+// place of a second factorisation of A: A^-H G is lu_solve(LU, pivots, G, adjoint). LU is a
+// differentiable output (as lu_factor's), so where these rules are themselves differentiated (a
+// backward with create_graph, a VJP on duals) the derivative through LU reaches A.
+TensorRef lu_solve_with(const Ops& r, ferro_tensor LU, ferro_tensor pivots, Arg G, bool adjoint) {
+    return r.call("linalg.lu_solve", {LU, pivots, G}, {plugin::attr_bool("left", true), plugin::attr_bool("adjoint", adjoint)});
+}
+ferro_status solve_with_lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
+        const ferro_tensor LU = a.outputs[1], pivots = a.outputs[2];
+        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return lu_solve_with(r, LU, pivots, G, adjoint); });
+        if (a.needs_input_grad[0] && a.cotangents[1]) {  // LU's part: lu_factor's rule
+            auto [gL, gU] = split_lu(r, a.cotangents[1]);
+            gA = r.plus(std::move(gA), lu_backward(r, lu_unpacked(r, LU, pivots), std::move(gL), std::move(gU)));
+        }
+        if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
+        if (a.needs_input_grad[1] && gB) a.input_cotangents[1] = gB.release();
+    });
+}
+ferro_status solve_with_lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
+    return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
+        const ferro_tensor LU = a.outputs[1], pivots = a.outputs[2];
+        if (TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return lu_solve_with(r, LU, pivots, G, false); })) {
+            a.output_tangents[0] = dX.release();
+        }
+        if (!a.input_tangents[0]) return;
+        auto [dL, dU] = lu_forward(r, lu_unpacked(r, LU, pivots), a.input_tangents[0]);
+        const int64_t n = r.dim(LU, 1);
+        a.output_tangents[1] = pack_lu(r, r.tril(dL, -1), r.triu(dU), n, n).release();
     });
 }
 

@@ -114,7 +114,7 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
         const ferro_dtype real = real_dtype(in.dtype);
         auto& out = a->outputs;
         uint32_t count = 1;
-        if constexpr (op == Op::solve) {
+        if constexpr (op == Op::solve || op == Op::solve_with_lu) {
             const ferro_signature& b = a->inputs[1];
             require_float(op, b, 1);
             if (b.dtype != in.dtype) {
@@ -133,6 +133,12 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                                     ", k] to match input 0 of shape " + shape_str(dims(in)));
                 }
                 out[0] = out_sig(in.dtype, broadcast_batch(op, batch, batch_of(b)), {n, cols(b)});
+            }
+            if constexpr (op == Op::solve_with_lu) {  // lu_factor's outputs, over X's batch
+                const std::span<const int64_t> x_batch(out[0].shape, static_cast<size_t>(out[0].ndim - (solve_vector_rhs(in, b) ? 1 : 2)));
+                out[1] = out_sig(in.dtype, x_batch, {n, n});
+                out[2] = out_sig(FERRO_DTYPE_I64, x_batch, {n});
+                count = 3;
             }
         } else if constexpr (op == Op::inv || op == Op::cholesky || op == Op::matrix_exp) {
             out[0] = in;
@@ -412,6 +418,10 @@ std::vector<ferro_op_schema> build_schemas() {
         {"inverse_gaps", "F[..., i, j] = 1/(x_j - x_i) (of x^2 with squares), 0 on the diagonal: the spectral factor "
                          "of eigh and svd derivatives", 1, 1, inverse_gaps_attrs, infer_inverse_gaps, bit(0), bit(0),
          bit(0), bit(0), inverse_gaps_vjp, inverse_gaps_jvp, real_dtypes},
+        {"solve_with_lu", "(X, LU, pivots): solve's X and lu_factor's (LU, pivots) of A, for more solves with "
+                          "lu_solve; its backward solves with them instead of factoring A^H", 2, 3, {},
+         infer<Op::solve_with_lu, true>, bit(0) | bit(1), bit(0) | bit(1), 0, bit(0) | bit(1) | bit(2),
+         solve_with_lu_vjp, solve_with_lu_jvp},
     };
     static_assert(std::size(entries) == static_cast<size_t>(Op::count));
     std::vector<ferro_op_schema> out;

@@ -1,6 +1,6 @@
 // libferro_linalg_cuda.so: a module of the linalg family (defined by libferro_linalg.so) for
 // cuda engines, on cuSOLVER and cuBLAS. It runs solve, inv, det, slogdet, cholesky, qr, eigh,
-// eigvalsh, svd, svdvals, triangular_solve, lu_factor, lu and lu_solve with the cpu module's
+// eigvalsh, svd, svdvals, triangular_solve, lu_factor, lu, lu_solve and solve_with_lu with the cpu module's
 // semantics and messages; the family's other ops are declined with the reason (never run on
 // the cpu behind the caller's back). Gradients are the family's own rules, which run through
 // the host on whatever engine the tensors are on.
@@ -36,7 +36,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             plugin::write_reason(args->decline_reason, args->decline_capacity,
                                  "the cuSOLVER module does not implement " + op_label(op) +
                                      " (it runs solve, inv, det, slogdet, cholesky, qr, eigh, eigvalsh, svd, svdvals, "
-                                     "triangular_solve, lu_factor, lu and lu_solve); move the tensors to the cpu for it");
+                                     "triangular_solve, lu_factor, lu, lu_solve and solve_with_lu); move the tensors to "
+                                     "the cpu for it");
             return;
         }
         auto plan = std::make_unique<CudaPlan>(make_cuda_plan(op, *args));

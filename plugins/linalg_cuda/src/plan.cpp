@@ -10,7 +10,7 @@ bool supported(Op op) {
     switch (op) {
         case Op::solve: case Op::inv: case Op::det: case Op::slogdet: case Op::cholesky: case Op::qr: case Op::eigh:
         case Op::eigvalsh: case Op::svd: case Op::svdvals: case Op::triangular_solve: case Op::lu_factor: case Op::lu:
-        case Op::lu_solve:
+        case Op::lu_solve: case Op::solve_with_lu:
             return true;
         default: return false;
     }
@@ -20,7 +20,7 @@ std::string op_label(Op op) {
     static const char* const names[] = {"solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
                                         "triangular_solve", "lu_factor", "lu", "lu_unpack", "lu_solve", "eig", "eigvals",
                                         "matrix_exp", "pinv", "matrix_rank", "vector_norm", "matrix_norm", "cond", "lstsq",
-                                        "inverse_gaps"};
+                                        "inverse_gaps", "solve_with_lu"};
     static_assert(sizeof names / sizeof names[0] == static_cast<size_t>(Op::count), "one name per op");
     return std::string("linalg.") + names[static_cast<uint32_t>(op)];
 }
@@ -59,7 +59,7 @@ CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
             out_matrix_dims = 1;
             p.upper = std::string(attrs[0].v.str) == "U";
             break;
-        case Op::solve: {
+        case Op::solve: case Op::solve_with_lu: {
             const ferro_signature& b = args.inputs[1];
             p.vector_rhs = solve_vector_rhs(a, b);
             p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
@@ -98,7 +98,7 @@ CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
     Layout w;
     p.a = w.take(c * m * n, t);
     switch (op) {
-        case Op::solve: case Op::lu_solve:
+        case Op::solve: case Op::lu_solve: case Op::solve_with_lu:
             p.b = w.take(c * n * k, t);
             p.c = w.take(c * n, 8);
             p.e = w.take(c * n, t);

@@ -382,6 +382,10 @@ void Run::run_solve() {
     singular_check(fetch<int>(info, p_.count));
     report();
     copy(dense(p_.b, p_.dtype, n, k), output(0, p_.vector_rhs ? 1 : 2));
+    if (p_.op == Op::solve_with_lu) {  // getrf's factors of A itself: lu_factor's outputs
+        copy(dense(p_.a, p_.dtype, n, n), output(1, 2));
+        copy(matrices(p_.c, FERRO_DTYPE_I64, n, 1, n, n), output(2, 1));
+    }
 }
 
 void Run::run_inv() {
@@ -747,7 +751,7 @@ void Run::go() {
     if (p_.count == 0) return;
     if (p_.m == 0 || p_.n == 0) return empty_matrices();
     switch (p_.op) {
-        case Op::solve: return run_solve();
+        case Op::solve: case Op::solve_with_lu: return run_solve();
         case Op::inv: return run_inv();
         case Op::det: case Op::slogdet: return run_det();
         case Op::cholesky: return run_cholesky();
