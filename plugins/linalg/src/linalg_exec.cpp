@@ -465,7 +465,6 @@ private:
         const auto& v = a_.outputs[i];
         return v.strides[v.ndim - from_end];
     }
-    // Output i's matrix b (rows x cols) from a buffer with the given strides.
     // The triangle of a Hermitian input that eigh reads (its `UPLO`).
     Part triangle() const { return p_.upper ? Part::upper : Part::lower; }
     // Whether that triangle of the n x n column-major `a` is free of NaN and Inf.
@@ -476,6 +475,7 @@ private:
         }
         return true;
     }
+    // Output i's matrix b (rows x cols) from a buffer with the given strides.
     void store_matrix(uint32_t i, int64_t b, const T* src, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
                       bool conj = false) const {
         copy2d(src, rs, cs, output<T>(i, b), out_stride(i, 2), out_stride(i, 1), rows, cols, conj);

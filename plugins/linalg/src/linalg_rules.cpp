@@ -142,7 +142,8 @@ void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const char* vect
 struct SolveCotangents {
     TensorRef gA, gB;
 };
-template <class SolveWith> SolveCotangents solve_cotangents(const Ops& r, const ferro_vjp_args& a, SolveWith&& solve_with) {
+template <class SolveWith>
+SolveCotangents solve_cotangents(const Ops& r, const ferro_vjp_args& a, SolveWith&& solve_with) {
     if (!a.cotangents[0]) return {};
     const ferro_tensor X = a.outputs[0];
     const bool vec = solve_vector_rhs(a.input_sigs[0], a.input_sigs[1]);
@@ -171,7 +172,9 @@ template <class SolveWith> TensorRef solve_tangent(const Ops& r, const ferro_jvp
 ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         const ferro_tensor A = a.inputs[0];
-        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return r.solve(adjoint ? r.mH(A) : r.borrow(A), G); });
+        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) {
+            return r.solve(adjoint ? r.mH(A) : r.borrow(A), G);
+        });
         if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
         if (a.needs_input_grad[1] && gB) a.input_cotangents[1] = gB.release();
     });
@@ -179,7 +182,8 @@ ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
 ferro_status solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
         const ferro_tensor A = a.inputs[0];
-        if (TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return r.solve(A, G); })) a.output_tangents[0] = dX.release();
+        TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return r.solve(A, G); });
+        if (dX) a.output_tangents[0] = dX.release();
     });
 }
 
@@ -792,12 +796,15 @@ ferro_status lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
 // differentiable output (as lu_factor's), so where these rules are themselves differentiated (a
 // backward with create_graph, a VJP on duals) the derivative through LU reaches A.
 TensorRef lu_solve_with(const Ops& r, ferro_tensor LU, ferro_tensor pivots, Arg G, bool adjoint) {
-    return r.call("linalg.lu_solve", {LU, pivots, G}, {plugin::attr_bool("left", true), plugin::attr_bool("adjoint", adjoint)});
+    return r.call("linalg.lu_solve", {LU, pivots, G},
+                  {plugin::attr_bool("left", true), plugin::attr_bool("adjoint", adjoint)});
 }
 ferro_status solve_with_lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         const ferro_tensor LU = a.outputs[1], pivots = a.outputs[2];
-        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return lu_solve_with(r, LU, pivots, G, adjoint); });
+        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) {
+            return lu_solve_with(r, LU, pivots, G, adjoint);
+        });
         if (a.needs_input_grad[0] && a.cotangents[1]) {  // LU's part: lu_factor's rule
             auto [gL, gU] = split_lu(r, a.cotangents[1]);
             gA = r.plus(std::move(gA), lu_backward(r, lu_unpacked(r, LU, pivots), std::move(gL), std::move(gU)));
@@ -809,9 +816,8 @@ ferro_status solve_with_lu_vjp(const ferro_host_api* host, const ferro_vjp_args*
 ferro_status solve_with_lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return jvp_rule(host, args, [](const Ops& r, const ferro_jvp_args& a) {
         const ferro_tensor LU = a.outputs[1], pivots = a.outputs[2];
-        if (TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return lu_solve_with(r, LU, pivots, G, false); })) {
-            a.output_tangents[0] = dX.release();
-        }
+        TensorRef dX = solve_tangent(r, a, [&](const TensorRef& G, bool) { return lu_solve_with(r, LU, pivots, G, false); });
+        if (dX) a.output_tangents[0] = dX.release();
         if (!a.input_tangents[0]) return;
         auto [dL, dU] = lu_forward(r, lu_unpacked(r, LU, pivots), a.input_tangents[0]);
         const int64_t n = r.dim(LU, 1);

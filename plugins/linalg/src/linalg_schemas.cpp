@@ -135,7 +135,8 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
                 out[0] = out_sig(in.dtype, broadcast_batch(op, batch, batch_of(b)), {n, cols(b)});
             }
             if constexpr (op == Op::solve_with_lu) {  // lu_factor's outputs, over X's batch
-                const std::span<const int64_t> x_batch(out[0].shape, static_cast<size_t>(out[0].ndim - (solve_vector_rhs(in, b) ? 1 : 2)));
+                const int x_matrix_dims = solve_vector_rhs(in, b) ? 1 : 2;
+                const std::span<const int64_t> x_batch(out[0].shape, static_cast<size_t>(out[0].ndim - x_matrix_dims));
                 out[1] = out_sig(in.dtype, x_batch, {n, n});
                 out[2] = out_sig(FERRO_DTYPE_I64, x_batch, {n});
                 count = 3;
