@@ -37,6 +37,12 @@ TEST_CASE("linalg grad: solve, inv, det, slogdet", "[linalg]") {
         // linalg::solve runs as solve_with_lu when recorded; the solve op itself is called by name.
         check_grad("solve " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, B});
         check_grad("solve vector " + d, [](const std::vector<Tensor>& x) { return std::vector{linalg::solve(x[0], x[1])}; }, {A, b});
+        // A broadcast against B's batch: X, LU and pivots have B's batch, A's cotangent sums over it.
+        const Tensor Bs = random_matrix(rt, {3, 4, 2}, dt, 24);
+        check_grad("solve_with_lu with A broadcast " + d, [](const std::vector<Tensor>& x) {
+            auto [X, LU, pivots] = linalg::solve_with_lu(x[0], x[1]);
+            return std::vector{X, LU};
+        }, {A.slice(0, 0, 1).squeeze(), Bs});
         for (const Tensor& rhs : {B, b}) {
             check_grad("the solve op " + d, [](const std::vector<Tensor>& x) {
                 return std::vector{call_one(x[0].runtime_ref(), "linalg.solve", {x[0], x[1]})};
