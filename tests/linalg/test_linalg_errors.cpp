@@ -143,3 +143,28 @@ TEST_CASE("linalg errors: triangular and LU solves check pivots, shapes and zero
     check_error([&] { vjp({plu.L.sum()}, {plu.P}); }, FERRO_NOT_DIFFERENTIABLE,
                 "vjp: input 0 is linalg.lu output 0, which is not differentiable");
 }
+
+TEST_CASE("linalg errors: the wrappers' cached op handles follow the runtime, and output counts are checked", "[linalg]") {
+    // A runtime without the plugin: the handle lookup fails and says so, and caches nothing.
+    const Runtime bare = make_runtime();
+    check_error([&] { linalg::cholesky(bare.eye(2)); }, FERRO_NOT_FOUND,
+                "no op named 'linalg.cholesky' (is a plugin providing family 'linalg' loaded?)");
+    check_error([&] { linalg::qr(bare.eye(2)); }, FERRO_NOT_FOUND, "no op named 'linalg.qr'");
+    for (int round = 0; round < 2; ++round) {  // each new runtime resolves its own handles
+        const Runtime rt = linalg_runtime();
+        const Tensor A = rt.tensor<double>({4, 2, 2, 5}, {2, 2});
+        check_close(linalg::cholesky(A).to_vector<double>(), std::vector<double>{2, 0, 1, 2});
+        const auto [Q, R] = linalg::qr(A);
+        check_close(matmul(Q, R).to_vector<double>(), A.to_vector<double>(), 1e-14, 1e-14);
+    }
+    check_error([&] { linalg::cholesky(bare.eye(2)); }, FERRO_NOT_FOUND, "linalg.cholesky");
+    Runtime late = make_runtime();  // the plugin loaded after a failed lookup
+    check_error([&] { linalg::det(late.eye(2)); }, FERRO_NOT_FOUND, "no op named 'linalg.det'");
+    late.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_linalg.so");
+    check_close(linalg::det(late.eye(2) * 3.0).to_vector<double>(), std::vector<double>{9});
+
+    const Runtime rt = linalg_runtime();
+    const Tensor A = rt.eye(3);
+    check_error([&] { detail::call_n<"linalg.qr", 3>(A, {A.get()}); }, FERRO_INTERNAL, "linalg.qr: expected 3 outputs, got 2");
+    check_error([&] { detail::call_n<"linalg.svd", 2>(A, {A.get()}); }, FERRO_OUT_OF_RANGE, "linalg.svd: 3 outputs, capacity 2");
+}

@@ -38,6 +38,7 @@ using Axes = Dims;
 namespace detail {
 // Attributes as the C ABI takes them, on the stack: with the call site's cached op handle
 // (detail::call1) a small transform's call allocates nothing but its output.
+using ::ferro::detail::attr_str;
 inline ferro_named_attr i64_attr(const char* name, std::optional<int64_t> v) {
     ferro_named_attr a{name, {}};
     a.value.type = v ? FERRO_ATTR_I64 : FERRO_ATTR_NONE;
@@ -51,31 +52,25 @@ inline ferro_named_attr dims_attr(const char* name, const Dims& d) {
     a.value.v.i64_array = d.values().data();
     return a;
 }
-inline ferro_named_attr str_attr(const char* name, const std::string& v) {
-    ferro_named_attr a{name, {}};
-    a.value.type = FERRO_ATTR_STR;
-    a.value.v.str = v.c_str();
-    return a;
-}
 }  // namespace detail
 
 #define FERRO_FFT_ONE_D(name)                                                                              \
     inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,        \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
         return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::i64_attr("n", n), detail::i64_attr("axis", axis), \
-                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
+                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
     }
 #define FERRO_FFT_TWO_D(name)                                                                              \
     inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {-2, -1},               \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
         return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
-                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
+                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
     }
 #define FERRO_FFT_N_D(name)                                                                                \
     inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {},                     \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
         return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
-                                                          detail::str_attr("norm", norm), detail::str_attr("planner", planner)}); \
+                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
     }
 
 // 1-D: complex <-> complex (fft, ifft), real -> half spectrum (rfft) and back (irfft: n real

@@ -1,7 +1,8 @@
 // ferro::linalg — typed calls into the linalg family (libferro_linalg.so, loaded from the
 // plugin search path), with numpy.linalg / torch.linalg semantics: batch dimensions lead,
-// the matrix is the last two. Each function is one op call by name; docs/linalg.md lists the
-// attributes and what each op does with them. Included by ferro/ferro.hpp.
+// the matrix is the last two. Each function is one op call, through a handle cached per call site
+// where its attributes are fixed; docs/linalg.md lists the attributes and what each op does with
+// them. Included by ferro/ferro.hpp.
 #pragma once
 
 #include <ferro/ferro.hpp>
@@ -40,8 +41,8 @@ struct SolveWithLU {
 
 // X with A X = B, and the LU factorisation of A it made (for more solves with lu_solve).
 inline SolveWithLU solve_with_lu(const Tensor& A, const Tensor& B) {
-    auto out = call_all(A.runtime_ref(), "linalg.solve_with_lu", {A, B});
-    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+    auto [X, LU, pivots] = detail::call_n<"linalg.solve_with_lu", 3>(A, {A.get(), B.get()});
+    return {std::move(X), std::move(LU), std::move(pivots)};
 }
 
 // X with A X = B. b is a vector (or a batch of them) when 1-D or shaped like A without its last
@@ -50,47 +51,49 @@ inline SolveWithLU solve_with_lu(const Tensor& A, const Tensor& B) {
 // factoring A^H again.
 inline Tensor solve(const Tensor& A, const Tensor& B) {
     if (ferro_grad_enabled() && (A.requires_grad() || B.requires_grad())) return solve_with_lu(A, B).X;
-    return call_one(A.runtime_ref(), "linalg.solve", {A, B});
+    return detail::call1<"linalg.solve">(A, {A.get(), B.get()});
 }
-inline Tensor inv(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.inv", {A}); }
-inline Tensor det(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.det", {A}); }
+inline Tensor inv(const Tensor& A) { return detail::call1<"linalg.inv">(A, {A.get()}); }
+inline Tensor det(const Tensor& A) { return detail::call1<"linalg.det">(A, {A.get()}); }
 inline SlogDet slogdet(const Tensor& A) {
-    auto out = call_all(A.runtime_ref(), "linalg.slogdet", {A});
-    return {std::move(out[0]), std::move(out[1])};
+    auto [sign, logabsdet] = detail::call_n<"linalg.slogdet", 2>(A, {A.get()});
+    return {std::move(sign), std::move(logabsdet)};
 }
 // Lower L with A = L L^H; upper: U with A = U^H U.
 inline Tensor cholesky(const Tensor& A, bool upper = false) {
-    return call_one(A.runtime_ref(), "linalg.cholesky", {A}, {Attr("upper", upper)});
+    return detail::call1<"linalg.cholesky">(A, {A.get()}, {detail::attr_bool("upper", upper)});
 }
 // mode: "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n).
 inline QR qr(const Tensor& A, const std::string& mode = "reduced") {
-    auto out = call_all(A.runtime_ref(), "linalg.qr", {A}, {Attr("mode", mode)});
-    return {std::move(out[0]), std::move(out[1])};
+    auto [Q, R] = detail::call_n<"linalg.qr", 2>(A, {A.get()}, {detail::attr_str("mode", mode)});
+    return {std::move(Q), std::move(R)};
 }
 // R of the reduced QR only (mode "r").
-inline Tensor qr_r(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.qr", {A}, {Attr("mode", "r")}); }
+inline Tensor qr_r(const Tensor& A) { return detail::call1<"linalg.qr">(A, {A.get()}, {detail::attr_str("mode", "r")}); }
 inline Eigh eigh(const Tensor& A, const std::string& uplo = "L", double eps = 0.0) {
-    auto out = call_all(A.runtime_ref(), "linalg.eigh", {A}, {Attr("uplo", uplo), Attr("eps", eps)});
-    return {std::move(out[0]), std::move(out[1])};
+    auto [w, V] = detail::call_n<"linalg.eigh", 2>(A, {A.get()},
+                                                   {detail::attr_str("uplo", uplo), detail::attr_f64("eps", eps)});
+    return {std::move(w), std::move(V)};
 }
 // General square A: complex eigenvalues and right eigenvectors (each of norm 1).
 struct Eig {
     Tensor eigenvalues, eigenvectors;
 };
 inline Eig eig(const Tensor& A) {
-    auto out = call_all(A.runtime_ref(), "linalg.eig", {A});
-    return {std::move(out[0]), std::move(out[1])};
+    auto [w, V] = detail::call_n<"linalg.eig", 2>(A, {A.get()});
+    return {std::move(w), std::move(V)};
 }
-inline Tensor eigvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.eigvals", {A}); }
+inline Tensor eigvals(const Tensor& A) { return detail::call1<"linalg.eigvals">(A, {A.get()}); }
 inline Tensor eigvalsh(const Tensor& A, const std::string& uplo = "L") {
-    return call_one(A.runtime_ref(), "linalg.eigvalsh", {A}, {Attr("uplo", uplo)});
+    return detail::call1<"linalg.eigvalsh">(A, {A.get()}, {detail::attr_str("uplo", uplo)});
 }
 inline SVD svd(const Tensor& A, bool full_matrices = true, double eps = 0.0) {
-    auto out = call_all(A.runtime_ref(), "linalg.svd", {A}, {Attr("full_matrices", full_matrices), Attr("eps", eps)});
-    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+    auto [U, S, Vh] = detail::call_n<"linalg.svd", 3>(
+        A, {A.get()}, {detail::attr_bool("full_matrices", full_matrices), detail::attr_f64("eps", eps)});
+    return {std::move(U), std::move(S), std::move(Vh)};
 }
-inline Tensor svdvals(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.svdvals", {A}); }
-inline Tensor matrix_exp(const Tensor& A) { return call_one(A.runtime_ref(), "linalg.matrix_exp", {A}); }
+inline Tensor svdvals(const Tensor& A) { return detail::call1<"linalg.svdvals">(A, {A.get()}); }
+inline Tensor matrix_exp(const Tensor& A) { return detail::call1<"linalg.matrix_exp">(A, {A.get()}); }
 
 // Pseudo-inverse and rank: singular values <= max(atol, rtol * largest) count as zero. Omitted
 // tolerances follow PyTorch (rtol = eps * max(m, n) unless atol > 0).
@@ -122,12 +125,12 @@ inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::
 }
 // The condition number in the p norm (names as matrix_norm; "2": largest / smallest singular value).
 inline Tensor cond(const Tensor& A, const std::string& p = "2") {
-    return call_one(A.runtime_ref(), "linalg.cond", {A}, {Attr("p", p)});
+    return detail::call1<"linalg.cond">(A, {A.get()}, {detail::attr_str("p", p)});
 }
 // F[..., i, j] = 1/(y_j - y_i) with y = x (or x^2 with squares), d/(d^2 + eps) when eps > 0,
 // and 0 on the diagonal, for real x [..., n]: the spectral factor of eigh and svd derivatives.
 inline Tensor inverse_gaps(const Tensor& x, double eps = 0, bool squares = false) {
-    return call_one(x.runtime_ref(), "linalg.inverse_gaps", {x}, {Attr("eps", eps), Attr("squares", squares)});
+    return detail::call1<"linalg.inverse_gaps">(x, {x.get()}, {detail::attr_f64("eps", eps), detail::attr_bool("squares", squares)});
 }
 // Least squares: the minimum-norm X minimising ||A X - B|| (through ?gelsd). residuals has
 // shape [..., k] when m > n (and driver is not "gelsy"), else [0].
@@ -144,25 +147,27 @@ inline Tensor matrix_rank(const Tensor& A, const Tolerance& t = {}) {
 
 // X with A X = B (left) or X A = B for triangular A; only the `upper` or lower triangle is read.
 inline Tensor triangular_solve(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false) {
-    return call_one(A.runtime_ref(), "linalg.triangular_solve", {A, B},
-                    {Attr("upper", upper), Attr("left", left), Attr("unitriangular", unitriangular)});
+    return detail::call1<"linalg.triangular_solve">(
+        A, {A.get(), B.get()},
+        {detail::attr_bool("upper", upper), detail::attr_bool("left", left), detail::attr_bool("unitriangular", unitriangular)});
 }
 // A = P L U with partial pivoting; A may be rectangular.
 inline LUFactor lu_factor(const Tensor& A) {
-    auto out = call_all(A.runtime_ref(), "linalg.lu_factor", {A});
-    return {std::move(out[0]), std::move(out[1])};
+    auto [LU, pivots] = detail::call_n<"linalg.lu_factor", 2>(A, {A.get()});
+    return {std::move(LU), std::move(pivots)};
 }
 inline PLU lu(const Tensor& A) {
-    auto out = call_all(A.runtime_ref(), "linalg.lu", {A});
-    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+    auto [P, L, U] = detail::call_n<"linalg.lu", 3>(A, {A.get()});
+    return {std::move(P), std::move(L), std::move(U)};
 }
 inline PLU lu_unpack(const Tensor& LU, const Tensor& pivots) {
-    auto out = call_all(LU.runtime_ref(), "linalg.lu_unpack", {LU, pivots});
-    return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+    auto [P, L, U] = detail::call_n<"linalg.lu_unpack", 3>(LU, {LU.get(), pivots.get()});
+    return {std::move(P), std::move(L), std::move(U)};
 }
 // X with op(A) X = B (left) or X op(A) = B, op(A) = A or A^H (adjoint), from lu_factor(A).
 inline Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false) {
-    return call_one(LU.runtime_ref(), "linalg.lu_solve", {LU, pivots, B}, {Attr("left", left), Attr("adjoint", adjoint)});
+    return detail::call1<"linalg.lu_solve">(LU, {LU.get(), pivots.get(), B.get()},
+                                             {detail::attr_bool("left", left), detail::attr_bool("adjoint", adjoint)});
 }
 
 }  // namespace ferro::linalg

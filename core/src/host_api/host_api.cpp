@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <string_view>
 
 namespace ferro {
 namespace {
@@ -105,7 +106,9 @@ ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out
             return;
         }
         if (rt.snapshot()->find_op(name) == nullptr) {
-            throw Error(FERRO_NOT_FOUND, std::string("op_find: no op named '") + name + "'");
+            const std::string_view qualified(name);
+            throw Error(FERRO_NOT_FOUND, fmt::format("op_find: no op named '{}' (is a plugin providing family '{}' loaded?)",
+                                                     qualified, qualified.substr(0, qualified.find('.'))));
         }
         *out = &rt.op(name);
         if (std::strlen(name) < sizeof e.name) {
