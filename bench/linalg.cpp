@@ -2,15 +2,18 @@
 // solve, cholesky and det of n x n f64 matrices, n = 64, 256, 1024, through ferro::linalg
 // against the same LAPACK routine called directly (LAPACKE column-major *_work entry points,
 // workspace queried once, the input copied into a work buffer each call as LAPACK overwrites
-// it). Prints one {"case", "ferro_s", "lapack_s", ...} line per case; bench/run adds the numpy
-// and scipy timings of the same cases and prints DESIGN §12 lines.
+// it), at its better OpenBLAS thread count. Prints one {"case", "ferro_s", "lapack_s", ...}
+// line per case; bench/run adds the numpy and scipy timings of the same cases and prints
+// DESIGN §12 lines.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
 
+#include <cblas.h>  // openblas_set_num_threads
 #include <lapacke.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -108,14 +111,61 @@ std::function<void()> ferro_call(const std::string& op, const Tensor& A, const T
     return [&A] { (void)ferro::linalg::det(A); };
 }
 
+// Medians of ferro's call and of the direct call at one OpenBLAS thread and at the process's
+// count, sampled in turn. The baseline is the faster of the two: OpenBLAS threads potrf and the
+// level-2 kernels of the reductions at sizes where one thread is faster (potrf at n = 64 took
+// 2-5x as long on two threads here, and how long varied from run to run), which ferro's plans
+// avoid by holding the BLAS at one thread there.
+struct Medians {
+    double ferro_s, lapack_s;
+    int lapack_threads;
+};
+Medians time_case(const std::function<void()>& mine, const std::function<void()>& theirs, int samples, int inner) {
+    const int threads = openblas_get_num_threads();
+    auto one_thread = [&] {
+        openblas_set_num_threads(1);
+        const double s = bench::sample_seconds(theirs, inner);
+        openblas_set_num_threads(threads);
+        return s;
+    };
+    std::vector<double> f, one, all;
+    for (int s = -2; s < samples; ++s) {  // two rounds of warm-up
+        const double a = bench::sample_seconds(mine, inner), b = one_thread(), c = bench::sample_seconds(theirs, inner);
+        if (s < 0) continue;
+        f.push_back(a);
+        one.push_back(b);
+        all.push_back(c);
+    }
+    const double m1 = bench::median(one), mt = bench::median(all);
+    return {bench::median(f), std::min(m1, mt), m1 <= mt ? 1 : threads};
+}
+
 }  // namespace
 
+// bench_linalg [--quick] [--op NAME]: --op runs one op's cases only (for profiling).
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    bool quick = false;
+    std::string only;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (std::strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: bench_linalg [--quick] [--op svd|eigh|qr|solve|cholesky|det]\n");
+            return 2;
+        }
+    }
     const ferro::Runtime rt;  // finds libferro_linalg.so in the default plugin directory
+    const std::vector<std::string> ops = {"svd", "eigh", "qr", "solve", "cholesky", "det"};
+    if (!only.empty() && std::find(ops.begin(), ops.end(), only) == ops.end()) {
+        std::fprintf(stderr, "bench_linalg: unknown op '%s'\n", only.c_str());
+        return 2;
+    }
     std::vector<int64_t> sizes = {64, 256, 1024};
     if (quick) sizes = {64, 256};
-    for (const char* op : {"svd", "eigh", "qr", "solve", "cholesky", "det"}) {
+    for (const std::string& op : ops) {
+        if (!only.empty() && only != op) continue;
         for (int64_t n : sizes) {
             // Symmetric positive definite: valid for every op (and the same matrix numpy gets).
             const Tensor X = rt.rand({n, n}, ferro::DType::f64, 11);
@@ -126,9 +176,10 @@ int main(int argc, char** argv) {
             const auto theirs = direct_call(op, direct);
             const int inner = n <= 64 ? 50 : n <= 256 ? 4 : 1;
             const int samples = quick ? 5 : n >= 1024 ? 5 : 9;
-            const auto [ferro_s, lapack_s] = bench::paired_medians(mine, theirs, samples, inner);
-            std::printf("{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"samples\": %d, \"inner\": %d}\n",
-                        op, static_cast<long long>(n), ferro_s, lapack_s, samples, inner);
+            const Medians m = time_case(mine, theirs, samples, inner);
+            std::printf("{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"lapack_threads\": %d, "
+                        "\"samples\": %d, \"inner\": %d}\n",
+                        op.c_str(), static_cast<long long>(n), m.ferro_s, m.lapack_s, m.lapack_threads, samples, inner);
             std::fflush(stdout);
         }
     }
