@@ -682,8 +682,10 @@ private:
 // form (sytrd, gebrd, gehrd, geqr2) and splits potrf from n = 33 on; on two cores, with two
 // threads instead of one, syevd takes 2.2x as long at n = 64 and 1.2x at n = 256, gesdd 1.6x
 // and 1.3x, geqrf + orgqr 1.3x and 1.2x, potrf 2.5x and 1.35x; two threads pay from n ~ 450.
-// Plans of those ops up to this size hold the cpu engine's BLAS at one thread while they run.
-// The LU-based solvers gain from threads (getrs's triangular solves) at every size.
+// getrf runs 1.1-1.2x as long on two threads at n = 128 and 256, with or without getrs (one
+// right-hand side or n), and the same at 384. Plans of those ops and of the LU-based ones up to
+// this size hold the cpu engine's BLAS at one thread while they run; inv does not: getri runs
+// in 0.7-0.9 of the time on two threads from n = 128 on.
 constexpr int64_t kOneBlasThreadMax = 384;
 
 // A hold on the engine's BLAS at one thread (ABI 1.2; older hosts: no hold) for the scope.
@@ -837,9 +839,11 @@ Plan make_plan(Op op, const ferro_prepare_args& args) {
     if ((op == Op::cholesky && !p.upper) || op == Op::lu_factor) ask_column_major(args, 0);
     if (op == Op::solve_with_lu) ask_column_major(args, 1);  // LU, as lu_factor returns it
     if (op == Op::eigh) ask_column_major(args, 1);  // the eigenvectors, as heevd leaves them
-    switch (op) {  // the reductions to condensed form, and Cholesky
+    switch (op) {  // the reductions to condensed form, Cholesky and LU
         case Op::cholesky: case Op::qr: case Op::eigh: case Op::eigvalsh: case Op::svd: case Op::svdvals:
         case Op::eig: case Op::eigvals: case Op::pinv: case Op::matrix_rank:
+        case Op::solve: case Op::solve_with_lu: case Op::det: case Op::slogdet: case Op::lu_factor: case Op::lu:
+        case Op::lu_solve:
             p.one_blas_thread = std::max(p.m, p.n) <= kOneBlasThreadMax;
             break;
         default: break;
