@@ -9,6 +9,7 @@
 #include <cmath>
 #include <complex>
 #include <numeric>
+#include <random>
 
 using namespace ferro::test;
 
@@ -64,6 +65,101 @@ TEST_CASE("cpu: copy_strided permutes (tiled transposes) every axis order of a 4
         INFO("axes " << axes[0] << axes[1] << axes[2] << axes[3]);
         CHECK(wrong == 0);
     } while (std::next_permutation(axes.begin(), axes.end()));
+}
+
+namespace {
+
+// Copies `in` (shape, in_strides, from element `in_offset`) into a row-major output whose axes
+// are the input's permuted by `order` (out axis j is input axis order[j]), and counts the
+// elements that differ from an element-by-element walk.
+template <class T>
+int64_t wrong_after_permute(CpuEngine& engine, ferro_dtype dtype, const std::vector<T>& in, const std::vector<int64_t>& shape,
+                            const std::vector<int64_t>& in_strides, int64_t in_offset, const std::vector<size_t>& order) {
+    const size_t nd = shape.size();
+    std::vector<int64_t> out_strides(nd);
+    int64_t n = 1;
+    for (size_t j = nd; j-- > 0;) {
+        out_strides[order[j]] = n;  // the output view, in the input's axis order
+        n *= shape[order[j]];
+    }
+    std::vector<T> input = in, out(static_cast<size_t>(n));
+    ferro_copy_args c{sizeof c, 0, view(input, dtype, shape, in_strides, in_offset), view(out, dtype, shape, out_strides)};
+    REQUIRE(engine.f().copy_strided(engine.inst.self, nullptr, &c) == nullptr);
+    std::vector<int64_t> index(nd, 0);
+    int64_t wrong = 0;
+    for (int64_t e = 0; e < n; ++e) {
+        int64_t src = in_offset, dst = 0;
+        for (size_t k = 0; k < nd; ++k) {
+            src += index[k] * in_strides[k];
+            dst += index[k] * out_strides[k];
+        }
+        wrong += !(out[static_cast<size_t>(dst)] == in[static_cast<size_t>(src)]);
+        for (size_t k = nd; k-- > 0;) {
+            if (++index[k] < shape[k]) break;
+            index[k] = 0;
+        }
+    }
+    return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) match an element-by-element walk", "[cpu]") {
+    CpuEngine engine;
+    std::mt19937 rng(7);
+    const auto dense = [](const std::vector<int64_t>& shape) {
+        std::vector<int64_t> strides(shape.size());
+        int64_t st = 1;
+        for (size_t k = shape.size(); k-- > 0;) {
+            strides[k] = st;
+            st *= shape[k];
+        }
+        return strides;
+    };
+    const auto numbered = [](int64_t n) {
+        std::vector<double> v(static_cast<size_t>(n));
+        std::iota(v.begin(), v.end(), 1.0);
+        return v;
+    };
+    const std::vector<std::vector<int64_t>> shapes = {
+        std::vector<int64_t>(14, 2),                    // einsum's binary networks
+        {2, 3, 2, 5, 2, 2, 4, 2, 3, 2},                  // mixed short axes
+        {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2},  // 2^18: the pool's path
+        {3, 2, 2, 7, 2, 2, 2, 2, 2, 9},                  // a run longer than a cache line in both
+    };
+    for (const auto& shape : shapes) {
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        const std::vector<double> in = numbered(n);
+        std::vector<size_t> order(shape.size());
+        for (int trial = 0; trial < 6; ++trial) {
+            std::iota(order.begin(), order.end(), size_t{0});
+            // Trial 0 keeps the last axis last (a run dense on both sides), 1 reverses all.
+            if (trial == 1) std::reverse(order.begin(), order.end());
+            if (trial > 1) std::shuffle(order.begin(), order.end(), rng);
+            if (trial == 0) std::shuffle(order.begin(), order.end() - 1, rng);
+            INFO("shape of " << shape.size() << " axes, trial " << trial);
+            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, dense(shape), 0, order) == 0);
+        }
+    }
+    // Element sizes 4 and 16, a reversed (negative-stride) input and a broadcast axis.
+    const std::vector<int64_t> shape(12, 2);
+    std::vector<size_t> order(12);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<float> f(4096);
+    std::iota(f.begin(), f.end(), 1.0f);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F32, f, shape, dense(shape), 0, order) == 0);
+    std::vector<std::complex<double>> z(4096);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = {static_cast<double>(i), -static_cast<double>(i)};
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, dense(shape), 0, order) == 0);
+    std::vector<int64_t> reversed = dense(shape);
+    for (int64_t& st : reversed) st = -st;
+    const std::vector<double> in = numbered(4096);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, reversed, 4095, order) == 0);
+    std::vector<int64_t> broadcast = dense(shape);
+    broadcast[5] = 0;  // axis 5 reads one element twice
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, broadcast, 0, order) == 0);
 }
 
 TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {
