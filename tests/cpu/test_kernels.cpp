@@ -10,6 +10,7 @@
 #include <complex>
 #include <numeric>
 #include <random>
+#include <thread>
 
 using namespace ferro::test;
 
@@ -277,6 +278,28 @@ TEST_CASE("cpu: the native context's parallel_for covers every index exactly onc
         for (auto& h : hits) once += h.load() == 1;
         CHECK(once == n);
     }
+}
+
+TEST_CASE("cpu: back-to-back parallel regions from several callers each run every index exactly once", "[cpu]") {
+    // Workers claim chunks tagged with their region: one that wakes after its region ended
+    // (or while the next one runs) must run nothing of either twice or not at all.
+    ferro::cpu::ThreadPool pool(3);
+    std::atomic<int64_t> wrong{0};
+    const auto caller = [&](int seed) {
+        std::vector<std::atomic<int>> hits(4096);
+        for (int region = 0; region < 400; ++region) {
+            const int64_t n = 1 + (region * 37 + seed * 11) % 4096;
+            for (int64_t i = 0; i < n; ++i) hits[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
+            pool.parallel_for(n, 1 + region % 7, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+            });
+            for (int64_t i = 0; i < n; ++i) wrong += hits[static_cast<size_t>(i)].load(std::memory_order_relaxed) != 1;
+        }
+    };
+    std::thread other(caller, 1);  // its regions run serially while this thread's run, and the reverse
+    caller(2);
+    other.join();
+    CHECK(wrong.load() == 0);
 }
 
 TEST_CASE("cpu: a parallel region inside a parallel body runs serially instead of deadlocking", "[cpu]") {

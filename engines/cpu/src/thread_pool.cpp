@@ -6,6 +6,10 @@ namespace ferro::cpu {
 namespace {
 thread_local bool t_inside_region = false;
 
+// Chunks per thread: enough that the caller can take a late worker's share, few enough that
+// claiming them costs nothing next to a region's work.
+constexpr unsigned kChunksPerThread = 4;
+
 void run_chunk(const std::function<void(int64_t, int64_t)>& body, int64_t n, unsigned chunks,
                unsigned index) {
     const int64_t begin = n * index / chunks;
@@ -16,7 +20,7 @@ void run_chunk(const std::function<void(int64_t, int64_t)>& body, int64_t n, uns
 
 ThreadPool::ThreadPool(unsigned threads) {
     for (unsigned i = 1; i < std::max(1u, threads); ++i) {
-        workers_.emplace_back([this, i] { worker_loop(i); });
+        workers_.emplace_back([this] { worker_loop(); });
     }
 }
 
@@ -29,26 +33,41 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(unsigned index) {
+void ThreadPool::worker_loop() {
     t_inside_region = true;
     uint64_t seen = 0;
     for (;;) {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        const auto* body = body_;
-        const int64_t n = n_;
-        const unsigned chunks = chunks_;
-        lock.unlock();
-        if (index < chunks) run_chunk(*body, n, chunks, index);
-        lock.lock();
-        if (--pending_ == 0) done_.notify_one();
+        const Body* body = nullptr;
+        int64_t n = 0;
+        unsigned chunks = 0;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+            body = body_;
+            n = n_;
+            chunks = chunks_;
+        }
+        // `body` is only called for a chunk claimed in its own region, which cannot have ended.
+        run_chunks(seen, *body, n, chunks);
     }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain,
-                              const std::function<void(int64_t, int64_t)>& body) {
+void ThreadPool::run_chunks(uint64_t generation, const Body& body, int64_t n, unsigned chunks) {
+    const uint64_t tag = (generation & 0xffffffffu) << 32;
+    uint64_t next = next_.load(std::memory_order_acquire);
+    for (;;) {
+        if ((next & ~uint64_t{0xffffffffu}) != tag || (next & 0xffffffffu) >= chunks) return;
+        if (!next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        run_chunk(body, n, chunks, static_cast<unsigned>(next & 0xffffffffu));
+        std::lock_guard lock(mutex_);
+        if (++finished_ == chunks) done_.notify_one();
+        next = next_.load(std::memory_order_acquire);
+    }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const Body& body) {
     if (n <= 0) return;
     grain = std::max<int64_t>(grain, 1);
     const int64_t max_chunks = n / grain;
@@ -57,21 +76,23 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
         body(0, n);
         return;
     }
-    const unsigned chunks = static_cast<unsigned>(std::min<int64_t>(max_chunks, size()));
+    const unsigned chunks = static_cast<unsigned>(std::min<int64_t>(max_chunks, int64_t{kChunksPerThread} * size()));
+    uint64_t generation = 0;
     {
         std::lock_guard lock(mutex_);
         body_ = &body;
         n_ = n;
         chunks_ = chunks;
-        pending_ = static_cast<unsigned>(workers_.size());
-        ++generation_;
+        finished_ = 0;
+        generation = ++generation_;
+        next_.store((generation & 0xffffffffu) << 32, std::memory_order_release);
     }
     wake_.notify_all();
     t_inside_region = true;
-    run_chunk(body, n, chunks, 0);
+    run_chunks(generation, body, n, chunks);
     t_inside_region = false;
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    done_.wait(lock, [&] { return finished_ == chunks; });
 }
 
 }  // namespace ferro::cpu
