@@ -213,7 +213,7 @@ bool blocked_permute(Engine& e, const ferro_copy_args& a) {
     // The tile's elements in the output's order (row-major over its axes by falling output
     // stride), with where each sits on both sides.
     std::sort(tile_axes.begin(), tile_axes.begin() + n_tile, [](const Axis& x, const Axis& y) { return x.out > y.out; });
-    std::array<int64_t, kTileElements> in_offset{}, out_offset{};
+    std::array<int64_t, kTileElements> in_offset, out_offset;  // the first `tile` are set (zeroing all cost 16 KiB a call)
     Odometer element(tile_axes.data(), n_tile, 0);
     for (int64_t t = 0; t < tile; ++t, element.next()) {
         in_offset[static_cast<size_t>(t)] = element.in;

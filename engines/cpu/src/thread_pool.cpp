@@ -49,18 +49,17 @@ void ThreadPool::worker_loop() {
             n = n_;
             chunks = chunks_;
         }
-        // `body` is only called for a chunk claimed in its own region, which cannot have ended.
-        run_chunks(seen, *body, n, chunks);
+        run_chunks(seen, body, n, chunks);  // nothing, if the region ended meanwhile
     }
 }
 
-void ThreadPool::run_chunks(uint64_t generation, const Body& body, int64_t n, unsigned chunks) {
+void ThreadPool::run_chunks(uint64_t generation, const Body* body, int64_t n, unsigned chunks) {
     const uint64_t tag = (generation & 0xffffffffu) << 32;
     uint64_t next = next_.load(std::memory_order_acquire);
     for (;;) {
         if ((next & ~uint64_t{0xffffffffu}) != tag || (next & 0xffffffffu) >= chunks) return;
         if (!next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-        run_chunk(body, n, chunks, static_cast<unsigned>(next & 0xffffffffu));
+        run_chunk(*body, n, chunks, static_cast<unsigned>(next & 0xffffffffu));
         std::lock_guard lock(mutex_);
         if (++finished_ == chunks) done_.notify_one();
         next = next_.load(std::memory_order_acquire);
@@ -89,7 +88,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const Body& body) {
     }
     wake_.notify_all();
     t_inside_region = true;
-    run_chunks(generation, body, n, chunks);
+    run_chunks(generation, &body, n, chunks);
     t_inside_region = false;
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return finished_ == chunks; });

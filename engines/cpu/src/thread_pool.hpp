@@ -36,8 +36,9 @@ public:
 private:
     using Body = std::function<void(int64_t, int64_t)>;
     void worker_loop();
-    // Claims and runs chunks of region `generation` until none is left.
-    void run_chunks(uint64_t generation, const Body& body, int64_t n, unsigned chunks);
+    // Claims and runs chunks of region `generation` until none is left. `body` is called (and
+    // so must be alive) only for a chunk claimed in that region, which cannot have ended yet.
+    void run_chunks(uint64_t generation, const Body* body, int64_t n, unsigned chunks);
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
