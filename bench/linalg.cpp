@@ -12,8 +12,8 @@
 #include <cblas.h>  // openblas_set_num_threads
 #include <lapacke.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
