@@ -173,6 +173,10 @@ template <class T>
 bool blocked_permute(Engine& e, const ferro_copy_args& a) {
     std::array<Axis, FERRO_MAX_NDIM> axes;
     const int nd = coalesce(a, axes);
+    for (int d = 0; d < nd; ++d) {  // a run of a cache line or more, dense on both sides: copied as runs
+        const Axis& x = axes[static_cast<size_t>(d)];
+        if (x.in == 1 && x.out == 1 && x.size * static_cast<int64_t>(sizeof(T)) >= 64) return false;
+    }
     // The tile: the axes that nest into a dense block of the input and those of the output,
     // each block grown an axis at a time in turn while it is under kTile elements and the tile
     // (their union) within kTileElements.
