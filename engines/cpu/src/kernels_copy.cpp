@@ -49,11 +49,12 @@ constexpr int64_t kTileElements = kTile * kTile;
 struct Axis {
     int64_t size, in, out;
 };
+using Axes = std::array<Axis, FERRO_MAX_NDIM>;
 
 // The copy's axes with size-1 axes dropped and axes merged wherever two are nested the same way
 // in both layouts (a [19, 19] block dense in the input and in the output is one axis of 361),
 // so the tile's two axes are as long as they can be. Returns the count.
-int coalesce(const ferro_copy_args& a, std::array<Axis, FERRO_MAX_NDIM>& axes) {
+int coalesce(const ferro_copy_args& a, Axes& axes) {
     int n = 0;
     for (int d = 0; d < a.out.ndim; ++d) {
         if (a.out.shape[d] != 1) axes[static_cast<size_t>(n++)] = {a.out.shape[d], a.in.strides[d], a.out.strides[d]};
@@ -108,9 +109,7 @@ private:
 };
 
 template <class T>
-bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
-    std::array<Axis, FERRO_MAX_NDIM> axes;
-    const int nd = coalesce(a, axes);
+bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd) {
     int i = -1, o = -1;  // the input's and the output's unit-stride axes
     for (int d = 0; d < nd; ++d) {
         if (axes[static_cast<size_t>(d)].in == 1 && i < 0) i = d;
@@ -119,7 +118,7 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
     if (i < 0 || o < 0 || i == o || axes[static_cast<size_t>(i)].size < 4 || axes[static_cast<size_t>(o)].size < 4) {
         return false;
     }
-    std::array<Axis, FERRO_MAX_NDIM> outer;
+    Axes outer;
     int n_dims = 0;
     int64_t n_outer = 1;
     for (int d = 0; d < nd; ++d) {
@@ -170,9 +169,7 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a) {
 // output's order, so that its input and output lines stay in L1 while they are used, and the
 // other axes walk from tile to tile.
 template <class T>
-bool blocked_permute(Engine& e, const ferro_copy_args& a) {
-    std::array<Axis, FERRO_MAX_NDIM> axes;
-    const int nd = coalesce(a, axes);
+bool blocked_permute(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd) {
     for (int d = 0; d < nd; ++d) {  // a run of a cache line or more, dense on both sides: copied as runs
         const Axis& x = axes[static_cast<size_t>(d)];
         if (x.in == 1 && x.out == 1 && x.size * static_cast<int64_t>(sizeof(T)) >= 64) return false;
@@ -202,7 +199,7 @@ bool blocked_permute(Engine& e, const ferro_copy_args& a) {
     }
     // Blocks under a cache line are not worth the tables; one block on both sides is a plain copy.
     if (in_block < 4 || out_block < 4 || (tile == in_block && tile == out_block)) return false;
-    std::array<Axis, FERRO_MAX_NDIM> tile_axes, outer;
+    Axes tile_axes, outer;
     int n_tile = 0, n_outer_axes = 0;
     int64_t n_outer = 1;
     for (int d = 0; d < nd; ++d) {
@@ -243,7 +240,9 @@ bool blocked_permute(Engine& e, const ferro_copy_args& a) {
 
 template <class T>
 void copy_as(Engine& e, const ferro_copy_args& a) {
-    if (tiled_transpose<T>(e, a) || blocked_permute<T>(e, a)) return;
+    Axes axes;
+    const int nd = coalesce(a, axes);
+    if (tiled_transpose<T>(e, a, axes, nd) || blocked_permute<T>(e, a, axes, nd)) return;
     map1<T, T>(e, a.in, a.out, [](T x) { return x; }, kCopyParallelThreshold);
 }
 
