@@ -280,7 +280,7 @@ TEST_CASE("cpu: the native context's parallel_for covers every index exactly onc
     }
 }
 
-TEST_CASE("cpu: back-to-back parallel regions from several callers each run every index exactly once", "[cpu]") {
+TEST_CASE("concurrency: back-to-back parallel regions of the cpu pool from several callers each run every index exactly once", "[cpu]") {
     // Workers claim chunks tagged with their region: one that wakes after its region ended
     // (or while the next one runs) must run nothing of either twice or not at all.
     ferro::cpu::ThreadPool pool(3);
