@@ -37,19 +37,19 @@ EinsumOptions reference_path(const nlohmann::json& inst) {
     return o;
 }
 
-// Our default path (optimize="auto": greedy improved by subtree reconfiguration beyond 8
-// operands, and up to 128 the connected-subnetwork optimum when it is found within its budget)
-// against the file's reference path (cotengra's hyper-optimised): flops ratios measured on
-// 2026-11-30. Greedy alone (opt_einsum's, ours alike) is 2-100x off on the language-model and
-// graphical-model networks; these bounds keep what we reach from regressing. The chain and the
-// two language models are beyond auto's budget for the exact search; optimize="optimal" reaches
-// the reference on them (the chain is tested below). Everything else must be within 1.1x (MERA
-// open, 26 operands, was 2.3x before the connected search found the reference's flops).
+// Our default path (optimize="auto": beyond 8 operands the best of greedy improved by subtree
+// reconfiguration, 32 random-greedy trials, and up to 128 the connected-subnetwork optimum when
+// it is found within its budget) against the file's reference path (cotengra's hyper-optimised):
+// flops ratios measured on 2026-11-30 and 2026-12-01. Greedy alone (opt_einsum's, ours alike) is
+// 2-100x off on the language-model and graphical-model networks; these bounds keep what we reach
+// from regressing. The two language models are beyond auto's budget for the exact search;
+// optimize="optimal" reaches the reference on them. Everything else must be within 1.1x (MERA
+// open, 26 operands, was 2.3x before the connected search found the reference's flops; the
+// chain was 1.3x before the random trials).
 const std::map<std::string, double> known_gaps = {
     {"gm_queen5_5_3.wcsp", 2.5},
-    {"lm_batch_likelihood_brackets_4_4d", 3.5},
+    {"lm_batch_likelihood_brackets_4_4d", 3.0},
     {"lm_batch_likelihood_sentence_4_4d", 3.0},
-    {"str_matrix_chain_multiplication_100", 1.4},
 };
 
 }  // namespace

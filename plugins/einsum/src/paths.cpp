@@ -469,12 +469,17 @@ Path optimal_path(const Network& net, Objective objective) {
 Path auto_path(const Network& net, Objective objective) {
     if (net.inputs.size() <= 8) return optimal_path(net, objective);
     Path best = improve_path(net, greedy_path(net), objective, 0.0);
-    if (const std::optional<Path> exact = connected_optimal_path(net, objective, kAutoMaxPairs)) {
-        const PathCost a = path_cost(net, *exact), b = path_cost(net, best);
+    const auto keep_better = [&](const Path& candidate) {
+        const PathCost a = path_cost(net, candidate), b = path_cost(net, best);
         const bool wins = objective == Objective::flops ? std::tie(a.flops, a.largest) < std::tie(b.flops, b.largest)
                                                         : std::tie(a.largest, a.flops) < std::tie(b.largest, b.flops);
-        if (wins) best = *exact;
-    }
+        if (wins) best = candidate;
+    };
+    RandomGreedyOptions random;
+    random.repeats = kAutoRandomRepeats;
+    random.objective = objective;
+    keep_better(random_greedy_path(net, random));
+    if (const std::optional<Path> exact = connected_optimal_path(net, objective, kAutoMaxPairs)) keep_better(*exact);
     return best;
 }
 
