@@ -174,10 +174,7 @@ private:
         return s;
     }
     double primary(const Entry& e) const { return objective_ == Objective::flops ? e.flops : e.largest; }
-    bool better(const Entry& a, const Entry& b) const {
-        if (objective_ == Objective::flops) return std::tie(a.flops, a.largest) < std::tie(b.flops, b.largest);
-        return std::tie(a.largest, a.flops) < std::tie(b.largest, b.flops);
-    }
+    bool better(const Entry& a, const Entry& b) const { return cheaper({a.flops, a.largest}, {b.flops, b.largest}, objective_); }
 
     // The best tree of one connected component under growing caps; its root's SSA id and size.
     std::optional<std::pair<int, double>> solve(const Operands& component, SsaPath& ssa, int& next) {

@@ -432,10 +432,7 @@ Path optimal_path(const Network& net, Objective objective) {
     std::vector<double> flops(size_t{1} << n, inf), largest(size_t{1} << n, inf);
     std::vector<uint32_t> split(size_t{1} << n, 0);
     for (int t = 0; t < n; ++t) flops[uint32_t{1} << t] = largest[uint32_t{1} << t] = 0;
-    const auto better = [&](double f, double s, uint32_t S) {
-        if (objective == Objective::flops) return f < flops[S] || (f == flops[S] && s < largest[S]);
-        return s < largest[S] || (s == largest[S] && f < flops[S]);
-    };
+    const auto better = [&](double f, double s, uint32_t S) { return cheaper({f, s}, {flops[S], largest[S]}, objective); };
     for (uint32_t S = 1; S <= full; ++S) {
         if (std::popcount(S) < 2) continue;
         const uint32_t low = S & (~S + 1);
@@ -470,10 +467,7 @@ Path auto_path(const Network& net, Objective objective) {
     if (net.inputs.size() <= 8) return optimal_path(net, objective);
     Path best = improve_path(net, greedy_path(net), objective, 0.0);
     const auto keep_better = [&](const Path& candidate) {
-        const PathCost a = path_cost(net, candidate), b = path_cost(net, best);
-        const bool wins = objective == Objective::flops ? std::tie(a.flops, a.largest) < std::tie(b.flops, b.largest)
-                                                        : std::tie(a.largest, a.flops) < std::tie(b.largest, b.flops);
-        if (wins) best = candidate;
+        if (cheaper(path_cost(net, candidate), path_cost(net, best), objective)) best = candidate;
     };
     RandomGreedyOptions random;
     random.repeats = kAutoRandomRepeats;
@@ -496,11 +490,7 @@ Path random_greedy_path(const Network& net, const RandomGreedyOptions& options) 
         const double alpha = trial == 0 ? 1.0 : 0.5 + random.uniform();
         Path path = ssa_to_linear(Greedy(net, alpha, temperature, &random).run(), static_cast<int>(net.inputs.size()));
         const PathCost cost = path_cost(net, path);
-        const bool wins = best.empty() ||
-                          (options.objective == Objective::flops
-                               ? std::tie(cost.flops, cost.largest) < std::tie(best_cost.flops, best_cost.largest)
-                               : std::tie(cost.largest, cost.flops) < std::tie(best_cost.largest, best_cost.flops));
-        if (wins) {
+        if (best.empty() || cheaper(cost, best_cost, options.objective)) {
             best = std::move(path);
             best_cost = cost;
         }
@@ -523,10 +513,8 @@ Path improve_path(const Network& net, const Path& path, Objective objective, dou
                                           : std::chrono::steady_clock::time_point::max();
     tree.improve(objective, deadline);
     Path better = tree.path();
-    const PathCost was = path_cost(net, path), now = path_cost(net, better);
-    const bool wins = objective == Objective::flops ? std::tie(now.flops, now.largest) <= std::tie(was.flops, was.largest)
-                                                    : std::tie(now.largest, now.flops) <= std::tie(was.largest, was.flops);
-    return wins ? better : path;
+    // Ties go to the improved tree.
+    return cheaper(path_cost(net, path), path_cost(net, better), objective) ? path : better;
 }
 
 Path parse_order(std::string_view order, int n_operands) {

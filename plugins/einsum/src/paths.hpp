@@ -36,6 +36,12 @@ struct PathCost {
 
 enum class Objective { flops, size };
 
+// The objective's order on costs: its own measure first, the other one breaking ties.
+inline bool cheaper(const PathCost& a, const PathCost& b, Objective objective) {
+    if (objective == Objective::flops) return a.flops < b.flops || (a.flops == b.flops && a.largest < b.largest);
+    return a.largest < b.largest || (a.largest == b.largest && a.flops < b.flops);
+}
+
 // opt_einsum's greedy: repeatedly the pair sharing a summed label whose contraction removes the
 // most memory (size(result) - size(a) - size(b)); leftovers joined by outer products, smallest first.
 Path greedy_path(const Network& net);
