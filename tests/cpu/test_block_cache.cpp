@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -100,6 +103,56 @@ TEST_CASE("cpu: engine memory of a freed large tensor is reused and stays 64-byt
     ferro_device_props props{};
     REQUIRE(f.properties(engine.inst.self, &props) == nullptr);
     CHECK(std::strstr(props.details, "FERRO_CPU_CACHE_MB") != nullptr);
+}
+
+namespace {
+
+// The VmFlags of the mapping that holds `address` (/proc/self/smaps), or "" when not found.
+std::string vm_flags_at(uintptr_t address) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    while (std::getline(smaps, line)) {
+        unsigned long long begin = 0, end = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx ", &begin, &end) == 2 && line.find(':') > line.find(' ')) {
+            inside = begin <= address && address < end;
+        } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+            return line;
+        }
+    }
+    return "";
+}
+
+// Allocates `bytes` through the engine and returns the VmFlags at its first 2 MiB boundary.
+std::string flags_of_fresh_block(uint64_t bytes) {
+    CpuEngine engine;
+    const auto& f = engine.f();
+    ferro_buffer buf = nullptr;
+    void* p = nullptr;
+    REQUIRE(f.alloc(engine.inst.self, bytes, 64, &buf, &p) == nullptr);
+    const uintptr_t boundary = (reinterpret_cast<uintptr_t>(p) + 2 * MiB - 1) & ~uintptr_t{2 * MiB - 1};
+    const std::string flags = vm_flags_at(boundary);
+    f.free(engine.inst.self, buf);
+    return flags;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: fresh blocks of 4 MiB and more are advised for huge pages unless FERRO_CPU_HUGE_PAGES=0", "[cpu]") {
+    INFO("the test reads the mappings' VmFlags from /proc/self/smaps (Linux)");
+    REQUIRE_FALSE(vm_flags_at(reinterpret_cast<uintptr_t>(&vm_flags_at)).empty());
+    // "hg": the range was given MADV_HUGEPAGE.
+    CHECK(flags_of_fresh_block(64 * MiB).find(" hg") != std::string::npos);
+    CHECK(flags_of_fresh_block(3 * MiB).find(" hg") == std::string::npos);  // below 4 MiB: no advice
+    REQUIRE(setenv("FERRO_CPU_HUGE_PAGES", "0", 1) == 0);
+    const std::string off = flags_of_fresh_block(64 * MiB);
+    unsetenv("FERRO_CPU_HUGE_PAGES");
+    CHECK_FALSE(off.empty());
+    CHECK(off.find(" hg") == std::string::npos);
+    CpuEngine engine;
+    ferro_device_props props{};
+    REQUIRE(engine.f().properties(engine.inst.self, &props) == nullptr);
+    CHECK(std::strstr(props.details, "FERRO_CPU_HUGE_PAGES") != nullptr);
 }
 
 TEST_CASE("concurrency: cpu engine allocates and frees large blocks from many threads", "[cpu]") {

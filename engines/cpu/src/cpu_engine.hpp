@@ -18,6 +18,7 @@ struct Engine {
     const ferro_host_api* host;
     std::unique_ptr<ThreadPool> pool;
     std::unique_ptr<BlockCache> blocks;
+    bool huge_pages = true;  // advise 2 MiB pages for large blocks (FERRO_CPU_HUGE_PAGES)
     ferro_cpu_context context{};
 };
 
