@@ -163,6 +163,44 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, broadcast, 0, order) == 0);
 }
 
+TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (tiles of runs) match an element-by-element walk", "[cpu]") {
+    CpuEngine engine;
+    std::mt19937 rng(11);
+    // gm_queen's shape: axes of 3, the last `kept` of them a run dense on both sides (27 doubles:
+    // 216 bytes); 3^11 elements take the pool's path. Then runs of exactly a cache line (8
+    // doubles, 4 complex), and one of 4 KiB, which is left to the run-by-run copy.
+    struct Case {
+        std::vector<int64_t> shape;
+        size_t kept;
+    };
+    const std::vector<Case> cases = {
+        {std::vector<int64_t>(11, 3), 3}, {std::vector<int64_t>(7, 3), 3}, {{2, 3, 2, 4, 2, 3, 8}, 1}, {{3, 2, 5, 2, 512}, 1}};
+    for (const Case& c : cases) {
+        const size_t nd = c.shape.size();
+        std::vector<int64_t> strides(nd);
+        int64_t n = 1;
+        for (size_t k = nd; k-- > 0;) {
+            strides[k] = n;
+            n *= c.shape[k];
+        }
+        std::vector<double> in(static_cast<size_t>(n));
+        std::iota(in.begin(), in.end(), 1.0);
+        std::vector<size_t> order(nd);
+        for (int trial = 0; trial < 4; ++trial) {
+            std::iota(order.begin(), order.end(), size_t{0});
+            if (trial == 0) std::reverse(order.begin(), order.end() - static_cast<std::ptrdiff_t>(c.kept));
+            else std::shuffle(order.begin(), order.end() - static_cast<std::ptrdiff_t>(c.kept), rng);
+            INFO("shape of " << nd << " axes, the last " << c.kept << " kept, trial " << trial);
+            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, c.shape, strides, 0, order) == 0);
+        }
+    }
+    const std::vector<int64_t> shape = {2, 3, 2, 2, 3, 4};  // c128 runs of 4: 64 bytes
+    std::vector<std::complex<double>> z(288);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = {static_cast<double>(i), 0.5 - static_cast<double>(i)};
+    const std::vector<size_t> order = {3, 0, 4, 2, 1, 5};
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, {144, 48, 24, 12, 4, 1}, 0, order) == 0);
+}
+
 TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {
     CpuEngine engine;
     std::vector<double> in(24);
