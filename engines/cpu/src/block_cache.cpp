@@ -26,8 +26,8 @@ BlockCache::~BlockCache() {
 
 uint64_t BlockCache::size_class(uint64_t bytes) const {
     if (limit_ == 0 || bytes < kMinBytes || bytes > (uint64_t{1} << 62)) return 0;
-    const uint64_t quarter = std::bit_floor(bytes) / 4;
-    return (bytes + quarter - 1) / quarter * quarter;
+    const uint64_t eighth = std::bit_floor(bytes) / 8;
+    return (bytes + eighth - 1) / eighth * eighth;
 }
 
 void* BlockCache::take(uint64_t size_class) {

@@ -5,8 +5,10 @@
 // forward + backward, whose tensors are 512 KiB each, page faults were 27% of the time and
 // reusing blocks made the step 1.4x faster (eigh 1.17x, solve 1.09x).
 //
-// Blocks are grouped by size class (a quarter of a power of two: at most 25% slack) and
-// reused only within their class. The cache holds at most `limit` bytes and drops the least
+// Blocks are grouped by size class (an eighth of a power of two: at most 12.5% slack) and
+// reused only within their class. Quarters had rounded gm_queen's 2.6 GiB einsum workspace up
+// to 3 GiB, over the default limit on a 24 GiB machine, so it was never kept and was faulted
+// in again on every call (1.13-1.22 s a call against 1.03-1.06 s with eighths). The cache holds at most `limit` bytes and drops the least
 // recently freed blocks first. Small blocks never come here: malloc reuses those cheaply.
 #pragma once
 
@@ -27,7 +29,7 @@ public:
     BlockCache(const BlockCache&) = delete;
     BlockCache& operator=(const BlockCache&) = delete;
 
-    // The class a request of `bytes` is served from: `bytes` rounded up to a quarter of its
+    // The class a request of `bytes` is served from: `bytes` rounded up to an eighth of its
     // leading power of two; 0 when the block is not to be cached (too small, or no cache).
     uint64_t size_class(uint64_t bytes) const;
 
