@@ -8,8 +8,9 @@
 // Blocks are grouped by size class (an eighth of a power of two: at most 12.5% slack) and
 // reused only within their class. Quarters had rounded gm_queen's 2.6 GiB einsum workspace up
 // to 3 GiB, over the default limit on a 24 GiB machine, so it was never kept and was faulted
-// in again on every call (1.13-1.22 s a call against 1.03-1.06 s with eighths). The cache holds at most `limit` bytes and drops the least
-// recently freed blocks first. Small blocks never come here: malloc reuses those cheaply.
+// in again on every call (1.13-1.22 s a call against 1.03-1.06 s with eighths). The cache
+// holds at most `limit` bytes and drops the least recently freed blocks first. Small blocks
+// never come here: malloc reuses those cheaply.
 #pragma once
 
 #include <cstdint>
