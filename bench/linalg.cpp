@@ -112,30 +112,28 @@ std::function<void()> ferro_call(const std::string& op, const Tensor& A, const T
 }
 
 // Medians of ferro's call and of the direct call at one OpenBLAS thread and at the process's
-// count. The baseline is the faster of the two: OpenBLAS threads potrf and the level-2 kernels
-// of the reductions at sizes where one thread is faster (potrf at n = 64 took 2-5x as long on
-// two threads here, and how long varied from run to run), which ferro's plans avoid by holding
-// the BLAS at one thread there. The one-thread samples come first, as a block; ferro's call and
-// the threaded direct call then alternate. Alternating all three made the threaded calls of
-// both sides 1.3-1.4x slower at n = 1024 on the 2-core VM (eigh 128 -> 180 ms, qr 69 -> 110),
-// which the scipy peer, timed in its own process, did not pay.
+// count, sampled in turn. The baseline is the faster of the two: OpenBLAS threads potrf and the
+// level-2 kernels of the reductions at sizes where one thread is faster (potrf at n = 64 took
+// 2-5x as long on two threads here, and how long varied from run to run), which ferro's plans
+// avoid by holding the BLAS at one thread there.
 struct Medians {
     double ferro_s, lapack_s;
     int lapack_threads;
 };
 Medians time_case(const std::function<void()>& mine, const std::function<void()>& theirs, int samples, int inner) {
     const int threads = openblas_get_num_threads();
+    auto one_thread = [&] {
+        openblas_set_num_threads(1);
+        const double s = bench::sample_seconds(theirs, inner);
+        openblas_set_num_threads(threads);
+        return s;
+    };
     std::vector<double> f, one, all;
-    openblas_set_num_threads(1);
-    for (int s = -1; s < samples; ++s) {  // one round of warm-up
-        const double b = bench::sample_seconds(theirs, inner);
-        if (s >= 0) one.push_back(b);
-    }
-    openblas_set_num_threads(threads);
     for (int s = -2; s < samples; ++s) {  // two rounds of warm-up
-        const double a = bench::sample_seconds(mine, inner), c = bench::sample_seconds(theirs, inner);
+        const double a = bench::sample_seconds(mine, inner), b = one_thread(), c = bench::sample_seconds(theirs, inner);
         if (s < 0) continue;
         f.push_back(a);
+        one.push_back(b);
         all.push_back(c);
     }
     const double m1 = bench::median(one), mt = bench::median(all);
