@@ -114,6 +114,7 @@ std::string vm_flags_at(uintptr_t address) {
     std::string line;
     bool inside = false;
     while (std::getline(smaps, line)) {
+        // A mapping's header is "begin-end perms offset dev inode path"; its fields are "Name: value".
         unsigned long long begin = 0, end = 0;
         if (std::sscanf(line.c_str(), "%llx-%llx ", &begin, &end) == 2 && line.find(':') > line.find(' ')) {
             inside = begin <= address && address < end;

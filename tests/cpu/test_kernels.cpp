@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -70,6 +71,16 @@ TEST_CASE("cpu: copy_strided permutes (tiled transposes) every axis order of a 4
 
 namespace {
 
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> strides(shape.size());
+    int64_t st = 1;
+    for (size_t k = shape.size(); k-- > 0;) {
+        strides[k] = st;
+        st *= shape[k];
+    }
+    return strides;
+}
+
 // Copies `in` (shape, in_strides, from element `in_offset`) into a row-major output whose axes
 // are the input's permuted by `order` (out axis j is input axis order[j]), and counts the
 // elements that differ from an element-by-element walk.
@@ -108,15 +119,6 @@ int64_t wrong_after_permute(CpuEngine& engine, ferro_dtype dtype, const std::vec
 TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) match an element-by-element walk", "[cpu]") {
     CpuEngine engine;
     std::mt19937 rng(7);
-    const auto dense = [](const std::vector<int64_t>& shape) {
-        std::vector<int64_t> strides(shape.size());
-        int64_t st = 1;
-        for (size_t k = shape.size(); k-- > 0;) {
-            strides[k] = st;
-            st *= shape[k];
-        }
-        return strides;
-    };
     const auto numbered = [](int64_t n) {
         std::vector<double> v(static_cast<size_t>(n));
         std::iota(v.begin(), v.end(), 1.0);
@@ -140,7 +142,7 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
             if (trial > 1) std::shuffle(order.begin(), order.end(), rng);
             if (trial == 0) std::shuffle(order.begin(), order.end() - 1, rng);
             INFO("shape of " << shape.size() << " axes, trial " << trial);
-            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, dense(shape), 0, order) == 0);
+            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, row_major_strides(shape), 0, order) == 0);
         }
     }
     // Element sizes 4 and 16, a reversed (negative-stride) input and a broadcast axis.
@@ -150,15 +152,15 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     std::shuffle(order.begin(), order.end(), rng);
     std::vector<float> f(4096);
     std::iota(f.begin(), f.end(), 1.0f);
-    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F32, f, shape, dense(shape), 0, order) == 0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F32, f, shape, row_major_strides(shape), 0, order) == 0);
     std::vector<std::complex<double>> z(4096);
     for (size_t i = 0; i < z.size(); ++i) z[i] = {static_cast<double>(i), -static_cast<double>(i)};
-    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, dense(shape), 0, order) == 0);
-    std::vector<int64_t> reversed = dense(shape);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, row_major_strides(shape), 0, order) == 0);
+    std::vector<int64_t> reversed = row_major_strides(shape);
     for (int64_t& st : reversed) st = -st;
     const std::vector<double> in = numbered(4096);
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, reversed, 4095, order) == 0);
-    std::vector<int64_t> broadcast = dense(shape);
+    std::vector<int64_t> broadcast = row_major_strides(shape);
     broadcast[5] = 0;  // axis 5 reads one element twice
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, broadcast, 0, order) == 0);
 }
@@ -177,12 +179,7 @@ TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (t
         {std::vector<int64_t>(11, 3), 3}, {std::vector<int64_t>(7, 3), 3}, {{2, 3, 2, 4, 2, 3, 8}, 1}, {{3, 2, 5, 2, 512}, 1}};
     for (const Case& c : cases) {
         const size_t nd = c.shape.size();
-        std::vector<int64_t> strides(nd);
-        int64_t n = 1;
-        for (size_t k = nd; k-- > 0;) {
-            strides[k] = n;
-            n *= c.shape[k];
-        }
+        const int64_t n = std::accumulate(c.shape.begin(), c.shape.end(), int64_t{1}, std::multiplies<>());
         std::vector<double> in(static_cast<size_t>(n));
         std::iota(in.begin(), in.end(), 1.0);
         std::vector<size_t> order(nd);
@@ -191,14 +188,14 @@ TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (t
             if (trial == 0) std::reverse(order.begin(), order.end() - static_cast<std::ptrdiff_t>(c.kept));
             else std::shuffle(order.begin(), order.end() - static_cast<std::ptrdiff_t>(c.kept), rng);
             INFO("shape of " << nd << " axes, the last " << c.kept << " kept, trial " << trial);
-            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, c.shape, strides, 0, order) == 0);
+            CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, c.shape, row_major_strides(c.shape), 0, order) == 0);
         }
     }
     const std::vector<int64_t> shape = {2, 3, 2, 2, 3, 4};  // c128 runs of 4: 64 bytes
     std::vector<std::complex<double>> z(288);
     for (size_t i = 0; i < z.size(); ++i) z[i] = {static_cast<double>(i), 0.5 - static_cast<double>(i)};
     const std::vector<size_t> order = {3, 0, 4, 2, 1, 5};
-    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, {144, 48, 24, 12, 4, 1}, 0, order) == 0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, row_major_strides(shape), 0, order) == 0);
 }
 
 TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {
