@@ -578,7 +578,8 @@ std::string list(const std::vector<int64_t>& v) {
 }
 
 // "gemm batch 1100 m 144 n 12 k 12, strides a [144, 1, 12] b ... c ..." (batch, row, column) /
-// "copy [1100, 11, 144]": a step for the trace log.
+// "mul [11, 144] strides [144, 1] [0, 1] -> [144, 1]" / "copy [1100, 11, 144] strides ...": a
+// step for the trace log.
 std::string describe(const Step& s) {
     static constexpr const char* names[] = {"cast", "copy", "reduce", "mul", "gemm"};
     std::string d = names[s.kind];
@@ -587,7 +588,8 @@ std::string describe(const Step& s) {
                std::to_string(s.k) + ", strides a " + list(s.a.strides) + " b " + list(s.b.strides) + " c " +
                list(s.out.strides);
     }
-    return d + " " + list(s.a.shape) + " strides " + list(s.a.strides) + " -> " + list(s.out.strides);
+    const std::string b = s.kind == Step::mul ? " " + list(s.b.strides) : "";
+    return d + " " + list(s.a.shape) + " strides " + list(s.a.strides) + b + " -> " + list(s.out.strides);
 }
 
 }  // namespace
