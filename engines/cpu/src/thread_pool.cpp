@@ -10,7 +10,7 @@ thread_local bool t_inside_region = false;
 // claiming them costs nothing next to a region's work.
 constexpr unsigned kChunksPerThread = 4;
 
-void run_chunk(const std::function<void(int64_t, int64_t)>& body, int64_t n, unsigned chunks,
+void run_chunk(const ThreadPool::Body& body, int64_t n, unsigned chunks,
                unsigned index) {
     const int64_t begin = n * index / chunks;
     const int64_t end = n * (index + 1) / chunks;

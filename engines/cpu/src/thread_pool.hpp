@@ -21,6 +21,8 @@ namespace ferro::cpu {
 
 class ThreadPool {
 public:
+    using Body = std::function<void(int64_t, int64_t)>;
+
     explicit ThreadPool(unsigned threads);  // total, including the calling thread
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -31,10 +33,9 @@ public:
     // Runs body(begin, end) over [0, n) in contiguous chunks of at least `grain` items.
     // Serial when n < 2 * grain, when the pool has one thread, or when called from inside a
     // body (no nested fan-out). Bodies must not throw.
-    void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+    void parallel_for(int64_t n, int64_t grain, const Body& body);
 
 private:
-    using Body = std::function<void(int64_t, int64_t)>;
     void worker_loop();
     // Claims and runs chunks of region `generation` until none is left. `body` is called (and
     // so must be alive) only for a chunk claimed in that region, which cannot have ended yet.
