@@ -170,6 +170,124 @@ TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (t
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, row_major_strides(shape), 0, order) == 0);
 }
 
+namespace {
+
+// Strides of `shape` for a tensor stored row-major with its axes in `order` (stored axis j is
+// axis order[j]): a permuted layout of the same elements.
+std::vector<int64_t> permuted_strides(const std::vector<int64_t>& shape, const std::vector<size_t>& order) {
+    std::vector<int64_t> strides(shape.size());
+    int64_t n = 1;
+    for (size_t j = order.size(); j-- > 0;) {
+        strides[order[j]] = n;
+        n *= shape[order[j]];
+    }
+    return strides;
+}
+
+// Runs binary `op` on a and b, viewed over `shape` with their strides, into a row-major
+// output, and counts the elements that differ from expect(a, b) taken element by element.
+template <class T, class Out, class Expect>
+int64_t wrong_after_binary(CpuEngine& engine, ferro_dtype dtype, ferro_dtype out_dtype, ferro_binary_op op, std::vector<T>& a,
+                           const std::vector<int64_t>& a_strides, std::vector<T>& b, const std::vector<int64_t>& b_strides,
+                           const std::vector<int64_t>& shape, Expect expect) {
+    const std::vector<int64_t> out_strides = row_major_strides(shape);
+    const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+    std::vector<Out> out(static_cast<size_t>(n));
+    ferro_binary_args args{sizeof args, static_cast<uint32_t>(op), view(a, dtype, shape, a_strides), view(b, dtype, shape, b_strides),
+                           view(out, out_dtype, shape, out_strides)};
+    REQUIRE(engine.f().binary(engine.inst.self, nullptr, &args) == nullptr);
+    std::vector<int64_t> index(shape.size(), 0);
+    int64_t wrong = 0;
+    for (int64_t e = 0; e < n; ++e) {
+        int64_t at_a = 0, at_b = 0;
+        for (size_t k = 0; k < shape.size(); ++k) {
+            at_a += index[k] * a_strides[k];
+            at_b += index[k] * b_strides[k];
+        }
+        wrong += !(out[static_cast<size_t>(e)] == expect(a[static_cast<size_t>(at_a)], b[static_cast<size_t>(at_b)]));
+        for (size_t k = shape.size(); k-- > 0;) {
+            if (++index[k] < shape[k]) break;
+            index[k] = 0;
+        }
+    }
+    return wrong;
+}
+
+std::vector<double> numbered(int64_t n, double from) {
+    std::vector<double> v(static_cast<size_t>(n));
+    std::iota(v.begin(), v.end(), from);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: binary ops on operands laid out in different orders (tiled walks) match an element-by-element walk", "[cpu]") {
+    CpuEngine engine;
+    std::mt19937 rng(5);
+    const auto minus = [](double x, double y) { return x - y; };  // not symmetric: a and b cannot trade places
+    // gm_queen's products: 3^12 elements, b permuted; trial 0 keeps b's last 3 axes last (rows
+    // of 27 doubles dense in all three), the others shuffle every axis. Then a broadcast along
+    // half its axes, and a small a (9 elements, which needs no block of its own).
+    const std::vector<int64_t> shape(12, 3);
+    const int64_t n = 531441;
+    std::vector<double> a = numbered(n, 1.0), b = numbered(n, 0.25);
+    std::vector<size_t> order(shape.size());
+    for (int trial = 0; trial < 4; ++trial) {
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::shuffle(order.begin(), order.end() - (trial == 0 ? 3 : 0), rng);
+        const std::vector<int64_t> b_strides = permuted_strides(shape, order);
+        INFO("trial " << trial);
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, row_major_strides(shape), b,
+                                                 b_strides, shape, minus) == 0);
+        std::vector<int64_t> broadcast = row_major_strides(shape);
+        for (size_t k = 0; k < shape.size(); k += 2) broadcast[k] = 0;
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, broadcast, b, b_strides,
+                                                 shape, minus) == 0);
+        std::vector<int64_t> small(shape.size(), 0);
+        small[order[0]] = 3;
+        small[order.back()] = 1;
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, small, b, b_strides,
+                                                 shape, minus) == 0);
+    }
+    // Output rows of 4 KiB or more read at a stride (a piece of the row is the unit), and an
+    // axis of 2187 too long for the tile (its first 9, then 3 of the rest, go in). 3^10
+    // elements: smaller products take the plain walk.
+    std::vector<double> x = numbered(59049, 2.0), y = numbered(59049, -1.0);
+    CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {1, 0}, y, {1, 9}, {9, 6561},
+                                             minus) == 0);
+    CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {3, 1, 0, 0}, y,
+                                             {19683, 3, 9, 1}, {3, 3, 2187, 3}, minus) == 0);
+    CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {2187, 1}, y, {1, 27},
+                                             {27, 2187}, minus) == 0);
+    // Element sizes 4 and 16, and a comparison (a one-byte output).
+    std::shuffle(order.begin(), order.end(), rng);
+    const std::vector<int64_t> b_strides = permuted_strides(shape, order);
+    std::vector<float> f(static_cast<size_t>(n)), g(static_cast<size_t>(n));
+    std::iota(f.begin(), f.end(), 1.0f);
+    std::iota(g.rbegin(), g.rend(), 1.0f);
+    CHECK(wrong_after_binary<float, float>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_F32, FERRO_BINARY_SUB, f, row_major_strides(shape), g,
+                                           b_strides, shape, [](float p, float q) { return p - q; }) == 0);
+    CHECK(wrong_after_binary<float, uint8_t>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_BOOL, FERRO_BINARY_LT, f, row_major_strides(shape), g,
+                                             b_strides, shape, [](float p, float q) { return uint8_t{p < q}; }) == 0);
+    using C = std::complex<double>;
+    std::vector<C> z(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+    for (size_t i = 0; i < z.size(); ++i) {
+        z[i] = {static_cast<double>(i), 0.5};
+        w[i] = {1.0, -static_cast<double>(i)};
+    }
+    CHECK(wrong_after_binary<C, C>(engine, FERRO_DTYPE_C128, FERRO_DTYPE_C128, FERRO_BINARY_MUL, z, row_major_strides(shape), w,
+                                   b_strides, shape, [](C p, C q) { return p * q; }) == 0);
+}
+
+TEST_CASE("cpu: copy_strided permutes that split an axis too long for the tile match an element-by-element walk", "[cpu]") {
+    CpuEngine engine;
+    // Output rows of 6561 doubles read at a stride of 3 (a piece of the row is the unit), and an
+    // axis of 2187 too long for the tile (its first 9, then 3 of the rest, go in).
+    const std::vector<double> in = numbered(59049, 1.0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {3, 6561}, {1, 3}, 0, {0, 1}) == 0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {3, 3, 2187, 3}, {19683, 3, 9, 1}, 0, {0, 1, 2, 3}) == 0);
+}
+
 TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {
     CpuEngine engine;
     std::vector<double> in(24);

@@ -5,6 +5,7 @@
 #include "cpu_engine.hpp"
 #include "dtype_dispatch.hpp"
 #include "strided_loop.hpp"
+#include "tiles.hpp"
 
 namespace ferro::cpu {
 
@@ -66,6 +67,47 @@ void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, 
     }, threshold);
 }
 
+// Below this many elements the operands sit in L2 and a tiled walk's tables cost more than the
+// lines they save.
+inline constexpr int64_t kTiledMinElements = int64_t{1} << 15;
+
+// out[i] = f(a[i], b[i]) tile by tile (tiles.hpp), when the operands' memory orders disagree:
+// einsum's products of 3^16 elements with one operand permuted read it at 2-6 GB/s walked in
+// the output's order. False when tiles would not help.
+template <class In, class Out, class F>
+bool tiled_map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
+                const ferro_tensor_view& out, F f) {
+    tiles::Axes<3> axes;
+    const int nd = tiles::coalesce<3>(out.ndim, out.shape, {out.strides, a.strides, b.strides}, axes);
+    tiles::Tiling<3> t;
+    if (!tiles::plan(axes, nd, sizeof(In), t)) return false;
+    const auto *to = t.offset[0].data(), *from_a = t.offset[1].data(), *from_b = t.offset[2].data();
+    const int64_t sx = t.row_stride[1], sy = t.row_stride[2];
+    tiles::for_each_tile(e, t, kParallelThreshold, [&](const std::array<int64_t, 3>& base) {
+        Out* o = static_cast<Out*>(out.data) + base[0];
+        const In* x = static_cast<const In*>(a.data) + base[1];
+        const In* y = static_cast<const In*>(b.data) + base[2];
+        if (t.row == 1) {
+            for (int64_t u = 0; u < t.units; ++u) o[to[u]] = f(x[from_a[u]], y[from_b[u]]);
+            return;
+        }
+        for (int64_t u = 0; u < t.units; ++u) {  // rows: the contiguous and broadcast cases vectorise
+            Out* ou = o + to[u];
+            const In *xu = x + from_a[u], *yu = y + from_b[u];
+            if (sx == 1 && sy == 1) {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(xu[i], yu[i]);
+            } else if (sx == 1 && sy == 0) {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(xu[i], *yu);
+            } else if (sx == 0 && sy == 1) {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(*xu, yu[i]);
+            } else {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(xu[i * sx], yu[i * sy]);
+            }
+        }
+    });
+    return true;
+}
+
 // out[i] = f(a[i], b[i]).
 template <class In, class Out, class F>
 void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
@@ -79,6 +121,7 @@ void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
         });
         return;
     }
+    if (numel_of(out) >= kTiledMinElements && tiled_map2<In, Out>(e, a, b, out, f)) return;
     StridedLoop<3> loop(out.ndim, out.shape, {out.strides, a.strides, b.strides},
                         {static_cast<char*>(out.data), static_cast<char*>(a.data),
                          static_cast<char*>(b.data)},
