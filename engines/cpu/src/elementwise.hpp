@@ -37,6 +37,40 @@ void run_flat(Engine& e, int64_t n, Body&& body, int64_t threshold = kParallelTh
     }
 }
 
+// Below this many elements the operands sit in L2 and a tiled walk's tables cost more than the
+// lines they save.
+inline constexpr int64_t kTiledMinElements = int64_t{1} << 15;
+
+// out[i] = f(in[i]) tile by tile (tiles.hpp), when the input is not laid out in the output's
+// order (a function of a transposed or permuted view). False when tiles would not help.
+template <class In, class Out, class F>
+bool tiled_map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f, int64_t threshold) {
+    tiles::Axes<2> axes;
+    const int nd = tiles::coalesce<2>(out.ndim, out.shape, {out.strides, in.strides}, axes);
+    tiles::Tiling<2> t;
+    if (!tiles::plan(axes, nd, sizeof(In), t)) return false;
+    const auto *to = t.offset[0].data(), *from = t.offset[1].data();
+    const int64_t sx = t.row_stride[1];
+    tiles::for_each_tile(e, t, threshold, [&](const std::array<int64_t, 2>& base) {
+        Out* o = static_cast<Out*>(out.data) + base[0];
+        const In* x = static_cast<const In*>(in.data) + base[1];
+        if (t.row == 1) {
+            for (int64_t u = 0; u < t.units; ++u) o[to[u]] = f(x[from[u]]);
+            return;
+        }
+        for (int64_t u = 0; u < t.units; ++u) {
+            Out* ou = o + to[u];
+            const In* xu = x + from[u];
+            if (sx == 1) {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(xu[i]);  // vectorises
+            } else {
+                for (int64_t i = 0; i < t.row; ++i) ou[i] = f(xu[i * sx]);
+            }
+        }
+    });
+    return true;
+}
+
 // out[i] = f(in[i]), in broadcast to out's shape by its strides; on the pool from `threshold`
 // elements.
 template <class In, class Out, class F>
@@ -50,6 +84,7 @@ void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, 
         }, threshold);
         return;
     }
+    if (numel_of(out) >= kTiledMinElements && tiled_map1<In, Out>(e, in, out, f, threshold)) return;
     StridedLoop<2> loop(out.ndim, out.shape, {out.strides, in.strides},
                         {static_cast<char*>(out.data), static_cast<char*>(in.data)},
                         {sizeof(Out), sizeof(In)});
@@ -66,10 +101,6 @@ void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, 
         }
     }, threshold);
 }
-
-// Below this many elements the operands sit in L2 and a tiled walk's tables cost more than the
-// lines they save.
-inline constexpr int64_t kTiledMinElements = int64_t{1} << 15;
 
 // out[i] = f(a[i], b[i]) tile by tile (tiles.hpp), when the operands' memory orders disagree:
 // einsum's products of 3^16 elements with one operand permuted read it at 2-6 GB/s walked in
