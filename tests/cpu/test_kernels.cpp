@@ -336,6 +336,10 @@ TEST_CASE("cpu: copy_strided permutes that split an axis too long for the tile m
     const std::vector<double> in = numbered(59049, 1.0);
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {3, 6561}, {1, 3}, 0, {0, 1}) == 0);
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {3, 3, 2187, 3}, {19683, 3, 9, 1}, 0, {0, 1, 2, 3}) == 0);
+    // An empty axis: nothing to walk, and no tiler divides by it.
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {5, 0, 7}, {1, 35, 5}, 0, {2, 1, 0}) == 0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {2, 0, 2, 2, 2}, {1, 16, 8, 2, 4}, 0, {4, 1, 0, 3, 2}) == 0);
+    CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, {0, 8, 8}, {64, 1, 8}, 0, {0, 1, 2}) == 0);
 }
 
 TEST_CASE("cpu: reduce over a middle axis, with NaN propagation for max", "[cpu]") {

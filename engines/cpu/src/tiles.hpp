@@ -142,7 +142,7 @@ inline int64_t split_factor(int64_t n, int64_t need, int64_t limit) {
 // length has a divisor that fits (gm_queen's axes of 3^11).
 template <int K>
 bool plan(Axes<K> axes, int nd, int64_t itemsize, Tiling<K>& t) {
-    if (nd == 0) return false;
+    if (nd == 0 || std::any_of(axes.begin(), axes.begin() + nd, [](const Axis<K>& x) { return x.size == 0; })) return false;
     std::array<int, FERRO_MAX_NDIM> order;  // the axes by falling output stride
     const auto sort_by_output = [&] {
         for (int d = 0; d < nd; ++d) order[static_cast<size_t>(d)] = d;
