@@ -150,6 +150,14 @@ TEST_CASE("einsum values: empty and size-0 axes", "[einsum]") {
     CHECK(C.shape() == Shape{3, 4});
     CHECK(C.abs().max().item<double>() == 0.0);
     CHECK(einsum("ij->", {A}).item<double>() == 0.0);
+    // The same where the operands would be packed or multiplied first (into an empty workspace).
+    const Tensor D = einsum("abc,acd->bd", {rt.rand({0, 3, 2}, DType::f64, 5), rt.rand({0, 2, 4}, DType::f64, 6)});
+    CHECK(D.shape() == Shape{3, 4});
+    CHECK(D.abs().max().item<double>() == 0.0);
+    const Tensor E = einsum("ab,bc,cd,d->ad", {rt.rand({2, 0}, DType::c128, 7), rt.rand({0, 3}, DType::c128, 8),
+                                              rt.rand({3, 5}, DType::c128, 9), rt.rand({5}, DType::c128, 10)});
+    CHECK(E.shape() == Shape{2, 5});
+    CHECK(E.abs().max().item<double>() == 0.0);
     // An output with a size-0 axis.
     CHECK(einsum("ij,jk->ik", {rt.rand({0, 2}, DType::f64, 3), rt.rand({2, 4}, DType::f64, 4)}).shape() == Shape{0, 4});
     // 0-d operands.

@@ -57,6 +57,14 @@ public:
 
     Program compile() && {
         if (numel(e_.output) == 0) return std::move(p_);  // nothing to write
+        if (std::find(size_.begin(), size_.end(), 0) != size_.end()) {
+            // A summed label of size 0: every output element is an empty sum, as in numpy.
+            Step s;
+            s.kind = Step::zero;
+            s.out = view_of(output_, output_.labels);
+            push(std::move(s), {});
+            return std::move(p_);
+        }
         std::vector<Operand> current;
         std::vector<int> ids;  // the SSA id of each tensor in `current`: inputs 0..n-1, step s n + s
         for (size_t k = 0; k < inputs_.size(); ++k) {
@@ -581,13 +589,14 @@ std::string list(const std::vector<int64_t>& v) {
 // "mul [11, 144] strides [144, 1] [0, 1] -> [144, 1]" / "copy [1100, 11, 144] strides ...": a
 // step for the trace log.
 std::string describe(const Step& s) {
-    static constexpr const char* names[] = {"cast", "copy", "reduce", "mul", "gemm"};
+    static constexpr const char* names[] = {"cast", "copy", "reduce", "mul", "gemm", "zero"};
     std::string d = names[s.kind];
     if (s.kind == Step::gemm) {
         return d + " batch " + std::to_string(s.batch) + " m " + std::to_string(s.m) + " n " + std::to_string(s.n) + " k " +
                std::to_string(s.k) + ", strides a " + list(s.a.strides) + " b " + list(s.b.strides) + " c " +
                list(s.out.strides);
     }
+    if (s.kind == Step::zero) return d + " " + list(s.out.shape) + " -> " + list(s.out.strides);
     const std::string b = s.kind == Step::mul ? " " + list(s.b.strides) : "";
     return d + " " + list(s.a.shape) + " strides " + list(s.a.strides) + b + " -> " + list(s.out.strides);
 }
@@ -623,6 +632,11 @@ void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& ar
             case Step::mul: {
                 const ferro_binary_args b{sizeof b, FERRO_BINARY_MUL, at(s.a), at(s.b), at(s.out)};
                 st = host->session_binary(session, &b);
+                break;
+            }
+            case Step::zero: {
+                const ferro_fill_args f{sizeof f, 0, at(s.out), {}};
+                st = host->session_fill(session, &f);
                 break;
             }
             case Step::gemm: {

@@ -1,5 +1,5 @@
 // An einsum compiled for one call signature: the steps its session executor enqueues, as
-// engine primitives (cast, copy_strided, reduce, binary mul, gemm_batched) on strided views of
+// engine primitives (cast, copy_strided, reduce, binary mul, gemm_batched, fill) on strided views of
 // the inputs, the output and one workspace. Nothing here touches memory: the program runs on
 // any engine that implements the primitive set.
 //
@@ -42,8 +42,8 @@ struct View {
 };
 
 struct Step {
-    enum Kind { cast, copy, reduce, mul, gemm } kind = copy;
-    View a, b, out;  // cast, copy, reduce: a -> out; mul: a * b -> out
+    enum Kind { cast, copy, reduce, mul, gemm, zero } kind = copy;
+    View a, b, out;  // cast, copy, reduce: a -> out; mul: a * b -> out; zero: 0 -> out
     // gemm: out[p] = a[p] @ b[p] with (batch, row, column) strides in each view's `strides`.
     int64_t batch = 1, m = 1, n = 1, k = 1;
 };
