@@ -13,7 +13,7 @@ missing or fails is reported with the reason.
 alternates ferro and the peers instance by instance). --grad times forward + backward of
 sum(einsum) with respect to every operand instead (bench/run einsum_ad): torch autograd through
 opt_einsum.contract(backend="torch") and jax.grad under jax.jit, along the same path."""
-import json, subprocess, sys, time
+import json, os, signal, subprocess, sys, time
 
 import numpy as np
 
@@ -110,15 +110,20 @@ print(json.dumps({"flops": float(info.opt_cost), "largest": float(info.largest_i
 
 
 def path_quality(kind, sub, shapes, limit):
-    """The search in its own interpreter, killed when it runs past `limit` seconds."""
+    """The search in its own interpreter and process group, all of it killed when it runs past
+    `limit` seconds (killing the interpreter alone left the processes it had forked behind,
+    asleep, holding their memory after the benchmark ended)."""
+    search = subprocess.Popen([sys.executable, "-c", SEARCH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-c", SEARCH], input=json.dumps([kind, sub, shapes]),
-                              capture_output=True, text=True, timeout=limit)
+        out, err = search.communicate(json.dumps([kind, sub, shapes]), timeout=limit)
     except subprocess.TimeoutExpired:
+        os.killpg(search.pid, signal.SIGKILL)
+        search.communicate()
         return {"skipped": f"no path within {limit} s"}
-    if done.returncode != 0:
-        return {"skipped": f"search failed: {done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else done.returncode}"}
-    return json.loads(done.stdout)
+    if search.returncode != 0:
+        return {"skipped": f"search failed: {err.strip().splitlines()[-1][:200] if err.strip() else search.returncode}"}
+    return json.loads(out)
 
 
 def main():
