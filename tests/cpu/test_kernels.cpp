@@ -41,36 +41,59 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
     return strides;
 }
 
+// Strides of `shape` for a tensor stored row-major with its axes in `order` (stored axis j is
+// axis order[j]): a permuted layout of the same elements.
+std::vector<int64_t> permuted_strides(const std::vector<int64_t>& shape, const std::vector<size_t>& order) {
+    std::vector<int64_t> strides(shape.size());
+    int64_t n = 1;
+    for (size_t j = order.size(); j-- > 0;) {
+        strides[order[j]] = n;
+        n *= shape[order[j]];
+    }
+    return strides;
+}
+
+std::vector<double> numbered(int64_t n, double from) {
+    std::vector<double> v(static_cast<size_t>(n));
+    std::iota(v.begin(), v.end(), from);
+    return v;
+}
+
+// The element-by-element reference walk: visit(e, offset) for every multi-index of `shape` in
+// row-major order, e its linear index and offset(strides) its element offset under `strides`.
+template <class Visit>
+void for_each_index(const std::vector<int64_t>& shape, Visit visit) {
+    std::vector<int64_t> index(shape.size(), 0);
+    const auto offset = [&](const std::vector<int64_t>& strides) {
+        int64_t at = 0;
+        for (size_t k = 0; k < shape.size(); ++k) at += index[k] * strides[k];
+        return static_cast<size_t>(at);
+    };
+    const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+    for (int64_t e = 0; e < n; ++e) {
+        visit(static_cast<size_t>(e), offset);
+        for (size_t k = shape.size(); k-- > 0;) {
+            if (++index[k] < shape[k]) break;
+            index[k] = 0;
+        }
+    }
+}
+
 // Copies `in` (shape, in_strides, from element `in_offset`) into a row-major output whose axes
 // are the input's permuted by `order` (out axis j is input axis order[j]), and counts the
 // elements that differ from an element-by-element walk.
 template <class T>
 int64_t wrong_after_permute(CpuEngine& engine, ferro_dtype dtype, const std::vector<T>& in, const std::vector<int64_t>& shape,
                             const std::vector<int64_t>& in_strides, int64_t in_offset, const std::vector<size_t>& order) {
-    const size_t nd = shape.size();
-    std::vector<int64_t> out_strides(nd);
-    int64_t n = 1;
-    for (size_t j = nd; j-- > 0;) {
-        out_strides[order[j]] = n;  // the output view, in the input's axis order
-        n *= shape[order[j]];
-    }
+    const std::vector<int64_t> out_strides = permuted_strides(shape, order);  // the output view, in the input's axis order
+    const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
     std::vector<T> input = in, out(static_cast<size_t>(n));
     ferro_copy_args c{sizeof c, 0, view(input, dtype, shape, in_strides, in_offset), view(out, dtype, shape, out_strides)};
     REQUIRE(engine.f().copy_strided(engine.inst.self, nullptr, &c) == nullptr);
-    std::vector<int64_t> index(nd, 0);
     int64_t wrong = 0;
-    for (int64_t e = 0; e < n; ++e) {
-        int64_t src = in_offset, dst = 0;
-        for (size_t k = 0; k < nd; ++k) {
-            src += index[k] * in_strides[k];
-            dst += index[k] * out_strides[k];
-        }
-        wrong += !(out[static_cast<size_t>(dst)] == in[static_cast<size_t>(src)]);
-        for (size_t k = nd; k-- > 0;) {
-            if (++index[k] < shape[k]) break;
-            index[k] = 0;
-        }
-    }
+    for_each_index(shape, [&](size_t, const auto& offset) {
+        wrong += !(out[offset(out_strides)] == in[static_cast<size_t>(in_offset) + offset(in_strides)]);
+    });
     return wrong;
 }
 
@@ -91,11 +114,6 @@ TEST_CASE("cpu: copy_strided permutes (tiled transposes) every axis order of a 4
 TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) match an element-by-element walk", "[cpu]") {
     CpuEngine engine;
     std::mt19937 rng(7);
-    const auto numbered = [](int64_t n) {
-        std::vector<double> v(static_cast<size_t>(n));
-        std::iota(v.begin(), v.end(), 1.0);
-        return v;
-    };
     const std::vector<std::vector<int64_t>> shapes = {
         std::vector<int64_t>(14, 2),                    // einsum's binary networks
         {2, 3, 2, 5, 2, 2, 4, 2, 3, 2},                  // mixed short axes
@@ -105,7 +123,7 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     for (const auto& shape : shapes) {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
-        const std::vector<double> in = numbered(n);
+        const std::vector<double> in = numbered(n, 1.0);
         std::vector<size_t> order(shape.size());
         for (int trial = 0; trial < 6; ++trial) {
             std::iota(order.begin(), order.end(), size_t{0});
@@ -130,7 +148,7 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, z, shape, row_major_strides(shape), 0, order) == 0);
     std::vector<int64_t> reversed = row_major_strides(shape);
     for (int64_t& st : reversed) st = -st;
-    const std::vector<double> in = numbered(4096);
+    const std::vector<double> in = numbered(4096, 1.0);
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, reversed, 4095, order) == 0);
     std::vector<int64_t> broadcast = row_major_strides(shape);
     broadcast[5] = 0;  // axis 5 reads one element twice
@@ -172,18 +190,6 @@ TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (t
 
 namespace {
 
-// Strides of `shape` for a tensor stored row-major with its axes in `order` (stored axis j is
-// axis order[j]): a permuted layout of the same elements.
-std::vector<int64_t> permuted_strides(const std::vector<int64_t>& shape, const std::vector<size_t>& order) {
-    std::vector<int64_t> strides(shape.size());
-    int64_t n = 1;
-    for (size_t j = order.size(); j-- > 0;) {
-        strides[order[j]] = n;
-        n *= shape[order[j]];
-    }
-    return strides;
-}
-
 // Runs binary `op` on a and b, viewed over `shape` with their strides, into a row-major
 // output, and counts the elements that differ from expect(a, b) taken element by element.
 template <class T, class Out, class Expect>
@@ -196,27 +202,9 @@ int64_t wrong_after_binary(CpuEngine& engine, ferro_dtype dtype, ferro_dtype out
     ferro_binary_args args{sizeof args, static_cast<uint32_t>(op), view(a, dtype, shape, a_strides), view(b, dtype, shape, b_strides),
                            view(out, out_dtype, shape, out_strides)};
     REQUIRE(engine.f().binary(engine.inst.self, nullptr, &args) == nullptr);
-    std::vector<int64_t> index(shape.size(), 0);
     int64_t wrong = 0;
-    for (int64_t e = 0; e < n; ++e) {
-        int64_t at_a = 0, at_b = 0;
-        for (size_t k = 0; k < shape.size(); ++k) {
-            at_a += index[k] * a_strides[k];
-            at_b += index[k] * b_strides[k];
-        }
-        wrong += !(out[static_cast<size_t>(e)] == expect(a[static_cast<size_t>(at_a)], b[static_cast<size_t>(at_b)]));
-        for (size_t k = shape.size(); k-- > 0;) {
-            if (++index[k] < shape[k]) break;
-            index[k] = 0;
-        }
-    }
+    for_each_index(shape, [&](size_t e, const auto& offset) { wrong += !(out[e] == expect(a[offset(a_strides)], b[offset(b_strides)])); });
     return wrong;
-}
-
-std::vector<double> numbered(int64_t n, double from) {
-    std::vector<double> v(static_cast<size_t>(n));
-    std::iota(v.begin(), v.end(), from);
-    return v;
 }
 
 }  // namespace
@@ -299,17 +287,8 @@ TEST_CASE("cpu: unary ops and casts of permuted inputs (tiled walks) match an el
                                view(out, out_dtype, shape, out_strides)};
             REQUIRE(engine.f().unary(engine.inst.self, nullptr, &u) == nullptr);
         }
-        std::vector<int64_t> index(shape.size(), 0);
         int64_t wrong = 0;
-        for (int64_t e = 0; e < n; ++e) {
-            int64_t at = 0;
-            for (size_t k = 0; k < shape.size(); ++k) at += index[k] * strides[k];
-            wrong += !(out[static_cast<size_t>(e)] == expect(in[static_cast<size_t>(at)]));
-            for (size_t k = shape.size(); k-- > 0;) {
-                if (++index[k] < shape[k]) break;
-                index[k] = 0;
-            }
-        }
+        for_each_index(shape, [&](size_t e, const auto& offset) { wrong += !(out[e] == expect(in[offset(strides)])); });
         return wrong;
     };
     const auto negate = [](double v) { return -v; };
