@@ -48,7 +48,7 @@ nlohmann::json doctor(const ListOptions& options) {
         setting("FERRO_PLUGIN_PATH", "", "extra plugin directories, searched before the default one"),
         setting("FERRO_LOG_LEVEL", "warn", "trace | debug | info | warn | error | off, unless the application sets one"),
         setting("FERRO_CPU_THREADS", cores, "the cpu engine's pool, and FFTW's threads on large transforms"),
-        setting("FERRO_CPU_CACHE_MB", "1/8 of physical memory", "freed blocks of 64 KiB and more the cpu engine keeps for reuse"),
+        setting("FERRO_CPU_CACHE_MB", "1/8 of physical memory", "freed blocks of 64 KiB and more the cpu engine keeps for reuse (0 also stops the reuse of 1-64 KiB blocks)"),
         setting("FERRO_CPU_HUGE_PAGES", "1", "0: no 2 MiB page advice for the cpu engine's fresh blocks of 4 MiB and more"),
         setting("FERRO_FFT_WISDOM", "", "FFTW wisdom files PREFIX.f64 / PREFIX.f32, read at start and kept up to date"),
         setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),

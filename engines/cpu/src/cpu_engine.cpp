@@ -3,6 +3,7 @@
 #include "cpu_engine.hpp"
 
 #include "blas_threads.hpp"
+#include "small_blocks.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -46,8 +47,8 @@ ferro_status properties(void* self, ferro_device_props* out) {
     out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
     std::memcpy(out->dtypes, dtypes, sizeof dtypes);
     std::snprintf(out->details, sizeof out->details,
-                  "gemm: OpenBLAS (cblas); %u-byte aligned memory; freed blocks of 64 KiB and more kept "
-                  "for reuse up to %llu MiB (FERRO_CPU_CACHE_MB); huge pages advised from %llu MiB: %s "
+                  "gemm: OpenBLAS (cblas); %u-byte aligned memory; freed blocks reused: from 64 KiB up to "
+                  "%llu MiB (FERRO_CPU_CACHE_MB), 1-64 KiB up to 1 MiB a thread; huge pages advised from %llu MiB: %s "
                   "(FERRO_CPU_HUGE_PAGES)",
                   static_cast<unsigned>(kAlignment),
                   static_cast<unsigned long long>(self_of(self).blocks->limit() >> 20),
@@ -56,8 +57,9 @@ ferro_status properties(void* self, ferro_device_props* out) {
 }
 
 // Aligned allocation by over-allocating with malloc and storing, just before the aligned
-// block, malloc's pointer and the block's size class (0: not from the block cache). glibc's
-// memalign costs ~5x a malloc, which showed in tiny-op dispatch.
+// block, malloc's pointer and the block's size class (0: malloc's own; below 64 KiB: the
+// thread's small blocks; else the block cache). glibc's memalign costs ~5x a malloc, which
+// showed in tiny-op dispatch.
 struct BlockHeader {
     void* raw;
     uint64_t size_class;
@@ -92,8 +94,11 @@ ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer*
     uint64_t size_class = 0;
     if (bytes <= UINT64_MAX / 2) {
         const uint64_t total = bytes + align + overhead;
-        size_class = align == kAlignment ? e.blocks->size_class(total) : 0;
-        raw = size_class != 0 ? e.blocks->take(size_class) : nullptr;
+        const bool small = total < BlockCache::kMinBytes;
+        if (align == kAlignment && e.blocks->limit() != 0) {
+            size_class = small ? small_blocks::size_class(total) : e.blocks->size_class(total);
+        }
+        if (size_class != 0) raw = small ? small_blocks::take(size_class) : e.blocks->take(size_class);
         if (raw == nullptr) {
             const uint64_t size = size_class != 0 ? size_class : total;
             raw = std::malloc(size);
@@ -115,8 +120,9 @@ ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer*
 void free_buffer(void* self, ferro_buffer buffer) {
     if (buffer == nullptr) return;
     const BlockHeader h = header_of(buffer);
-    if (h.size_class != 0) self_of(self).blocks->give(h.size_class, h.raw);
-    else std::free(h.raw);
+    if (h.size_class == 0) std::free(h.raw);
+    else if (h.size_class < BlockCache::kMinBytes) small_blocks::give(h.size_class, h.raw);
+    else self_of(self).blocks->give(h.size_class, h.raw);
 }
 
 // FERRO_CPU_CACHE_MB: the most memory freed blocks may hold for reuse (0 turns it off); by
