@@ -3,6 +3,8 @@
 // shortcuts, so these tests check that they never change an answer or hide an error.
 #include "ferro_test.hpp"
 
+#include <cstring>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -37,6 +39,48 @@ TEST_CASE("dispatch: a repeated call reuses its plan, a changed attribute does n
     CHECK(rt.plan_cache_stats().misses == before.misses + 1);
     axes[0] = -1;
     CHECK(sum_over(rt, x, axes, 1).to_vector<double>() == std::vector<double>{6, 15});
+}
+
+TEST_CASE("dispatch: a repeated call whose string attribute or name differs in any one byte is a new call", "[core]") {
+    // The repeated-call key packs each string into words from overlapping loads (1-3, 4-7 and
+    // 8 bytes take different paths); a byte it dropped would let a changed call repeat the last.
+    Runtime rt = make_runtime();
+    const Tensor x = rt.tensor<double>({1.5, -2}, {2});
+    char name[] = "dtype";
+    char value[8] = {};
+    const auto cast = [&] {
+        ferro_named_attr attr{};
+        attr.name = name;
+        attr.value.type = FERRO_ATTR_STR;
+        attr.value.v.str = value;
+        ferro_tensor in = x.get(), out = nullptr;
+        check(ferro_call(rt.get(), "core.cast", &attr, 1, &in, 1, &out, 1, nullptr));
+        return Tensor(x.runtime_ref(), out);
+    };
+    for (const char* dtype : {"f32", "f64", "c64", "c128", "bool", "i64"}) {
+        std::strcpy(value, dtype);
+        const DType expected = cast().dtype();
+        for (size_t i = 0; i < std::strlen(dtype); ++i) {
+            CHECK(cast().dtype() == expected);  // the last call repeated
+            const char kept = value[i];
+            value[i] = '?';
+            INFO("dtype '" << value << "'");
+            check_error(cast, FERRO_INVALID_ARGUMENT, "core.cast");
+            value[i] = kept;
+        }
+    }
+    std::strcpy(value, "f32");
+    CHECK(cast().dtype() == DType::f32);
+    std::strcpy(value, "f64");  // two of three bytes change
+    CHECK(cast().dtype() == DType::f64);
+    for (size_t i = 0; i < std::strlen(name); ++i) {
+        CHECK(cast().dtype() == DType::f64);
+        const char kept = name[i];
+        name[i] = '?';
+        INFO("attribute name '" << name << "'");
+        check_error(cast, FERRO_INVALID_ARGUMENT, "core.cast");
+        name[i] = kept;
+    }
 }
 
 TEST_CASE("dispatch: a repeated call with a NULL array or name is still an error", "[core]") {

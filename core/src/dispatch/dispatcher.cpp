@@ -105,23 +105,73 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
 // call path encodes a call once and compares the words). A sink is told to reject a call that
 // has something no valid call has (a NULL name, string or array), which then never matches
 // and is never stored; the full path reports it.
-struct KeyWriter {
-    PlanKey& key;
-    bool rejected = false;
-    void operator()(uint64_t w) { key.push_back(w); }
-    void reject() { rejected = true; }
+//
+// KeyWriter writes through its own pointers and sizes the key once at the end: push_back
+// would keep the key's size in memory, where every word stored may alias it (both are 64-bit
+// integers), so each word waited for the last one's size update; that wait was a third of the
+// dispatcher's own time in a repeated fft call.
+class KeyWriter {
+public:
+    explicit KeyWriter(PlanKey& key) : key_(key) {
+        key_.resize(key_.capacity(), boost::container::default_init);
+        next_ = key_.data();
+        end_ = next_ + key_.size();
+    }
+    KeyWriter(const KeyWriter&) = delete;
+    KeyWriter& operator=(const KeyWriter&) = delete;
+    ~KeyWriter() { finish(); }
+
+    void operator()(uint64_t w) {
+        if (next_ == end_) grow();
+        *next_++ = w;
+    }
+    void reject() { rejected_ = true; }
+    bool rejected() const { return rejected_; }
+    // Trims the key to the words written; call before reading it.
+    void finish() {
+        if (next_ == nullptr) return;
+        key_.resize(static_cast<size_t>(next_ - key_.data()));
+        next_ = end_ = nullptr;
+    }
+
+private:
+    void grow() {
+        const size_t used = key_.size();
+        key_.resize(2 * used, boost::container::default_init);
+        next_ = key_.data() + used;
+        end_ = key_.data() + key_.size();
+    }
+    PlanKey& key_;
+    uint64_t* next_ = nullptr;
+    uint64_t* end_ = nullptr;
+    bool rejected_ = false;
 };
+
+// The `n` (1 to 8) bytes at `p` as a word, zero above them (little-endian: byte i at bits 8i).
+// Built from whole loads that may overlap: copying the bytes into a zeroed word and reading it
+// back stalled on the narrow stores (it was half of encode_str's time).
+uint64_t word_of(const char* p, size_t n) {
+    if (n == 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        return w;
+    }
+    if (n >= 4) {
+        uint32_t lo, hi;
+        std::memcpy(&lo, p, 4);
+        std::memcpy(&hi, p + n - 4, 4);
+        return lo | uint64_t{hi} << (8 * (n - 4));
+    }
+    const auto byte = [p](size_t i) { return uint64_t{static_cast<unsigned char>(p[i])} << (8 * i); };
+    return byte(0) | byte(n / 2) | byte(n - 1);
+}
 
 template <class Sink>
 void encode_str(Sink& sink, const char* s) {
     if (s == nullptr) return sink.reject();
     const size_t n = std::strlen(s);
     sink(n);
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w = 0;
-        std::memcpy(&w, s + i, std::min<size_t>(8, n - i));
-        sink(w);
-    }
+    for (size_t i = 0; i < n; i += 8) sink(word_of(s + i, std::min<size_t>(8, n - i)));
 }
 
 template <class Sink>
@@ -290,11 +340,10 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     const Engine* input_engine = common_engine(inputs);
     PlanKey call_key;
     KeyWriter write_call{call_key};
-    if (input_engine != nullptr) {
-        encode_call(write_call, *input_engine, epoch, named, n_attrs, inputs);
-        if (!write_call.rejected) {
-            if (const auto last = recent_call(op, call_key)) return repeat(*last, op, inputs);
-        }
+    if (input_engine != nullptr) encode_call(write_call, *input_engine, epoch, named, n_attrs, inputs);
+    write_call.finish();
+    if (input_engine != nullptr && !write_call.rejected()) {
+        if (const auto last = recent_call(op, call_key)) return repeat(*last, op, inputs);
     }
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
@@ -309,6 +358,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
         PlanKey key;
         KeyWriter write{key};
         encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+        write.finish();
         plan = cache_.find(key);
         if (!plan) {
             plan = prepare(*entry, *family, engine, attrs, inputs);
@@ -316,7 +366,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
         }
     }
     // Remembered only when a repeat would find it: keyed by the engine it runs on, in this epoch.
-    if (input_engine == engine.get() && snap->epoch == epoch && !write_call.rejected) {
+    if (input_engine == engine.get() && snap->epoch == epoch && !write_call.rejected()) {
         auto last = std::make_shared<LastCall>(
             LastCall{std::move(call_key), plan, host_op, engine, OwnedAttrs(attrs), &schema, family->library});
         std::shared_ptr<const LastCall> evicted;  // destroyed after the lock is released
