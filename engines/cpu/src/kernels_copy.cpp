@@ -71,6 +71,17 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
     const int64_t tiles_i = (ni + kTile - 1) / kTile;
     const T* in = static_cast<const T*>(a.in.data);
     T* out = static_cast<T*>(a.out.data);
+    // The input's lines of the tile at rows [r0, r1) of axis i and [c0, c1) of axis o, asked
+    // for one tile ahead: a tile reads kTile lines each kTile elements apart, a pattern the
+    // hardware prefetchers do not follow, so an input that is not in cache (an einsum
+    // network's operand) was copied at memory latency: 121 x 361 doubles took 170 us cold
+    // against 21 us warm, 72 us with this.
+    constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
+    const auto prefetch = [&](const T* base, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t r = r0; r < r1; r += kLine) __builtin_prefetch(base + r + c * in_o, 0, 3);
+        }
+    };
     // Work item w: the outer index w / tiles_i, and a band of kTile rows along axis i. A range
     // of items walks the outer index as an odometer: with axes of a few elements a band is a
     // handful of elements, and dividing out its index per band cost more than the copy.
@@ -81,6 +92,8 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
             const int64_t r0 = tile * kTile, r1 = std::min(ni, r0 + kTile);
             for (int64_t c0 = 0; c0 < no; c0 += kTile) {
                 const int64_t c1 = std::min(no, c0 + kTile);
+                if (c1 < no) prefetch(in + at.at[kIn], r0, r1, c1, std::min(no, c1 + kTile));
+                else if (r1 < ni) prefetch(in + at.at[kIn], r1, std::min(ni, r1 + kTile), 0, std::min(no, kTile));
                 for (int64_t r = r0; r < r1; ++r) {
                     const T* src = in + at.at[kIn] + r + c0 * in_o;
                     T* dst = out + at.at[kOut] + r * out_i + c0;
