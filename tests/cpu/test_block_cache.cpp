@@ -1,5 +1,6 @@
-// The cpu engine's cache of freed large blocks: size classes, reuse, the byte limit with
-// oldest-first eviction, and allocation through the engine ABI from many threads.
+// The cpu engine's reuse of freed blocks: the block cache of large ones (size classes, reuse,
+// the byte limit with oldest-first eviction) and the per-thread lists of 1-64 KiB ones, and
+// allocation through the engine ABI from many threads.
 #include "cpu_fixture.hpp"
 #include "small_blocks.hpp"
 
