@@ -6,6 +6,7 @@
 // planning left in the process); bench/run adds the Python peers.
 // --threads N: FFTW's threads for both sides on transforms of 2^16 points and more (ferro's
 // rule, docs/fft.md), 1 below. --planner estimate|measure: FFTW's effort, both sides.
+// --case NAME: only that case (e.g. "c2c n=2^20"), in both precisions; --list: the names.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
@@ -128,11 +129,14 @@ void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std:
 int main(int argc, char** argv) {
     bool quick = false;
     int threads = 1;
-    std::string planner = "estimate";
+    bool list = false;
+    std::string planner = "estimate", only;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+        if (std::strcmp(argv[i], "--list") == 0) list = true;
         if (std::strcmp(argv[i], "--planner") == 0 && i + 1 < argc) planner = argv[++i];
         if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
+        if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) only = argv[++i];
     }
     setenv("FERRO_CPU_THREADS", std::to_string(threads).c_str(), 1);  // ferro's FFTW threads follow the engine's
     fftw_init_threads();
@@ -145,6 +149,8 @@ int main(int argc, char** argv) {
         {"c2c batched 64x4096", {64, 4096}, false, 1},
     };
     for (const Case& c : cases) {
+        if (list) std::printf("%s\n", c.name);
+        if (list || (!only.empty() && only != c.name)) continue;
         bench_case<double>(rt, c, threads, planner, quick);
         bench_case<float>(rt, c, threads, planner, quick);
     }

@@ -3,7 +3,8 @@ torch.fft (current PyPI releases), median seconds per call, one JSON line per ca
 
 Threads: --threads N goes to scipy.fft (workers=N) and torch (set_num_threads(N)) on the
 cases of 2^16 points and more, as ferro and FFTW get them; numpy.fft has no threads. A peer
-that is missing or fails is reported with the reason."""
+that is missing or fails is reported with the reason. --case NAME: only that case (both
+precisions)."""
 import json, sys
 
 import numpy as np
@@ -12,6 +13,7 @@ from peer_timing import median_seconds
 
 quick = "--quick" in sys.argv
 threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else None
 
 cases = [("c2c n=2^10", (1024,), False, 1), ("c2c n=2^16", (65536,), False, 1), ("c2c n=2^20", (1 << 20,), False, 1),
          ("c2c n=15015 (3*5*7*11*13)", (15015,), False, 1), ("r2c n=2^20", (1 << 20,), True, 1),
@@ -43,6 +45,8 @@ def peers():
 available = peers()
 rng = np.random.default_rng(5)
 for name, shape, real, naxes in cases:
+    if only is not None and name != only:
+        continue
     for dtype, cdtype, label in ((np.float64, np.complex128, "f64"), (np.float32, np.complex64, "f32")):
         size = int(np.prod(shape))
         workers = threads if size >= 1 << 16 else 1
