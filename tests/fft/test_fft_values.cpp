@@ -210,6 +210,8 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
     const Case cases[] = {
         {"fft2: a pass, then FFTW on the rows", {256, 256}, DType::c128, RefKind::c2c_forward, {0, 1}, {}, "backward"},
         {"fft along axis 0: the pass alone reads the input", {256, 512}, DType::c64, RefKind::c2c_forward, {0}, {}, "backward"},
+        {"fft2 of 257 x 256: FFTW's plan in parts on the pool, the last shorter", {257, 256}, DType::c64, RefKind::c2c_forward,
+         {0, 1}, {}, "ortho"},
         {"fftn over axes 0 and 2 with a loop between", {64, 4, 256}, DType::c128, RefKind::c2c_forward, {0, 2}, {}, "forward"},
         {"ifft2 of a padded input, ortho", {200, 256}, DType::c128, RefKind::c2c_inverse, {0, 1},
          std::vector<int64_t>{256, 256}, "ortho"},
@@ -236,6 +238,60 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
         const Array expected = scaled(reference(Array::of(x), c.kind, c.axes, lengths), scale_of(c.norm, inverse, count(lengths)));
         CHECK(relative_error(Array::of(y), expected) <= (is_single(c.dtype) ? 1e-5 : 1e-12));
     }
+}
+
+// 1-D c2c transforms of 2^16 points and more along the innermost axis run as two passes over a
+// matrix view (fft_four_step.cpp). The same transforms along axis 0 of the transposed batch go
+// through FFTW's own plan; a few bins are also summed directly in long double.
+TEST_CASE("fft values: long 1-D transforms (four-step passes) against FFTW's plan and a direct sum", "[fft]") {
+    const Runtime rt = fft_runtime();
+    struct Case {
+        int64_t n;
+        const char* what;
+    };
+    const Case cases[] = {
+        {int64_t{1} << 16, "256 x 256"},
+        {1024 * 1031, "1024 x 1031: a shorter last block of columns"},
+        {531441, "729 x 729 (3^12): shorter last blocks of columns and of rows"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::complex<long double>> root(static_cast<size_t>(c.n));  // exp(-2 pi i m / n)
+        for (int64_t m = 0; m < c.n; ++m) {
+            root[static_cast<size_t>(m)] = std::polar(1.0L, -2 * std::numbers::pi_v<long double> * m / c.n);
+        }
+        for (DType dt : {DType::c128, DType::c64}) {
+            const Tensor x = random_signal(rt, {2, c.n}, dt, 41);
+            const std::vector<cd> v = Array::of(x).v;
+            for (const char* op : {"fft", "ifft"}) {
+                for (const char* norm : {"backward", "ortho", "forward"}) {
+                    INFO(c.what << ", " << name_of(dt) << ", " << op << ", " << norm);
+                    const Tensor y = run_1d(op, x, std::nullopt, -1, norm);
+                    const Tensor by_fftw = run_1d(op, x.transpose(0, 1), std::nullopt, 0, norm).transpose(0, 1);
+                    const Array got = Array::of(y);
+                    CHECK(relative_error(got, Array::of(by_fftw)) <= (is_single(dt) ? 1e-5 : 1e-12));
+                    if (dt != DType::c128 || std::string(norm) != "ortho") continue;
+                    // X[k] of the second signal, summed directly.
+                    const bool inverse = std::string(op) == "ifft";
+                    double worst = 0;
+                    for (int64_t k : {int64_t{0}, int64_t{1}, c.n / 3, c.n - 1}) {
+                        std::complex<long double> s = 0;
+                        for (int64_t j = 0; j < c.n; ++j) {
+                            const std::complex<long double> w = root[static_cast<size_t>((j * k) % c.n)];
+                            s += std::complex<long double>(v[static_cast<size_t>(c.n + j)]) * (inverse ? std::conj(w) : w);
+                        }
+                        const cd want(static_cast<cd>(s / std::sqrt(static_cast<long double>(c.n))));
+                        worst = std::max(worst, std::abs(got.v[static_cast<size_t>(c.n + k)] - want));
+                    }
+                    CHECK(worst <= 1e-12);
+                }
+            }
+        }
+    }
+    // Measured plans take the passes from 2^19 points, with sub-plans of that effort.
+    const Tensor x = random_signal(rt, {int64_t{1} << 19}, DType::c64, 42);
+    const Tensor by_fftw = fft::fft(x.reshape({int64_t{1} << 19, 1}).expand({int64_t{1} << 19, 2}), std::nullopt, 0);
+    CHECK(relative_error(Array::of(fft::fft(x, std::nullopt, -1, "backward", "measure")),
+                         Array::of(by_fftw.slice(1, 0, 1).reshape({int64_t{1} << 19}))) <= 1e-5);
 }
 
 TEST_CASE("fft values: strided, transposed and offset views give the results of contiguous copies", "[fft]") {

@@ -13,6 +13,9 @@
 // mutex (and FFTW's own planner lock guards against other FFTW users in the process);
 // execution of a finished plan (new-array execute) is thread-safe.
 #include "fft.hpp"
+#include "fft_four_step.hpp"
+#include "fft_transpose.hpp"
+#include "fftw_api.hpp"
 
 #include <ferro/cpu_context.h>
 
@@ -30,11 +33,6 @@
 
 namespace ferro::fft {
 namespace {
-
-std::mutex& planner_mutex() {
-    static std::mutex m;
-    return m;
-}
 
 // FERRO_FFT_WISDOM=PREFIX: FFTW wisdom read from PREFIX.f64 / PREFIX.f32 when the module starts
 // and written back after every plan made with more effort than estimate.
@@ -58,16 +56,6 @@ int fftw_threads_for(const Transform& t) {
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-unsigned planner_flags(Planner p) {
-    switch (p) {
-        case Planner::estimate: return FFTW_ESTIMATE;
-        case Planner::measure: return FFTW_MEASURE;
-        case Planner::patient: return FFTW_PATIENT;
-        case Planner::exhaustive: return FFTW_EXHAUSTIVE;
-    }
-    return FFTW_ESTIMATE;
-}
-
 int64_t dtype_bytes(ferro_dtype d) {
     switch (d) {
         case FERRO_DTYPE_F32: return 4;
@@ -89,54 +77,6 @@ int64_t numel(const std::vector<int64_t>& shape) {
     return n;
 }
 
-// The two FFTW precisions behind one interface.
-template <class R> struct Fftw;
-template <> struct Fftw<double> {
-    using plan = fftw_plan;
-    using cpx = fftw_complex;
-    static void* malloc(size_t b) { return fftw_malloc(b); }
-    static void free(void* p) { fftw_free(p); }
-    static plan dft(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, int sign, unsigned f) {
-        return fftw_plan_guru64_dft(r, d, hr, hd, static_cast<cpx*>(in), static_cast<cpx*>(out), sign, f);
-    }
-    static plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
-        return fftw_plan_guru64_dft_r2c(r, d, hr, hd, static_cast<double*>(in), static_cast<cpx*>(out), f);
-    }
-    static plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
-        return fftw_plan_guru64_dft_c2r(r, d, hr, hd, static_cast<cpx*>(in), static_cast<double*>(out), f);
-    }
-    static void run(plan p, Kind k, void* in, void* out) {
-        if (k == Kind::c2c) fftw_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));
-        else if (k == Kind::r2c) fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<cpx*>(out));
-        else fftw_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<double*>(out));
-    }
-    static void destroy(plan p) { fftw_destroy_plan(p); }
-    static int alignment_of(const void* p) { return fftw_alignment_of(reinterpret_cast<double*>(const_cast<void*>(p))); }
-    static void threads(int n) { fftw_plan_with_nthreads(n); }
-};
-template <> struct Fftw<float> {
-    using plan = fftwf_plan;
-    using cpx = fftwf_complex;
-    static void* malloc(size_t b) { return fftwf_malloc(b); }
-    static void free(void* p) { fftwf_free(p); }
-    static plan dft(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, int sign, unsigned f) {
-        return fftwf_plan_guru64_dft(r, d, hr, hd, static_cast<cpx*>(in), static_cast<cpx*>(out), sign, f);
-    }
-    static plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
-        return fftwf_plan_guru64_dft_r2c(r, d, hr, hd, static_cast<float*>(in), static_cast<cpx*>(out), f);
-    }
-    static plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* hd, void* in, void* out, unsigned f) {
-        return fftwf_plan_guru64_dft_c2r(r, d, hr, hd, static_cast<cpx*>(in), static_cast<float*>(out), f);
-    }
-    static void run(plan p, Kind k, void* in, void* out) {
-        if (k == Kind::c2c) fftwf_execute_dft(p, static_cast<cpx*>(in), static_cast<cpx*>(out));
-        else if (k == Kind::r2c) fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<cpx*>(out));
-        else fftwf_execute_dft_c2r(p, static_cast<cpx*>(in), static_cast<float*>(out));
-    }
-    static void destroy(plan p) { fftwf_destroy_plan(p); }
-    static int alignment_of(const void* p) { return fftwf_alignment_of(reinterpret_cast<float*>(const_cast<void*>(p))); }
-    static void threads(int n) { fftwf_plan_with_nthreads(n); }
-};
 
 }  // namespace
 
@@ -173,6 +113,15 @@ struct Plan {
     int slots = 0;            // per-thread pass buffers in the workspace, from pass_offset
     int64_t slot_bytes = 0;
     int64_t pass_offset = 0;
+    // With passes, FFTW's plan runs on the engine's pool as well, in main_parts parts of its
+    // outermost loop, main_in_step and main_out_step bytes apart (the last part through
+    // `fftw_tail` when it is shorter); 0 parts: one call, on FFTW's own threads. FFTW's
+    // threads waking beside the pool's, which spin for a while after a region, put a quarter
+    // of a 1024 x 1024 transform's time in the scheduler (sched_yield, futexes).
+    int64_t main_parts = 0, main_in_step = 0, main_out_step = 0;
+    void* fftw_tail = nullptr;
+    // Long 1-D c2c transforms: the four-step passes instead of FFTW's plan (`fftw` is null).
+    FourStepPtr four_step;
 };
 
 namespace {
@@ -180,9 +129,10 @@ namespace {
 // FFTW's plan from the fitted array to an array of `out_strides` (the output, or for real
 // input the half spectrum), as transform `kind`, over the transformed axes `main` (the
 // others are loops of it, and the passes' work).
+// `first_loop` > 0 replaces the outermost loop's length, and the plan runs on one thread.
 template <class R>
 void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_strides, int64_t out_bytes,
-                const std::vector<int64_t>& main) {
+                const std::vector<int64_t>& main, int64_t first_loop = 0) {
     const Transform& t = p.t;
     std::vector<fftw_iodim64> dims, loops;
     for (size_t i = 0; i < t.axes.size(); ++i) {
@@ -193,6 +143,7 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
         if (std::find(main.begin(), main.end(), static_cast<int64_t>(a)) != main.end() || t.out_shape[a] == 1) continue;
         loops.push_back({t.out_shape[a], p.fit_strides[a], out_strides[a]});
     }
+    if (first_loop > 0) loops.at(0).n = first_loop;
     const unsigned flags = planner_flags(t.planner) | (kind == Kind::c2r ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT);
     std::lock_guard lock(planner_mutex());
     // Planning arrays of the executor's alignment (FFTW's malloc: SIMD-aligned); measuring
@@ -204,7 +155,7 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
         Fftw<R>::free(out);
         throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
     }
-    Fftw<R>::threads(fftw_threads_for(t));
+    Fftw<R>::threads(first_loop > 0 ? 1 : fftw_threads_for(t));
     const int rank = static_cast<int>(dims.size()), loop_rank = static_cast<int>(loops.size());
     typename Fftw<R>::plan plan = nullptr;
     if (kind == Kind::c2c) plan = Fftw<R>::dft(rank, dims.data(), loop_rank, loops.data(), in, out, t.sign, flags);
@@ -216,23 +167,6 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
         throw plugin::Error(FERRO_INTERNAL, qualified(t.op) + ": FFTW could not plan this transform");
     }
     if (t.planner != Planner::estimate) export_wisdom();
-    return plan;
-}
-
-// A pass's FFTW plan: `block` in-place c2c transforms of n points, rows `dist` apart, on one
-// thread (the passes spread their blocks over the engine's pool).
-template <class R>
-void* plan_pass(const Transform& t, const Pass& pass, int sign) {
-    const fftw_iodim64 dim{pass.n, 1, 1}, loop{pass.block, pass.dist, pass.dist};
-    std::lock_guard lock(planner_mutex());
-    void* buffer = Fftw<R>::malloc(static_cast<size_t>(pass.block * pass.dist) * 2 * sizeof(R));
-    if (buffer == nullptr) {
-        throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
-    }
-    Fftw<R>::threads(1);
-    void* plan = Fftw<R>::dft(1, &dim, 1, &loop, buffer, buffer, sign, FFTW_ESTIMATE);
-    Fftw<R>::free(buffer);
-    if (plan == nullptr) throw plugin::Error(FERRO_INTERNAL, qualified(t.op) + ": FFTW could not plan this transform");
     return plan;
 }
 
@@ -251,18 +185,13 @@ struct PassRun {
 
     void blocks(int64_t begin, int64_t end) const {
         const Pass& q = *pass;
-        C* buffer = reinterpret_cast<C*>(slots + (begin / grain) * slot_bytes);
+        C* lines = reinterpret_cast<C*>(slots + (begin / grain) * slot_bytes);
+        C* spectra = lines + q.block * q.dist;
         for (int64_t b = begin; b < end; ++b) {
             const int64_t base = (b / line_blocks) * q.n * q.inner + (b % line_blocks) * q.block;
-            for (int64_t i = 0; i < q.n; ++i) {
-                const C* line = src + base + i * q.inner;
-                for (int64_t k = 0; k < q.block; ++k) buffer[k * q.dist + i] = line[k];
-            }
-            Fftw<R>::run(static_cast<typename Fftw<R>::plan>(q.fftw), Kind::c2c, buffer, buffer);
-            for (int64_t i = 0; i < q.n; ++i) {
-                C* line = dst + base + i * q.inner;
-                for (int64_t k = 0; k < q.block; ++k) line[k] = buffer[k * q.dist + i];
-            }
+            transpose(src + base, q.inner, lines, q.dist, q.n, q.block);
+            Fftw<R>::run(static_cast<typename Fftw<R>::plan>(q.fftw), Kind::c2c, lines, spectra);
+            transpose(spectra, q.dist, dst + base, q.inner, q.block, q.n);
         }
     }
 };
@@ -278,6 +207,28 @@ void run_pass(const Plan& p, const Pass& pass, const void* src, void* dst, const
                    reinterpret_cast<char*>((base + 63) & ~uintptr_t{63}), p.slot_bytes, (blocks + used - 1) / used, line_blocks};
     const auto body = [](void* user, int64_t begin, int64_t end) { static_cast<const PassRun<R>*>(user)->blocks(begin, end); };
     ctx->parallel_for(ctx, blocks, job.grain, body, &job);
+}
+
+// FFTW's plan from `in` to `out`: one call, or its parts on the engine's pool (Plan::main_parts).
+template <class R>
+void run_main(const Plan& p, Kind kind, void* in, void* out, const ferro_cpu_context* ctx) {
+    using FftwPlan = typename Fftw<R>::plan;
+    if (p.main_parts == 0) return Fftw<R>::run(static_cast<FftwPlan>(p.fftw), kind, in, out);
+    struct Parts {
+        const Plan* p;
+        Kind kind;
+        char* in;
+        char* out;
+    } job{&p, kind, static_cast<char*>(in), static_cast<char*>(out)};
+    const auto body = [](void* user, int64_t begin, int64_t end) {
+        const Parts& j = *static_cast<const Parts*>(user);
+        for (int64_t k = begin; k < end; ++k) {
+            const bool tail = k + 1 == j.p->main_parts && j.p->fftw_tail != nullptr;
+            Fftw<R>::run(static_cast<FftwPlan>(tail ? j.p->fftw_tail : j.p->fftw), j.kind, j.in + k * j.p->main_in_step,
+                         j.out + k * j.p->main_out_step);
+        }
+    };
+    ctx->parallel_for(ctx, p.main_parts, 1, body, &job);
 }
 
 // Gathers the input (any strides, dtype Src) into the fitted row-major array (dtype Dst):
@@ -405,10 +356,11 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
         else if (real_in) gather<R, C>(p, in, static_cast<C*>(fit));
         else gather<C, C>(p, in, static_cast<C*>(fit));
     }
+    if (p.four_step) return run_four_step(*p.four_step, fit, out, a.workspace.data, ctx);
     if (p.real_input) {
         const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data) + (p.direct_ok ? 0 : p.fit_bytes + 64);
         auto* half = reinterpret_cast<C*>((base + 63) & ~uintptr_t{63});
-        Fftw<R>::run(static_cast<typename Fftw<R>::plan>(p.fftw), Kind::r2c, fit, half);
+        run_main<R>(p, Kind::r2c, fit, half, ctx);
         for (const Pass& pass : p.passes) run_pass<R>(p, pass, half, half, a, ctx);
         expand_half<R>(p, half, static_cast<C*>(out), static_cast<R>(t.scale), t.inverse, ctx);
         return;
@@ -420,7 +372,7 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
         if (Fftw<R>::alignment_of(out) != 0) {
             throw plugin::Error(FERRO_INTERNAL, qualified(t.op) + ": the output buffer is not aligned as FFTW planned");
         }
-        Fftw<R>::run(static_cast<typename Fftw<R>::plan>(p.fftw), t.kind, fit, out);
+        run_main<R>(p, t.kind, fit, out, ctx);
     } else if (p.passes.empty()) {  // no axes: the promoted copy is the result
         std::memcpy(out, fit, static_cast<size_t>(p.fit_bytes));
     }
@@ -476,9 +428,33 @@ namespace {
 
 // FFTW's plan over `main_axes`: into the half spectrum for a real input's c2c, else the output.
 template <class R>
-void* plan_main(const Plan& p, const std::vector<int64_t>& main_axes) {
-    if (p.real_input) return plan_fftw<R>(p, Kind::r2c, p.half_strides, p.half_bytes, main_axes);
-    return plan_fftw<R>(p, p.t.kind, p.out_strides, numel(p.t.out_shape) * dtype_bytes(p.t.out_dtype), main_axes);
+void plan_main(Plan& p, const std::vector<int64_t>& main_axes) {
+    const Transform& t = p.t;
+    const Kind kind = p.real_input ? Kind::r2c : t.kind;
+    const std::vector<int64_t>& out_strides = p.real_input ? p.half_strides : p.out_strides;
+    const int64_t out_bytes = p.real_input ? p.half_bytes : numel(t.out_shape) * dtype_bytes(t.out_dtype);
+    const auto plan = [&](int64_t first_loop) { return plan_fftw<R>(p, kind, out_strides, out_bytes, main_axes, first_loop); };
+    // The outermost loop: the first axis that is neither transformed here nor of length 1.
+    size_t outer = 0;
+    while (outer < t.out_shape.size() &&
+           (t.out_shape[outer] == 1 || std::find(main_axes.begin(), main_axes.end(), static_cast<int64_t>(outer)) != main_axes.end())) {
+        ++outer;
+    }
+    if (!p.passes.empty() && p.slots > 1 && outer < t.out_shape.size()) {
+        const int64_t loop = t.out_shape[outer], chunk = (loop + p.slots - 1) / p.slots, parts = (loop + chunk - 1) / chunk;
+        const int64_t in_elem = kind == Kind::r2c ? sizeof(R) : 2 * sizeof(R), out_elem = kind == Kind::c2r ? sizeof(R) : 2 * sizeof(R);
+        const int64_t in_step = chunk * p.fit_strides[outer] * in_elem, out_step = chunk * out_strides[outer] * out_elem;
+        // Parts at 64-byte steps keep the alignment FFTW planned for.
+        if (parts > 1 && in_step % 64 == 0 && out_step % 64 == 0) {
+            p.fftw = plan(chunk);
+            if (const int64_t last = loop - (parts - 1) * chunk; last != chunk) p.fftw_tail = plan(last);
+            p.main_parts = parts;
+            p.main_in_step = in_step;
+            p.main_out_step = out_step;
+            return;
+        }
+    }
+    p.fftw = plan(0);
 }
 
 void destroy_fftw_plans(Plan& plan) {
@@ -490,6 +466,7 @@ void destroy_fftw_plans(Plan& plan) {
         p = nullptr;
     };
     destroy(plan.fftw);
+    destroy(plan.fftw_tail);
     for (Pass& pass : plan.passes) destroy(pass.fftw);
 }
 
@@ -533,9 +510,10 @@ void split_passes(Plan& plan, std::vector<int64_t>& main_axes, int64_t& workspac
     if (passes.empty()) return;
     const int sign = t.kind == Kind::c2r ? FFTW_BACKWARD : real ? FFTW_FORWARD : t.sign;
     for (Pass& q : passes) {
-        plan.slot_bytes = std::max(plan.slot_bytes, (q.block * q.dist * elem + 63) / 64 * 64);
+        plan.slot_bytes = std::max(plan.slot_bytes, (2 * q.block * q.dist * elem + 63) / 64 * 64);  // lines and spectra
         plan.passes.push_back(q);
-        plan.passes.back().fftw = plan.single ? plan_pass<float>(t, q, sign) : plan_pass<double>(t, q, sign);
+        plan.passes.back().fftw = plan.single ? plan_lines<float>(t, q.n, q.block, q.dist, q.dist, sign, FFTW_ESTIMATE)
+                                              : plan_lines<double>(t, q.n, q.block, q.dist, q.dist, sign, FFTW_ESTIMATE);
     }
     plan.slots = fftw_threads_for(t);
     plan.pass_offset = workspace;
@@ -575,10 +553,17 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* work
     if (numel(t.out_shape) > 0 && !t.axes.empty()) {
         // Destroys what was planned so far if a later plan fails.
         std::unique_ptr<Plan, void (*)(Plan*)> guard(plan.get(), [](Plan* q) { destroy_fftw_plans(*q); });
-        split_passes(*plan, main_axes, workspace);
-        // A c2c transform whose every axis is a pass has no FFTW plan of its own.
-        if (!main_axes.empty()) {
-            plan->fftw = plan->single ? plan_main<float>(*plan, main_axes) : plan_main<double>(*plan, main_axes);
+        if (!plan->real_input) plan->four_step = plan_four_step(t, plan->single, fftw_threads_for(t), workspace);
+        if (plan->four_step && t.planner != Planner::estimate) {
+            std::lock_guard lock(planner_mutex());
+            export_wisdom();
+        }
+        if (!plan->four_step) split_passes(*plan, main_axes, workspace);
+        // A c2c transform whose every axis is a pass, or that takes the four-step path, has no
+        // FFTW plan of its own.
+        if (!main_axes.empty() && !plan->four_step) {
+            if (plan->single) plan_main<float>(*plan, main_axes);
+            else plan_main<double>(*plan, main_axes);
         }
         (void)guard.release();
     }
