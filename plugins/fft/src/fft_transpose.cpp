@@ -70,8 +70,8 @@ void transpose_baseline(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, in
 // so that every line of the destination and the source is written or read completely while it
 // is in L1: a row-by-row walk left each destination line half written (4 elements of 8) when a
 // 32-row buffer was scattered into a 1024-line column, and fetched it twice. The next block's
-// lines are asked for ahead of time: in a column pass each row of a block lies in another page,
-// which the hardware prefetchers do not follow.
+// source lines are asked for ahead of time: in a column pass each row of a block lies in
+// another page, which the hardware prefetchers do not follow.
 constexpr int64_t kBlock = 32;
 
 template <class C>
