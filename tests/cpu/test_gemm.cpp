@@ -230,11 +230,12 @@ int check_small_isa(ferro::cpu::SmallGemmIsa isa, int64_t m, int64_t n, int64_t 
 }  // namespace
 
 TEST_CASE("cpu: the register-tiled small-product kernel of every instruction set matches a naive product", "[cpu]") {
-    // Rows cover the 4-, 2- and 1-row blocks, columns every tile width and tail, in the
-    // baseline, AVX2 and AVX-512 copies this CPU can run.
+    // Rows cover the 4-, 2- and 1-row blocks, columns every tile width and tail (4, 6 and 12
+    // end on tiles of a narrower vector than the copy's own), in the baseline, AVX2 and
+    // AVX-512 copies this CPU can run.
     for (const ferro::cpu::SmallGemmIsa isa : ferro::cpu::small_gemm_isas()) {
         for (int64_t m : {1, 2, 3, 4, 5, 7, 9}) {
-            for (int64_t n : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 40}) {
+            for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 31, 33, 40}) {
                 for (int layout = 0; layout < 8; ++layout) {
                     const bool b_rows = layout & 1, c_rows = layout & 2;
                     const double beta = layout & 4 ? -0.5 : 0.0;

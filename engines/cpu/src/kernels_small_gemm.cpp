@@ -52,9 +52,14 @@ constexpr int64_t kPrefetchRows = 8;
 // vector.
 template <class T, int MR, int W, int VectorBytes>
 [[gnu::always_inline]] inline void tile(const Product<T>& p, int64_t i0, int64_t j0) {
-    using S = Simd<T, VectorBytes>;
+    // A tile narrower than a vector runs on the narrower vector it fills (4 floats or 2
+    // doubles in 16 bytes), scalars only below 16 bytes: the AVX2 copy ran 836 instructions for
+    // a 4 x 4 f32 product on scalar tiles, 546 on a 16-byte one (callgrind).
+    constexpr int kTileBytes = W * static_cast<int>(sizeof(T));
+    constexpr int kBytes = kTileBytes >= VectorBytes ? VectorBytes : kTileBytes >= 16 ? kTileBytes : 0;
+    using S = Simd<T, kBytes == 0 ? VectorBytes : kBytes>;
     using V = typename S::type;
-    constexpr int L = W >= S::lanes ? S::lanes : 1;  // narrower than a vector: scalars
+    constexpr int L = kBytes == 0 ? 1 : S::lanes;
     constexpr int R = W / L;
     using Acc = std::conditional_t<L == 1, T, V>;
     Acc acc[MR][R] = {};
