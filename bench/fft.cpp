@@ -1,9 +1,10 @@
 // bench/run fft (ferro side): the cases of the fft issue — c2c 1-D n = 2^10, 2^16, 2^20 and
 // 3*5*7*11*13, r2c 1-D 2^20, 2-D 1024 x 1024 c2c, batched 1-D 64 x 4096, in f64 and f32 —
-// through ferro::fft and through FFTW called directly with the same planner flags and thread
-// count, sampled alternately. One JSON line per case with plan_s, the time of ferro's first call
-// (it plans), and fftw_plan_s (FFTW's plan creation, after ferro's: it reuses the wisdom ferro's
-// planning left in the process); bench/run adds the Python peers.
+// through ferro::fft, through a bound call writing into one destination (ferro::BoundOp::into,
+// as FFTW's plan writes its own array) and through FFTW called directly with the same planner
+// flags and thread count, sampled in turn. One JSON line per case with plan_s, the time of
+// ferro's first call (it plans), and fftw_plan_s (FFTW's plan creation, after ferro's: it
+// reuses the wisdom ferro's planning left in the process); bench/run adds the Python peers.
 // --threads N: FFTW's threads for both sides on transforms of 2^16 points and more (ferro's
 // rule, docs/fft.md), 1 below. --planner estimate|measure: FFTW's effort, both sides.
 // --case NAME: only that case (e.g. "c2c n=2^20"), in both precisions; --list: the names.
@@ -111,16 +112,24 @@ void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std:
         else (void)ferro::fft::fftn(xc, {}, axes, "backward", planner);
     };
     const double plan_s = bench::sample_seconds(mine, 1);  // the first call plans
+    // The same transform as a bound call writing into one destination, as FFTW's plan runs on
+    // its arrays: what ferro adds to FFTW beyond numpy's calling convention.
+    const ferro::BoundOp bound(rt, c.real ? "fft.rfftn" : "fft.fftn",
+                               {ferro::Attr("axes", c.axes == 1 ? ferro::Shape{-1} : ferro::Shape{-2, -1}),
+                                ferro::Attr("planner", planner)});
+    const Tensor out = bound(xc);
+    auto mine_into = [&] { bound.into(out, xc); };
     // Planned second: FFTW's wisdom is per process, so this plan reuses what ferro's measured.
     const Direct<R> direct(c, fftw_threads, planner == "measure" ? FFTW_MEASURE : FFTW_ESTIMATE);
     auto theirs = [&] { direct.run(); };
     const int inner = total <= 4096 ? 200 : total <= 65536 ? 10 : 1;
     const int samples = quick ? 5 : 11;
-    const auto [ferro_s, fftw_s] = bench::paired_medians(mine, theirs, samples, inner);
-    std::printf("{\"case\": \"%s %s\", \"planner\": \"%s\", \"ferro_s\": %.6e, \"fftw_s\": %.6e, \"plan_s\": %.3e, "
-                "\"fftw_plan_s\": %.3e, \"threads\": %d, \"samples\": %d, \"inner\": %d}\n",
-                c.name, sizeof(R) == 4 ? "f32" : "f64", planner.c_str(), ferro_s, fftw_s, plan_s, direct.plan_s, fftw_threads,
-                samples, inner);
+    const auto [ferro_s, into_s, fftw_s] = bench::interleaved_medians(samples, inner, mine, mine_into, theirs);
+    std::printf("{\"case\": \"%s %s\", \"planner\": \"%s\", \"ferro_s\": %.6e, \"bound_into_s\": %.6e, "
+                "\"fftw_s\": %.6e, \"plan_s\": %.3e, \"fftw_plan_s\": %.3e, \"threads\": %d, \"samples\": %d, "
+                "\"inner\": %d}\n",
+                c.name, sizeof(R) == 4 ? "f32" : "f64", planner.c_str(), ferro_s, into_s, fftw_s, plan_s, direct.plan_s,
+                fftw_threads, samples, inner);
     std::fflush(stdout);
 }
 

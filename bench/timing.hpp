@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -38,6 +39,20 @@ std::pair<double, double> paired_medians(A&& a, B&& b, int samples, int inner) {
         sb.push_back(sample_seconds(b, inner));
     }
     return {median(sa), median(sb)};
+}
+
+// paired_medians for any number of callables, sampled in turn.
+template <class... F>
+std::array<double, sizeof...(F)> interleaved_medians(int samples, int inner, F&&... f) {
+    for (int w = 0; w < 2; ++w) (sample_seconds(f, inner), ...);
+    std::array<std::vector<double>, sizeof...(F)> s;
+    for (int k = 0; k < samples; ++k) {
+        size_t i = 0;
+        ((s[i++].push_back(sample_seconds(f, inner))), ...);
+    }
+    std::array<double, sizeof...(F)> medians;
+    for (size_t i = 0; i < s.size(); ++i) medians[i] = median(s[i]);
+    return medians;
 }
 
 template <class F>

@@ -78,7 +78,10 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_family_desc, 48);
     PIN_OFFSET(ferro_family_desc, create_module, 40);
     PIN_SIZE(ferro_module_provider_desc, 32);
-    PIN_SIZE(ferro_op_call_args, 48);
+    PIN_SIZE(ferro_op_call_args, 64);  // 1.7 appended into, n_into
+    PIN_OFFSET(ferro_op_call_args, reserved, 44);
+    PIN_OFFSET(ferro_op_call_args, into, 48);
+    PIN_OFFSET(ferro_op_call_args, n_into, 56);
     PIN_SIZE(ferro_host_api, 248);  // 1.5 appended session_native_context, session_use
     PIN_OFFSET(ferro_host_api, status_make, 24);
     PIN_OFFSET(ferro_host_api, log, 56);

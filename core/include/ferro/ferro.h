@@ -322,6 +322,18 @@ FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, struct D
 FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op);
 /* Calls an op eagerly (see ferro_op_call_args in host.h: outputs are new references). */
 FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_op_call_args* args);
+/* An op with its attributes fixed, for code that repeats one call (a time step's transform, a
+ * solver's product): ferro_op_bind copies and checks the attributes once (INVALID_ARGUMENT as
+ * a call would give), and a run on inputs with the previous run's dtypes, shapes, strides and
+ * engine executes that run's plan without encoding attributes or searching the op's recent
+ * calls. Other inputs go the usual way, each signature planned once. Runs take the same
+ * arguments as ferro_op_call, with n_attrs 0, and may write into args->into (1.7); a bound
+ * call may run on several threads at once. Destroy it before its runtime. Since 1.7. */
+typedef struct ferro_bound_call_impl* ferro_bound_call;
+FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs,
+                                     uint32_t n_attrs, ferro_bound_call* out_call);
+FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call_args* args);
+FERRO_API void ferro_bound_call_destroy(ferro_bound_call call); /* NULL is fine */
 /* Convenience: find + call by name. */
 FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name,
                                   const ferro_named_attr* attrs, uint32_t n_attrs,

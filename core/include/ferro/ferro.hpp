@@ -18,6 +18,7 @@
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -620,6 +621,87 @@ private:
     Tensor create(const char* op, const Attrs& attrs) const { return call_one(rt_, op, {}, attrs); }
     detail::RuntimeRef rt_;
 };
+
+// Op `name` with its attributes fixed (ferro_op_bind), for a loop that repeats one call: a
+// run on inputs with the last run's signature goes straight to that run's plan. Any inputs
+// work; each new signature is planned once, as an ordinary call would.
+//   ferro::BoundOp fft(rt, "fft.fft", {ferro::Attr("norm", "ortho")});
+//   Tensor y = fft(x);   // as ferro::fft::fft(x, std::nullopt, -1, "ortho")
+//   fft.into(y, x);      // writes y, allocating nothing
+class BoundOp {
+public:
+    BoundOp(const Runtime& rt, const char* name, const Attrs& attrs = {}) : rt_(rt.ref()) {
+        ferro_op op = nullptr;
+        check(ferro_op_find(rt.get(), name, &op));
+        std::vector<ferro_named_attr> named;
+        for (const auto& a : attrs) named.push_back(a.get());
+        ferro_bound_call call = nullptr;
+        check(ferro_op_bind(rt.get(), op, named.data(), static_cast<uint32_t>(named.size()), &call));
+        call_.reset(call);
+    }
+
+    // The first output (for ops with one).
+    template <class... More>
+    Tensor operator()(const Tensor& first, const More&... more) const {
+        const ferro_tensor in[] = {first.get(), more.get()...};
+        ferro_tensor out = nullptr;
+        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(std::size(in)), 1, in, &out, 0, 0};
+        check(ferro_bound_call_run(call_.get(), &args));
+        return {rt_, out};
+    }
+    // Every output.
+    std::vector<Tensor> all(const std::vector<Tensor>& inputs) const {
+        std::vector<ferro_tensor> in;
+        for (const auto& t : inputs) in.push_back(t.get());
+        ferro_tensor out[16] = {};
+        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(in.size()), 16, in.data(), out, 0, 0};
+        check(ferro_bound_call_run(call_.get(), &args));
+        std::vector<Tensor> result;
+        for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(rt_, out[i]);
+        return result;
+    }
+    // Writes the one output into `out` (numpy's out=; ferro_op_call_args.into has the rules).
+    template <class... More>
+    void into(const Tensor& out, const Tensor& first, const More&... more) const {
+        const ferro_tensor in[] = {first.get(), more.get()...};
+        const ferro_tensor dst[] = {out.get()};
+        run_into(in, std::size(in), dst, 1);
+    }
+    // Writes every output into `outs`, one each.
+    void into(const std::vector<Tensor>& outs, const std::vector<Tensor>& inputs) const {
+        std::vector<ferro_tensor> in, dst;
+        for (const auto& t : inputs) in.push_back(t.get());
+        for (const auto& t : outs) dst.push_back(t.get());
+        run_into(in.data(), in.size(), dst.data(), dst.size());
+    }
+
+private:
+    struct Destroy {
+        void operator()(ferro_bound_call c) const noexcept { ferro_bound_call_destroy(c); }
+    };
+    void run_into(const ferro_tensor* in, size_t n_in, const ferro_tensor* dst, size_t n_dst) const {
+        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(n_in), 0, in, nullptr, 0, 0,
+                                dst, static_cast<uint32_t>(n_dst), 0};
+        check(ferro_bound_call_run(call_.get(), &args));
+    }
+    detail::RuntimeRef rt_;  // declared first: the call is destroyed before its runtime
+    std::unique_ptr<ferro_bound_call_impl, Destroy> call_;
+};
+
+// Calls op `name` once, writing its outputs into `outs` (numpy's out=).
+inline void call_into(const Runtime& rt, const char* name, const std::vector<Tensor>& inputs,
+                      const std::vector<Tensor>& outs, const Attrs& attrs = {}) {
+    ferro_op op = nullptr;
+    check(ferro_op_find(rt.get(), name, &op));
+    std::vector<ferro_named_attr> named;
+    for (const auto& a : attrs) named.push_back(a.get());
+    std::vector<ferro_tensor> in, dst;
+    for (const auto& t : inputs) in.push_back(t.get());
+    for (const auto& t : outs) dst.push_back(t.get());
+    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(named.size()), named.data(), static_cast<uint32_t>(in.size()),
+                            0, in.data(), nullptr, 0, 0, dst.data(), static_cast<uint32_t>(dst.size()), 0};
+    check(ferro_op_call(rt.get(), op, &args));
+}
 
 inline std::vector<Runtime::Example> Runtime::op_examples(const std::string& op, DType dtype, const std::string& engine) const {
     std::vector<ferro_example> raw(16);

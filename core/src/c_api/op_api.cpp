@@ -1,5 +1,6 @@
 // extern "C" shims: op calls and the plan cache.
 #include "c_api/handles.hpp"
+#include "host_api/host_api.hpp"
 
 #include <ferro/ferro.h>
 
@@ -24,6 +25,49 @@ FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_
         ferro::throw_if_error(host->op_call(host, op, args));
     });
 }
+
+FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs,
+                                     uint32_t n_attrs, ferro_bound_call* out_call) {
+    return ferro::guard([&] {
+        require(runtime, "ferro_op_bind", "runtime");
+        require(op, "ferro_op_bind", "op");
+        require(out_call, "ferro_op_bind", "out_call");
+        if (n_attrs > 0) require(attrs, "ferro_op_bind", "attrs");
+        if (op->runtime != &runtime->runtime) {
+            throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_op_bind: op '" + op->name + "' belongs to another runtime");
+        }
+        runtime->runtime.dispatcher().check_attrs(*op, attrs, n_attrs);
+        *out_call = new ferro_bound_call_impl(*op, attrs, n_attrs);
+    });
+}
+
+FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call_args* args) {
+    return ferro::guard([&] {
+        require(call, "ferro_bound_call_run", "call");
+        require(args, "ferro_bound_call_run", "args");
+        const std::string& op = call->op.name;
+        if (args->n_attrs > 0) {
+            throw ferro::Error(FERRO_INVALID_ARGUMENT, op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
+        }
+        if (args->n_inputs > 0) require(args->inputs, op.c_str(), "inputs");
+        const auto into = ferro::into_of(op, *args);
+        ferro::Dispatcher& dispatcher = call->op.runtime->dispatcher();
+        ferro::Outputs outs = dispatcher.run(*call, {args->inputs, args->n_inputs}, into);
+        if (!into.empty()) {
+            args->n_outputs = args->n_into;
+            return;
+        }
+        if (outs.size() > args->outputs_capacity) {
+            throw ferro::Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op, outs.size(),
+                                                               args->outputs_capacity));
+        }
+        if (!outs.empty()) require(args->outputs, op.c_str(), "outputs");
+        for (size_t i = 0; i < outs.size(); ++i) args->outputs[i] = outs[i].release_ownership();
+        args->n_outputs = static_cast<uint32_t>(outs.size());
+    });
+}
+
+FERRO_API void ferro_bound_call_destroy(ferro_bound_call call) { delete call; }
 
 FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs,
                                   uint32_t n_attrs, const ferro_tensor* inputs, uint32_t n_inputs,

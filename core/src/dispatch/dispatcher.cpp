@@ -1,6 +1,7 @@
 #include "dispatch/dispatcher.hpp"
 
 #include "autodiff/node.hpp"
+#include "dispatch/into.hpp"
 #include "dispatch/session.hpp"
 #include "ops/core_family.hpp"
 #include "runtime/runtime.hpp"
@@ -112,7 +113,7 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
 // dispatcher's own time in a repeated fft call.
 class KeyWriter {
 public:
-    explicit KeyWriter(PlanKey& key) : key_(key) {
+    [[gnu::always_inline]] explicit KeyWriter(PlanKey& key) : key_(key) {
         key_.resize(key_.capacity(), boost::container::default_init);
         next_ = key_.data();
         end_ = next_ + key_.size();
@@ -128,7 +129,7 @@ public:
     void reject() { rejected_ = true; }
     bool rejected() const { return rejected_; }
     // Trims the key to the words written; call before reading it.
-    void finish() {
+    [[gnu::always_inline]] void finish() {
         if (next_ == nullptr) return;
         key_.resize(static_cast<size_t>(next_ - key_.data()));
         next_ = end_ = nullptr;
@@ -145,6 +146,23 @@ private:
     uint64_t* next_ = nullptr;
     uint64_t* end_ = nullptr;
     bool rejected_ = false;
+};
+
+// A sink that compares the words with a stored key instead of storing them.
+class KeyMatcher {
+public:
+    explicit KeyMatcher(const PlanKey& key) : next_(key.data()), end_(key.data() + key.size()) {}
+    void operator()(uint64_t w) {
+        equal_ = equal_ && next_ != end_ && *next_ == w;
+        next_ += next_ != end_;
+    }
+    void reject() { equal_ = false; }
+    bool matched() const { return equal_ && next_ == end_; }
+
+private:
+    const uint64_t* next_;
+    const uint64_t* end_;
+    bool equal_ = true;
 };
 
 // The `n` (1 to 8) bytes at `p` as a word, zero above them (little-endian: byte i at bits 8i).
@@ -217,6 +235,14 @@ void encode_call(Sink& sink, const Engine& engine, uint64_t epoch, const ferro_n
         encode_str(sink, named[i].name);
         encode_attr(sink, named[i].value);
     }
+    encode_inputs(sink, inputs);
+}
+
+// The key of a bound call's run: (engine, epoch, inputs).
+template <class Sink>
+void encode_run(Sink& sink, const Engine& engine, uint64_t epoch, std::span<ferro_tensor_impl* const> inputs) {
+    sink(reinterpret_cast<uintptr_t>(&engine));
+    sink(epoch);
     encode_inputs(sink, inputs);
 }
 
@@ -304,6 +330,45 @@ void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int6
     }
 }
 
+// Executes the plan on these outputs in one session. Inlined into its one caller: a call of
+// its own cost a small fft's repeated call ~50 instructions.
+[[gnu::always_inline]] inline void run_plan(const CachedPlan& plan, const std::string& op, const EnginePtr& engine, const ferro_host_api* host,
+              const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+              std::span<ferro_tensor_impl* const> outputs) {
+    Session session(engine);
+    const size_t n_in = inputs.size(), n_out = outputs.size();
+    boost::container::small_vector<ferro_tensor_view, 4> views(n_in + n_out, boost::container::default_init);
+    for (size_t i = 0; i < n_in; ++i) views[i] = view_of(*inputs[i]);
+    for (size_t i = 0; i < n_out; ++i) views[n_in + i] = view_of(*outputs[i]);
+    if (!plan.built_in()) {
+        for (ferro_tensor_impl* t : inputs) session.allow(*t->storage);
+        for (ferro_tensor_impl* t : outputs) session.allow(*t->storage);
+    }
+    StoragePtr workspace;
+    ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
+    if (plan.workspace_bytes() > 0) {
+        workspace = Storage::allocate(engine, plan.workspace_bytes());
+        session.allow(*workspace);
+        ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
+    }
+    ferro_exec_args args{sizeof args, static_cast<uint32_t>(n_in), static_cast<uint32_t>(n_out), 0,
+                         attrs.data(), views.data(), views.data() + n_in, ws, session.get()};
+    ferro_status st;
+    if (plan.iface().execute_in_session != nullptr) {
+        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_session(plan.self(), host, &args); });
+    } else {
+        const void* context = nullptr;
+        if (engine->iface().native_context == nullptr) {
+            throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: engine '{}' offers no native context "
+                                                         "for a context executor", op, engine->name()));
+        }
+        throw_if_error(engine->iface().native_context(engine->self(), session.get()->engine_session, &context));
+        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_context(plan.self(), host, &args, context); });
+    }
+    if (st != nullptr) rethrow(st, op, "execute");
+    session.end();
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(Runtime& runtime)
@@ -327,14 +392,18 @@ std::shared_ptr<const LastCall> recent_call(ferro_op_impl& op, const PlanKey& ke
 
 }  // namespace
 
-Outputs Dispatcher::repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs) {
+Outputs Dispatcher::repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs,
+                           std::span<ferro_tensor_impl* const> into) {
     const Recordable what{op.name, *last.schema, last.family_library};
-    if (last.host_op) return run_host_op(last.host_op, HostOpCall{runtime_, op.name, last.engine, last.attrs.values(), inputs}, what);
-    return execute(*last.plan, what, last.engine, last.attrs.values(), inputs);
+    if (last.host_op) {
+        return run_host_op(last.host_op, HostOpCall{runtime_, op.name, last.engine, last.attrs.values(), inputs}, what, into);
+    }
+    return execute(*last.plan, what, last.engine, last.attrs.values(), inputs, into);
 }
 
 Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
-                         std::span<ferro_tensor_impl* const> inputs) {
+                         std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into,
+                         std::shared_ptr<const LastCall>* used) {
     // The call's key, encoded once: it finds a recent repeat, and is remembered otherwise.
     const uint64_t epoch = runtime_.current_epoch();
     const Engine* input_engine = common_engine(inputs);
@@ -343,7 +412,10 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (input_engine != nullptr) encode_call(write_call, *input_engine, epoch, named, n_attrs, inputs);
     write_call.finish();
     if (input_engine != nullptr && !write_call.rejected()) {
-        if (const auto last = recent_call(op, call_key)) return repeat(*last, op, inputs);
+        if (const auto last = recent_call(op, call_key)) {
+            if (used != nullptr) *used = last;
+            return repeat(*last, op, inputs, into);
+        }
     }
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
@@ -369,6 +441,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     if (input_engine == engine.get() && snap->epoch == epoch && !write_call.rejected()) {
         auto last = std::make_shared<LastCall>(
             LastCall{std::move(call_key), plan, host_op, engine, OwnedAttrs(attrs), &schema, family->library});
+        if (used != nullptr) *used = last;
         std::shared_ptr<const LastCall> evicted;  // destroyed after the lock is released
         std::lock_guard lock(op.mutex);
         if (op.epoch == snap->epoch) {
@@ -377,8 +450,50 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
         }
     }
     const Recordable what{op.name, schema, family->library};
-    if (host_op) return run_host_op(host_op, HostOpCall{runtime_, op.name, engine, attrs, inputs}, what);
-    return execute(*plan, what, engine, attrs, inputs);
+    if (host_op) return run_host_op(host_op, HostOpCall{runtime_, op.name, engine, attrs, inputs}, what, into);
+    return execute(*plan, what, engine, attrs, inputs, into);
+}
+
+void Dispatcher::check_attrs(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs) {
+    const OpEntry* entry = nullptr;
+    const FamilySlot* family = nullptr;
+    const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);
+    (void)normalise_attrs(*entry->schema, op.name, named, n_attrs);
+}
+
+Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,
+                        std::span<ferro_tensor_impl* const> into) {
+    const Engine* engine = common_engine(inputs);
+    const uint64_t epoch = runtime_.current_epoch();
+    if (engine != nullptr) {
+        std::shared_ptr<const LastCall> last;
+        {
+            std::lock_guard lock(bound.mutex);
+            KeyMatcher match{bound.key};
+            encode_run(match, *engine, epoch, inputs);
+            if (match.matched()) last = bound.last;
+        }
+        if (last) return repeat(*last, bound.op, inputs, into);
+    }
+    PlanKey key;
+    KeyWriter write{key};
+    if (engine != nullptr) encode_run(write, *engine, epoch, inputs);
+    write.finish();
+    // Remembers the call made below once it has returned (a destructor, so that the outputs
+    // are returned in place).
+    struct Remember {
+        ferro_bound_call_impl& bound;
+        PlanKey key;
+        bool keyed;
+        std::shared_ptr<const LastCall> made;
+        ~Remember() {
+            if (!made || !keyed) return;
+            std::lock_guard lock(bound.mutex);
+            bound.key = std::move(key);
+            std::swap(bound.last, made);  // the replaced call is destroyed after the lock is released
+        }
+    } remember{bound, std::move(key), engine != nullptr, nullptr};
+    return call(bound.op, bound.attrs.data(), static_cast<uint32_t>(bound.attrs.size()), inputs, into, &remember.made);
 }
 
 PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
@@ -447,8 +562,17 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                                             : " —" + reasons.substr(1)));
 }
 
-Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what) {
-    Outputs outputs = host_op(call);
+Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what,
+                    std::span<ferro_tensor_impl* const> into) {
+    Outputs outputs;  // one object returned on every path, so that it is returned in place
+    if (!into.empty()) {
+        if (!into::plain(call.inputs, into)) into::check_autograd(what.op, call.inputs, into);
+        const Outputs fresh = host_op(call);
+        into::check_host_outputs(what.op, *call.engine, fresh, into);
+        into::copy_outputs(call.engine, fresh, into);
+        return outputs;
+    }
+    outputs = host_op(call);
     if (any_autograd(call.inputs)) {
         after_call(call.runtime, what.op, what.schema, what.library, call.attrs, call.inputs,
                    {outputs.data(), outputs.size()});
@@ -457,49 +581,51 @@ Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& 
 }
 
 Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
-                            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
+                            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+                            std::span<ferro_tensor_impl* const> into) {
     const std::string& op = what.op;
-    Outputs outputs;
-    for (const OutputSig& sig : plan.outputs()) {
-        outputs.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
-    }
-    Session session(engine);
-    const size_t n_in = inputs.size(), n_out = outputs.size();
-    boost::container::small_vector<ferro_tensor_view, 4> views(n_in + n_out, boost::container::default_init);
-    for (size_t i = 0; i < n_in; ++i) views[i] = view_of(*inputs[i]);
-    for (size_t i = 0; i < n_out; ++i) views[n_in + i] = view_of(*outputs[i]);
-    if (!plan.built_in()) {
-        for (ferro_tensor_impl* t : inputs) session.allow(*t->storage);
-        for (const TensorPtr& t : outputs) session.allow(*t->storage);
-    }
-    StoragePtr workspace;
-    ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
-    if (plan.workspace_bytes() > 0) {
-        workspace = Storage::allocate(engine, plan.workspace_bytes());
-        session.allow(*workspace);
-        ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
-    }
-    ferro_exec_args args{sizeof args, static_cast<uint32_t>(n_in), static_cast<uint32_t>(n_out), 0,
-                         attrs.data(), views.data(), views.data() + n_in, ws, session.get()};
-    const ferro_host_api* host = runtime_.host_api();
-    ferro_status st;
-    if (plan.iface().execute_in_session != nullptr) {
-        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_session(plan.self(), host, &args); });
-    } else {
-        const void* context = nullptr;
-        if (engine->iface().native_context == nullptr) {
-            throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: engine '{}' offers no native context "
-                                                         "for a context executor", op, engine->name()));
+    Outputs outputs;  // one object returned on every path, so that it is returned in place
+    boost::container::small_vector<ferro_tensor_impl*, 2> written;
+    if (into.empty()) {
+        for (const OutputSig& sig : plan.outputs()) {
+            outputs.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
+            written.push_back(outputs.back().get());
         }
-        throw_if_error(engine->iface().native_context(engine->self(), session.get()->engine_session, &context));
-        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_context(plan.self(), host, &args, context); });
+    } else {
+        if (!into::plain(inputs, into)) into::check_autograd(op, inputs, into);
+        if (!into::check_plan_outputs(op, *engine, plan.outputs(), inputs, into)) {
+            const Outputs fresh = execute(plan, what, engine, attrs, inputs, {});
+            into::copy_outputs(engine, fresh, into);
+            return outputs;
+        }
+        written.assign(into.begin(), into.end());
     }
-    if (st != nullptr) rethrow(st, op, "execute");
-    session.end();
-    if (any_autograd(inputs)) {
+    run_plan(plan, op, engine, runtime_.host_api(), attrs, inputs, {written.data(), written.size()});
+    if (into.empty() && any_autograd(inputs)) {
         after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()});
     }
     return outputs;
 }
 
+
 }  // namespace ferro
+
+namespace {
+
+ferro::AttrValues given_values(const ferro_named_attr* attrs, uint32_t n_attrs) {
+    ferro::AttrValues values;
+    for (uint32_t i = 0; i < n_attrs; ++i) values.push_back(attrs[i].value);
+    return values;
+}
+
+}  // namespace
+
+// The caller has checked the attributes (Dispatcher::check_attrs): no NULL name, string or array.
+ferro_bound_call_impl::ferro_bound_call_impl(ferro_op_impl& handle, const ferro_named_attr* given, uint32_t n_attrs)
+    : op(handle), values(given_values(given, n_attrs)) {
+    names.reserve(n_attrs);
+    for (uint32_t i = 0; i < n_attrs; ++i) {
+        names.emplace_back(given[i].name);
+        attrs.push_back({names.back().c_str(), values.values()[i]});
+    }
+}

@@ -15,8 +15,10 @@
 #include <boost/container/small_vector.hpp>
 
 #include <array>
+#include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace ferro {
 class Runtime;
@@ -73,16 +75,49 @@ struct Recordable {
     const ferro_op_schema& schema;
     const LibraryPtr& library;
 };
-// Runs a host op and records it when an input requires grad.
-Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what);
+// Runs a host op and records it when an input requires grad; with `into`, copies its outputs
+// there instead (dispatch/into.hpp) and returns none.
+Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what,
+                    std::span<ferro_tensor_impl* const> into = {});
+
+}  // namespace ferro
+
+// A bound call (the ABI's ferro_bound_call): an op handle with its attributes fixed (copied
+// and checked once, at bind), and the call its last run made. A run on inputs of that run's
+// signature, on the same engine and in the same epoch, executes its plan at once: no
+// attribute encoding and no search of the handle's recent calls. Safe to run from several
+// threads at once.
+struct ferro_bound_call_impl {
+    ferro_bound_call_impl(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs);
+    ferro_bound_call_impl(const ferro_bound_call_impl&) = delete;
+    ferro_bound_call_impl& operator=(const ferro_bound_call_impl&) = delete;
+
+    ferro_op_impl& op;
+    std::vector<std::string> names;
+    ferro::OwnedAttrs values;  // as given: the full path normalises them
+    std::vector<ferro_named_attr> attrs;  // names[i] with values[i]
+    ferro::SpinLock mutex;  // guards the two below
+    ferro::PlanKey key;     // (engine, epoch, input signatures) of the call in `last`
+    std::shared_ptr<const ferro::LastCall> last;
+};
+
+namespace ferro {
 
 class Dispatcher {
 public:
     explicit Dispatcher(Runtime& runtime);
 
-    // Calls `op` eagerly. Inputs are borrowed; outputs are new references.
+    // Calls `op` eagerly. Inputs are borrowed; outputs are new references. With `into` (one
+    // tensor per output), writes the outputs there and returns none (dispatch/into.hpp).
+    // `used`, when given, receives the call it ran when a repeat could run it again.
     Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
-                 std::span<ferro_tensor_impl* const> inputs);
+                 std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into = {},
+                 std::shared_ptr<const LastCall>* used = nullptr);
+    // Checks the attributes against the op's schema (INVALID_ARGUMENT as a call would say).
+    void check_attrs(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs);
+    // Runs a bound call, as call() would with its attributes.
+    Outputs run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,
+                std::span<ferro_tensor_impl* const> into = {});
 
     PlanCache& plan_cache() noexcept { return cache_; }
 
@@ -93,9 +128,11 @@ private:
                     std::span<ferro_tensor_impl* const> inputs);
     // Runs a plan, recording the call when an input requires grad.
     Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
-                    const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs);
+                    const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+                    std::span<ferro_tensor_impl* const> into);
     // Runs a call that repeats `last`.
-    Outputs repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs);
+    Outputs repeat(const LastCall& last, const ferro_op_impl& op, std::span<ferro_tensor_impl* const> inputs,
+                   std::span<ferro_tensor_impl* const> into);
 
     Runtime& runtime_;
     PlanCache cache_;

@@ -8,23 +8,6 @@
 
 namespace ferro {
 
-Session::Session(const EnginePtr& engine) {
-    impl_.engine = engine.get();
-    impl_.engine_ptr = &engine;
-    throw_if_error(engine->iface().session_begin(engine->self(), &impl_.engine_session));
-}
-
-Session::~Session() {
-    if (!ended_) {
-        free_status(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
-    }
-}
-
-void Session::end() {
-    ended_ = true;
-    throw_if_error(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
-}
-
 namespace {
 
 [[noreturn]] void bad(const char* kernel, const std::string& message) {

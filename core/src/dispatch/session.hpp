@@ -4,6 +4,7 @@
 // error status instead of memory corruption. ferro_session_impl is the ABI's ferro_session.
 #pragma once
 
+#include "support/status.hpp"
 #include "tensor/tensor.hpp"
 
 #include <ferro/host.h>
@@ -28,11 +29,17 @@ struct ferro_session_impl {
 namespace ferro {
 
 // Begins an engine session on `engine` (which must outlive the session); ends it (without
-// waiting) when destroyed.
+// waiting) when destroyed. Inline: a small op's call is mostly this kind of bookkeeping.
 class Session {
 public:
-    explicit Session(const EnginePtr& engine);
-    ~Session();
+    explicit Session(const EnginePtr& engine) {
+        impl_.engine = engine.get();
+        impl_.engine_ptr = &engine;
+        throw_if_error(engine->iface().session_begin(engine->self(), &impl_.engine_session));
+    }
+    ~Session() {
+        if (!ended_) free_status(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
+    }
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
@@ -41,7 +48,10 @@ public:
         impl_.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()});
     }
     // Ends the session now, reporting the engine's errors.
-    void end();
+    void end() {
+        ended_ = true;
+        throw_if_error(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
+    }
 
 private:
     ferro_session_impl impl_;

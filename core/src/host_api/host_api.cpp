@@ -122,6 +122,11 @@ ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args
     return guard([&] {
         if (op == nullptr || args == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_call: NULL argument");
         if (args->n_inputs > 0 && args->inputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op->name + ": inputs is NULL");
+        if (const auto into = into_of(op->name, *args); !into.empty()) {
+            runtime_of(host).call_into(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs}, into);
+            args->n_outputs = args->n_into;
+            return;
+        }
         Outputs outs = runtime_of(host).call(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs});
         if (outs.size() > args->outputs_capacity) {
             throw Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op->name, outs.size(),

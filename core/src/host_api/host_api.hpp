@@ -1,7 +1,12 @@
 // Fills the ferro_host_api table a runtime hands to its plugins.
 #pragma once
 
+#include "support/status.hpp"
+
 #include <ferro/host.h>
+
+#include <span>
+#include <string>
 
 namespace ferro {
 
@@ -12,5 +17,13 @@ ferro_host_api make_host_api(Runtime* runtime);
 
 // The runtime a table belongs to.
 Runtime& runtime_of(const ferro_host_api* host);
+
+// The call's out tensors (ferro_op_call_args.into, 1.7), empty when it has none; INVALID_ARGUMENT
+// naming `op` when into is given with n_into 0.
+inline std::span<ferro_tensor_impl* const> into_of(const std::string& op, const ferro_op_call_args& args) {
+    if (!FERRO_HAS_FIELD(&args, ferro_op_call_args, n_into) || args.into == nullptr) return {};
+    if (args.n_into == 0) throw Error(FERRO_INVALID_ARGUMENT, op + ": into is given but n_into is 0");
+    return {args.into, args.n_into};
+}
 
 }  // namespace ferro

@@ -11,7 +11,15 @@ namespace ferro {
 
 class SpinLock {
 public:
-    void lock() noexcept {
+    [[gnu::always_inline]] void lock() noexcept {
+        if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]] return;
+        wait_and_lock();
+    }
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+private:
+    // Taken by another thread: spin, then yield, until it is released.
+    [[gnu::noinline]] void wait_and_lock() noexcept {
         int spins = 0;
         while (locked_.exchange(true, std::memory_order_acquire)) {
             while (locked_.load(std::memory_order_relaxed)) {
@@ -23,9 +31,6 @@ public:
             }
         }
     }
-    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
-private:
     static constexpr int kSpinsBeforeYield = 64;
     static void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

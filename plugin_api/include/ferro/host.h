@@ -33,6 +33,15 @@ typedef struct ferro_op_call_args {
     ferro_tensor* outputs;         /* out: new references, released by the caller */
     uint32_t n_outputs;            /* out: how many were written */
     uint32_t reserved;
+    /* Since 1.7, optional (NULL: none). One tensor per output to write the results into, as
+     * numpy's and torch's out=: borrowed for the call; `outputs` is then left alone and
+     * n_outputs set to n_into. Each must be on the call's engine, with its output's dtype and
+     * shape, holding each element once (any strides; it may alias an input). Such a call
+     * records no gradient: it refuses an input that requires grad while grad mode is on, an
+     * input carrying a tangent, and a destination with autograd state. */
+    const ferro_tensor* into;
+    uint32_t n_into;
+    uint32_t reserved2;
 } ferro_op_call_args;
 
 typedef struct ferro_host_api {
