@@ -36,42 +36,84 @@ using Lengths = Dims;
 using Axes = Dims;
 
 namespace detail {
-// Attributes as the C ABI takes them, on the stack: with the call site's cached op handle
-// (detail::call1) a small transform's call allocates nothing but its output.
-using ::ferro::detail::attr_str;
-inline ferro_named_attr i64_attr(const char* name, std::optional<int64_t> v) {
-    ferro_named_attr a{name, {}};
-    a.value.type = v ? FERRO_ATTR_I64 : FERRO_ATTR_NONE;
-    if (v) a.value.v.i64 = *v;
-    return a;
-}
-inline ferro_named_attr dims_attr(const char* name, const Dims& d) {
-    ferro_named_attr a{name, {}};
-    a.value.type = d.given() ? FERRO_ATTR_I64_ARRAY : FERRO_ATTR_NONE;
-    a.value.count = static_cast<uint32_t>(d.values().size());
-    a.value.v.i64_array = d.values().data();
-    return a;
+// Attributes as the C ABI takes them, on the stack, and only those that differ from numpy's
+// defaults (the schema's): a call with the defaults passes none, so the host has no attribute
+// to encode or compare, and with the call site's cached op handle (detail::call) a small
+// transform's call allocates nothing but its output.
+class CallAttrs {
+public:
+    void i64(const char* name, std::optional<int64_t> v) {
+        if (!v) return;
+        ferro_named_attr& a = next(name, FERRO_ATTR_I64);
+        a.value.v.i64 = *v;
+    }
+    void axis(int64_t v) {
+        if (v != -1) i64("axis", v);
+    }
+    void dims(const char* name, const Dims& d) {
+        if (!d.given()) return;
+        ferro_named_attr& a = next(name, FERRO_ATTR_I64_ARRAY);
+        a.value.count = static_cast<uint32_t>(d.values().size());
+        a.value.v.i64_array = d.values().data();
+    }
+    // axes, whose default is None (fftn: all axes)
+    void axes(const Dims& d) { dims("axes", d); }
+    // axes, whose default is the list `by_default` (fft2: the last two; None is refused)
+    void axes(const Dims& d, std::initializer_list<int64_t> by_default) {
+        if (!d.given()) next("axes", FERRO_ATTR_NONE);
+        else if (!std::equal(d.values().begin(), d.values().end(), by_default.begin(), by_default.end())) dims("axes", d);
+    }
+    void str(const char* name, const std::string& v, const char* by_default) {
+        if (v == by_default) return;
+        ferro_named_attr& a = next(name, FERRO_ATTR_STR);
+        a.value.v.str = v.c_str();
+    }
+    const ferro_named_attr* data() const { return attrs_; }
+    uint32_t size() const { return n_; }
+
+private:
+    ferro_named_attr& next(const char* name, uint32_t type) {
+        ferro_named_attr& a = attrs_[n_++];
+        a = {name, {}};
+        a.value.type = type;
+        return a;
+    }
+    ferro_named_attr attrs_[4];
+    uint32_t n_ = 0;
+};
+
+// Calls fft op `Name` on `x` with `attrs`.
+template <::ferro::detail::OpName Name>
+Tensor call(const Tensor& x, const CallAttrs& attrs) {
+    ferro_tensor in = x.get(), out = nullptr;
+    ferro_op_call_args args{sizeof args, attrs.size(), attrs.data(), 1, 1, &in, &out, 0, 0};
+    check(ferro_op_call(x.runtime(), ::ferro::detail::op_handle<Name>(x.runtime()), &args));
+    return {x.runtime_ref(), out};
 }
 }  // namespace detail
 
 #define FERRO_FFT_ONE_D(name)                                                                              \
     inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,        \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::i64_attr("n", n), detail::i64_attr("axis", axis), \
-                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
+        detail::CallAttrs a;                                                                               \
+        a.i64("n", n);                                                                                     \
+        a.axis(axis);                                                                                      \
+        a.str("norm", norm, "backward");                                                                   \
+        a.str("planner", planner, "estimate");                                                             \
+        return detail::call<"fft." #name>(x, a);                                                           \
     }
-#define FERRO_FFT_TWO_D(name)                                                                              \
-    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {-2, -1},               \
+#define FERRO_FFT_MANY_D(name, ...)                                                                        \
+    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = Axes(__VA_ARGS__),      \
                        const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
-                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
+        detail::CallAttrs a;                                                                               \
+        a.dims("s", s);                                                                                    \
+        a.axes(axes __VA_OPT__(, ) __VA_ARGS__);                                                           \
+        a.str("norm", norm, "backward");                                                                   \
+        a.str("planner", planner, "estimate");                                                             \
+        return detail::call<"fft." #name>(x, a);                                                           \
     }
-#define FERRO_FFT_N_D(name)                                                                                \
-    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = {},                     \
-                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, {detail::dims_attr("s", s), detail::dims_attr("axes", axes), \
-                                                          detail::attr_str("norm", norm), detail::attr_str("planner", planner)}); \
-    }
+#define FERRO_FFT_TWO_D(name) FERRO_FFT_MANY_D(name, {-2, -1})
+#define FERRO_FFT_N_D(name) FERRO_FFT_MANY_D(name)
 
 // 1-D: complex <-> complex (fft, ifft), real -> half spectrum (rfft) and back (irfft: n real
 // points, by default 2 (m - 1) from m), Hermitian signal given by its half -> real (hfft)
@@ -96,6 +138,7 @@ FERRO_FFT_N_D(irfftn)
 #undef FERRO_FFT_ONE_D
 #undef FERRO_FFT_TWO_D
 #undef FERRO_FFT_N_D
+#undef FERRO_FFT_MANY_D
 
 // The sample frequencies of fft(n points, spacing d): [0, 1, ..., ceil(n/2) - 1, -floor(n/2),
 // ..., -1] / (d n), and of rfft: [0, 1, ..., n/2] / (d n).
