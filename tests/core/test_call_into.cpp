@@ -198,3 +198,31 @@ TEST_CASE("into: a destination that is also an input gets the values computed fr
     BoundOp(rt, "core.matmul").into(c, c, b);
     check_close(c.to_vector<double>(), want, 1e-12, 1e-12);
 }
+
+TEST_CASE("bound calls: a plugin's executor writes into destinations within the host's bounds checks", "[core]") {
+    Runtime rt = make_runtime();
+    rt.load_plugin(corpus_file("bad_family"));
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    const BoundOp scale(rt, "fixture_bad.scale");
+    Tensor out = rt.zeros({3});
+    scale.into(out, x);
+    CHECK(out.to_vector<double>() == std::vector<double>{2, 4, 6});
+    // The session knows the destination's buffer and nothing beyond it.
+    check_error([&] { BoundOp(rt, "fixture_bad.out_of_bounds").into(rt.zeros({3}), x); }, FERRO_INVALID_ARGUMENT,
+                "session copy_strided: operand 'out' reaches outside its buffer");
+}
+
+TEST_CASE("bound calls: one that ran keeps its plugin loaded until it is destroyed", "[core]") {
+    Runtime rt = make_runtime();
+    rt.load_plugin(corpus_file("bad_family"));
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    {
+        const BoundOp scale(rt, "fixture_bad.scale");
+        CHECK(scale(x).to_vector<double>() == std::vector<double>{2, 4, 6});
+        check_error([&] { rt.unload_plugin("fixture_bad"); }, FERRO_FAILED_PRECONDITION,
+                    "plugin 'fixture_bad' still has 1 live object(s) (tensors on its engines, plans of calls in "
+                    "flight or of bound calls that ran its ops)");
+    }
+    rt.unload_plugin("fixture_bad");
+    check_error([&] { BoundOp(rt, "fixture_bad.scale"); }, FERRO_NOT_FOUND, "fixture_bad.scale");
+}

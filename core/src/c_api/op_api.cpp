@@ -34,7 +34,8 @@ FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const 
         require(out_call, "ferro_op_bind", "out_call");
         if (n_attrs > 0) require(attrs, "ferro_op_bind", "attrs");
         if (op->runtime != &runtime->runtime) {
-            throw ferro::Error(FERRO_INVALID_ARGUMENT, "ferro_op_bind: op '" + op->name + "' belongs to another runtime");
+            throw ferro::Error(FERRO_INVALID_ARGUMENT,
+                               "ferro_op_bind: op '" + op->name + "' belongs to another runtime");
         }
         runtime->runtime.dispatcher().check_attrs(*op, attrs, n_attrs);
         *out_call = new ferro_bound_call_impl(*op, attrs, n_attrs);
@@ -47,7 +48,8 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
         require(args, "ferro_bound_call_run", "args");
         const std::string& op = call->op.name;
         if (args->n_attrs > 0) {
-            throw ferro::Error(FERRO_INVALID_ARGUMENT, op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
+            throw ferro::Error(FERRO_INVALID_ARGUMENT,
+                               op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
         }
         if (args->n_inputs > 0) require(args->inputs, op.c_str(), "inputs");
         const auto into = ferro::into_of(op, *args);

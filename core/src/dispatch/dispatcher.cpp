@@ -153,16 +153,16 @@ class KeyMatcher {
 public:
     explicit KeyMatcher(const PlanKey& key) : next_(key.data()), end_(key.data() + key.size()) {}
     void operator()(uint64_t w) {
-        equal_ = equal_ && next_ != end_ && *next_ == w;
-        next_ += next_ != end_;
+        if (next_ != end_) differ_ |= *next_++ ^ w;
+        else differ_ = 1;
     }
-    void reject() { equal_ = false; }
-    bool matched() const { return equal_ && next_ == end_; }
+    void reject() { differ_ = 1; }
+    bool matched() const { return differ_ == 0 && next_ == end_; }
 
 private:
     const uint64_t* next_;
     const uint64_t* end_;
-    bool equal_ = true;
+    uint64_t differ_ = 0;  // nonzero once a word differs (or the call has more words)
 };
 
 // The `n` (1 to 8) bytes at `p` as a word, zero above them (little-endian: byte i at bits 8i).
@@ -332,9 +332,10 @@ void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int6
 
 // Executes the plan on these outputs in one session. Inlined into its one caller: a call of
 // its own cost a small fft's repeated call ~50 instructions.
-[[gnu::always_inline]] inline void run_plan(const CachedPlan& plan, const std::string& op, const EnginePtr& engine, const ferro_host_api* host,
-              const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
-              std::span<ferro_tensor_impl* const> outputs) {
+[[gnu::always_inline]] inline void run_plan(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
+                                            const ferro_host_api* host, const AttrValues& attrs,
+                                            std::span<ferro_tensor_impl* const> inputs,
+                                            std::span<ferro_tensor_impl* const> outputs) {
     Session session(engine);
     const size_t n_in = inputs.size(), n_out = outputs.size();
     boost::container::small_vector<ferro_tensor_view, 4> views(n_in + n_out, boost::container::default_init);
@@ -396,7 +397,8 @@ Outputs Dispatcher::repeat(const LastCall& last, const ferro_op_impl& op, std::s
                            std::span<ferro_tensor_impl* const> into) {
     const Recordable what{op.name, *last.schema, last.family_library};
     if (last.host_op) {
-        return run_host_op(last.host_op, HostOpCall{runtime_, op.name, last.engine, last.attrs.values(), inputs}, what, into);
+        const HostOpCall call{runtime_, op.name, last.engine, last.attrs.values(), inputs};
+        return run_host_op(last.host_op, call, what, into);
     }
     return execute(*last.plan, what, last.engine, last.attrs.values(), inputs, into);
 }
@@ -457,7 +459,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
 void Dispatcher::check_attrs(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs) {
     const OpEntry* entry = nullptr;
     const FamilySlot* family = nullptr;
-    const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);
+    const SnapshotPtr snap = resolve(runtime_, op, runtime_.current_epoch(), entry, family);  // pins the schema
     (void)normalise_attrs(*entry->schema, op.name, named, n_attrs);
 }
 
@@ -606,7 +608,6 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
     }
     return outputs;
 }
-
 
 }  // namespace ferro
 

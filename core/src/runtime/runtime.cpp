@@ -180,8 +180,8 @@ void Runtime::unload_plugin(const std::string& name) {
         if (const long live = library->user_objects(); live > 0) {
             throw Error(FERRO_FAILED_PRECONDITION,
                         "unload: plugin '" + name + "' still has " + std::to_string(live) +
-                            " live object(s) (tensors on its engines or cached plans); release "
-                            "them first");
+                            " live object(s) (tensors on its engines, plans of calls in flight or of "
+                            "bound calls that ran its ops); release them first");
         }
         remove_plugin(s, name);
     });
