@@ -14,7 +14,7 @@ template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)>
 class ThreadCache {
 public:
     static void* allocate() {
-        List& l = list();
+        List& l = t_list;
         if (l.head != nullptr) {
             Node* n = l.head;
             l.head = n->next;
@@ -24,8 +24,9 @@ public:
         return ::operator new(Size, std::align_val_t{Align});
     }
     static void deallocate(void* p) noexcept {
-        List& l = list();
+        List& l = t_list;
         if (l.count < kCached) {
+            if (!l.armed) [[unlikely]] arm();
             auto* n = static_cast<Node*>(p);
             n->next = l.head;
             l.head = n;
@@ -41,16 +42,27 @@ private:
     struct Node {
         Node* next;
     };
+    // Trivially destructible, so that an access is one TLS lookup with no guard of its own. A
+    // Drain, made on the first block the thread keeps, frees the list at thread exit and marks
+    // it full, so that blocks freed after that (a static's destructor on the main thread) go
+    // straight to operator delete.
     struct List {
-        Node* head = nullptr;
-        std::size_t count = 0;
-        ~List() {
-            while (head != nullptr) ::operator delete(std::exchange(head, head->next), std::align_val_t{Align});
+        Node* head;
+        std::size_t count;
+        bool armed;
+    };
+    static inline constinit thread_local List t_list{};
+    struct Drain {
+        ~Drain() {
+            List& l = t_list;
+            while (l.head != nullptr) ::operator delete(std::exchange(l.head, l.head->next), std::align_val_t{Align});
+            l.count = kCached;
         }
     };
-    static List& list() {
-        thread_local List l;
-        return l;
+    [[gnu::noinline]] static void arm() noexcept {
+        thread_local Drain drain;  // constructed here once per thread: registers its destructor
+        (void)drain;
+        t_list.armed = true;
     }
 };
 
