@@ -1,9 +1,10 @@
 // Calls that write their outputs into tensors the caller gives (numpy's and torch's out=;
 // ferro_op_call_args.into). Such a call records no gradient, so it refuses inputs it would
-// record or propagate derivatives for, and tensors with autograd state as destinations. A
-// destination is written directly when it is laid out as the plan would have allocated its
-// output and shares no memory with the inputs or the other destinations; otherwise the call
-// computes fresh outputs and copies them in (any strides, and in-place calls, work).
+// record or propagate derivatives for, and destinations that require grad, were computed by a
+// recorded op or carry a tangent. A destination is written directly when it is laid out as the
+// plan would have allocated its output (the plan's strides, at the start of its storage,
+// 64-byte aligned) and shares no memory with the inputs or the other destinations; otherwise
+// the call computes fresh outputs and copies them in (any strides, and in-place calls, work).
 #pragma once
 
 #include "dispatch/plan_cache.hpp"
@@ -25,8 +26,9 @@ inline bool plain(Tensors inputs, Tensors into) {
     return plain;
 }
 
-// INVALID_ARGUMENT naming the op: a NULL destination, a destination with autograd state, an
-// input that requires grad while grad mode is on, or one carrying a tangent.
+// INVALID_ARGUMENT naming the op: a NULL destination, a destination that requires grad, has a
+// grad_fn or carries a tangent, an input that requires grad while grad mode is on, or one
+// carrying a tangent.
 void check_autograd(const std::string& op, Tensors inputs, Tensors into);
 
 // INVALID_ARGUMENT naming the op and the destination unless there is one per output, each on

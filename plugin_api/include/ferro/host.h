@@ -38,7 +38,8 @@ typedef struct ferro_op_call_args {
      * n_outputs set to n_into. Each must be on the call's engine, with its output's dtype and
      * shape, holding each element once (any strides; it may alias an input). Such a call
      * records no gradient: it refuses an input that requires grad while grad mode is on, an
-     * input carrying a tangent, and a destination with autograd state. */
+     * input carrying a tangent, and a destination that requires grad, was computed by a
+     * recorded op or carries a tangent. */
     const ferro_tensor* into;
     uint32_t n_into;
     uint32_t reserved2;
