@@ -312,13 +312,25 @@ private:
     ferro_tensor t_ = nullptr;
 };
 
+namespace detail {
+// The C views of attributes and tensors, borrowed from them.
+inline std::vector<ferro_named_attr> named_of(const Attrs& attrs) {
+    std::vector<ferro_named_attr> named;
+    for (const auto& a : attrs) named.push_back(a.get());
+    return named;
+}
+inline std::vector<ferro_tensor> handles_of(const std::vector<Tensor>& tensors) {
+    std::vector<ferro_tensor> handles;
+    for (const auto& t : tensors) handles.push_back(t.get());
+    return handles;
+}
+}  // namespace detail
+
 // Calls op `name` and returns all its outputs.
 inline std::vector<Tensor> call_all(const detail::RuntimeRef& rt, const char* name, const std::vector<Tensor>& inputs,
                                     const Attrs& attrs = {}) {
-    std::vector<ferro_named_attr> named;
-    for (const auto& a : attrs) named.push_back(a.get());
-    std::vector<ferro_tensor> in;
-    for (const auto& t : inputs) in.push_back(t.get());
+    const std::vector<ferro_named_attr> named = detail::named_of(attrs);
+    const std::vector<ferro_tensor> in = detail::handles_of(inputs);
     ferro_tensor out[16] = {};
     uint32_t n = 0;
     check(ferro_call(rt.get(), name, named.data(), static_cast<uint32_t>(named.size()), in.data(),
@@ -372,13 +384,17 @@ inline Tensor scalar_like(const Tensor& like, double value) {
 
 namespace detail {
 template <OpName Name>
-Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
-             std::initializer_list<ferro_named_attr> attrs) {
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, const ferro_named_attr* attrs,
+             uint32_t n_attrs) {
     ferro_tensor out = nullptr;
-    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(),
-                            static_cast<uint32_t>(inputs.size()), 1, inputs.begin(), &out, 0, 0};
+    ferro_op_call_args args{sizeof args, n_attrs, attrs, static_cast<uint32_t>(inputs.size()), 1, inputs.begin(), &out, 0, 0};
     check(ferro_op_call(first.runtime(), op_handle<Name>(first.runtime()), &args));
     return {first.runtime_ref(), out};
+}
+template <OpName Name>
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
+             std::initializer_list<ferro_named_attr> attrs) {
+    return call1<Name>(first, inputs, attrs.begin(), static_cast<uint32_t>(attrs.size()));
 }
 
 // call1 for ops with `Outs` outputs (the family wrappers): a cached handle and stack arrays
@@ -633,8 +649,7 @@ public:
     BoundOp(const Runtime& rt, const char* name, const Attrs& attrs = {}) : rt_(rt.ref()) {
         ferro_op op = nullptr;
         check(ferro_op_find(rt.get(), name, &op));
-        std::vector<ferro_named_attr> named;
-        for (const auto& a : attrs) named.push_back(a.get());
+        const std::vector<ferro_named_attr> named = detail::named_of(attrs);
         ferro_bound_call call = nullptr;
         check(ferro_op_bind(rt.get(), op, named.data(), static_cast<uint32_t>(named.size()), &call));
         call_.reset(call);
@@ -651,8 +666,7 @@ public:
     }
     // Every output.
     std::vector<Tensor> all(const std::vector<Tensor>& inputs) const {
-        std::vector<ferro_tensor> in;
-        for (const auto& t : inputs) in.push_back(t.get());
+        const std::vector<ferro_tensor> in = detail::handles_of(inputs);
         ferro_tensor out[16] = {};
         ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(in.size()), 16, in.data(), out, 0, 0};
         check(ferro_bound_call_run(call_.get(), &args));
@@ -669,9 +683,7 @@ public:
     }
     // Writes every output into `outs`, one each.
     void into(const std::vector<Tensor>& outs, const std::vector<Tensor>& inputs) const {
-        std::vector<ferro_tensor> in, dst;
-        for (const auto& t : inputs) in.push_back(t.get());
-        for (const auto& t : outs) dst.push_back(t.get());
+        const std::vector<ferro_tensor> in = detail::handles_of(inputs), dst = detail::handles_of(outs);
         run_into(in.data(), in.size(), dst.data(), dst.size());
     }
 
@@ -693,11 +705,8 @@ inline void call_into(const Runtime& rt, const char* name, const std::vector<Ten
                       const std::vector<Tensor>& outs, const Attrs& attrs = {}) {
     ferro_op op = nullptr;
     check(ferro_op_find(rt.get(), name, &op));
-    std::vector<ferro_named_attr> named;
-    for (const auto& a : attrs) named.push_back(a.get());
-    std::vector<ferro_tensor> in, dst;
-    for (const auto& t : inputs) in.push_back(t.get());
-    for (const auto& t : outs) dst.push_back(t.get());
+    const std::vector<ferro_named_attr> named = detail::named_of(attrs);
+    const std::vector<ferro_tensor> in = detail::handles_of(inputs), dst = detail::handles_of(outs);
     ferro_op_call_args args{sizeof args, static_cast<uint32_t>(named.size()), named.data(), static_cast<uint32_t>(in.size()),
                             0, in.data(), nullptr, 0, 0, dst.data(), static_cast<uint32_t>(dst.size()), 0};
     check(ferro_op_call(rt.get(), op, &args));

@@ -38,7 +38,7 @@ using Axes = Dims;
 namespace detail {
 // Attributes as the C ABI takes them, on the stack, and only those that differ from numpy's
 // defaults (the schema's): a call with the defaults passes none, so the host has no attribute
-// to encode or compare, and with the call site's cached op handle (detail::call) a small
+// to encode or compare, and with the call site's cached op handle (ferro::detail::call1) a small
 // transform's call allocates nothing but its output.
 class CallAttrs {
 public:
@@ -82,14 +82,6 @@ private:
     uint32_t n_ = 0;
 };
 
-// Calls fft op `Name` on `x` with `attrs`.
-template <::ferro::detail::OpName Name>
-Tensor call(const Tensor& x, const CallAttrs& attrs) {
-    ferro_tensor in = x.get(), out = nullptr;
-    ferro_op_call_args args{sizeof args, attrs.size(), attrs.data(), 1, 1, &in, &out, 0, 0};
-    check(ferro_op_call(x.runtime(), ::ferro::detail::op_handle<Name>(x.runtime()), &args));
-    return {x.runtime_ref(), out};
-}
 }  // namespace detail
 
 #define FERRO_FFT_ONE_D(name)                                                                              \
@@ -100,7 +92,7 @@ Tensor call(const Tensor& x, const CallAttrs& attrs) {
         a.axis(axis);                                                                                      \
         a.str("norm", norm, "backward");                                                                   \
         a.str("planner", planner, "estimate");                                                             \
-        return detail::call<"fft." #name>(x, a);                                                           \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                     \
     }
 #define FERRO_FFT_MANY_D(name, ...)                                                                        \
     inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = Axes(__VA_ARGS__),      \
@@ -110,7 +102,7 @@ Tensor call(const Tensor& x, const CallAttrs& attrs) {
         a.axes(axes __VA_OPT__(, ) __VA_ARGS__);                                                           \
         a.str("norm", norm, "backward");                                                                   \
         a.str("planner", planner, "estimate");                                                             \
-        return detail::call<"fft." #name>(x, a);                                                           \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                     \
     }
 #define FERRO_FFT_TWO_D(name) FERRO_FFT_MANY_D(name, {-2, -1})
 #define FERRO_FFT_N_D(name) FERRO_FFT_MANY_D(name)

@@ -59,13 +59,7 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
             args->n_outputs = args->n_into;
             return;
         }
-        if (outs.size() > args->outputs_capacity) {
-            throw ferro::Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op, outs.size(),
-                                                               args->outputs_capacity));
-        }
-        if (!outs.empty()) require(args->outputs, op.c_str(), "outputs");
-        for (size_t i = 0; i < outs.size(); ++i) args->outputs[i] = outs[i].release_ownership();
-        args->n_outputs = static_cast<uint32_t>(outs.size());
+        ferro::give_outputs(op, outs, *args);
     });
 }
 

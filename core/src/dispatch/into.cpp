@@ -85,7 +85,7 @@ void check_autograd(const std::string& op, Tensors inputs, Tensors into) {
         }
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
-        const AutogradMeta* meta = inputs[i] != nullptr ? inputs[i]->autograd.get() : nullptr;
+        const AutogradMeta* meta = inputs[i]->autograd.get();  // inputs were checked non-NULL
         if (meta == nullptr) continue;
         if (meta->tangent) {
             invalid(op, fmt::format("input {} carries a tangent, which a call with out tensors does not "

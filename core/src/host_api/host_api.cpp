@@ -128,16 +128,20 @@ ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args
             return;
         }
         Outputs outs = runtime_of(host).call(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs});
-        if (outs.size() > args->outputs_capacity) {
-            throw Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op->name, outs.size(),
-                                                        args->outputs_capacity));
-        }
-        for (size_t i = 0; i < outs.size(); ++i) args->outputs[i] = outs[i].release_ownership();
-        args->n_outputs = static_cast<uint32_t>(outs.size());
+        give_outputs(op->name, outs, *args);
     });
 }
 
 }  // namespace
+
+void give_outputs(const std::string& op, Outputs& outs, ferro_op_call_args& args) {
+    if (outs.size() > args.outputs_capacity) {
+        throw Error(FERRO_OUT_OF_RANGE, fmt::format("{}: {} outputs, capacity {}", op, outs.size(), args.outputs_capacity));
+    }
+    if (!outs.empty() && args.outputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op + ": outputs is NULL");
+    for (size_t i = 0; i < outs.size(); ++i) args.outputs[i] = outs[i].release_ownership();
+    args.n_outputs = static_cast<uint32_t>(outs.size());
+}
 
 Runtime& runtime_of(const ferro_host_api* host) { return *static_cast<Runtime*>(host->host_data); }
 

@@ -1,6 +1,7 @@
 // Fills the ferro_host_api table a runtime hands to its plugins.
 #pragma once
 
+#include "dispatch/dispatcher.hpp"
 #include "support/status.hpp"
 
 #include <ferro/host.h>
@@ -25,5 +26,9 @@ inline std::span<ferro_tensor_impl* const> into_of(const std::string& op, const 
     if (args.n_into == 0) throw Error(FERRO_INVALID_ARGUMENT, op + ": into is given but n_into is 0");
     return {args.into, args.n_into};
 }
+
+// Hands a call's outputs to the caller's args (new references): OUT_OF_RANGE naming `op`
+// when they do not fit, INVALID_ARGUMENT when there are some and args.outputs is NULL.
+void give_outputs(const std::string& op, Outputs& outs, ferro_op_call_args& args);
 
 }  // namespace ferro
