@@ -366,7 +366,9 @@ FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime);
 /* Buffers an engine allocated for tensors, plans' workspaces and scratch, as the host counts
  * them: live now, and allocations since the engine was created. Memory the application lends
  * (borrow, DLPack import) is not counted, nor the data of tensors of up to 256 bytes on the
- * built-in cpu engine, which the host keeps inside the tensor's own allocation. */
+ * built-in cpu engine, which the host keeps inside the tensor's own allocation. Each thread
+ * counts its own allocations and frees: the figures are exact once other threads are done
+ * allocating and freeing on the engine, and may lag by their last few while they are not. */
 typedef struct ferro_engine_memory_stats {
     uint32_t struct_size;
     uint32_t reserved;

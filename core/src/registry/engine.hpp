@@ -3,10 +3,11 @@
 #pragma once
 
 #include "loader/library.hpp"
+#include "support/thread_counters.hpp"
 
 #include <ferro/plugin.h>
 
-#include <atomic>
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -45,18 +46,14 @@ public:
         uint64_t live_buffers = 0, live_bytes = 0, allocations = 0;
     };
     MemoryStats memory_stats() const noexcept {
-        return {live_buffers_.load(std::memory_order_relaxed), live_bytes_.load(std::memory_order_relaxed),
-                allocations_.load(std::memory_order_relaxed)};
+        // Read while other threads allocate and free, a free can be seen before the allocation
+        // it undoes (they sit in different threads' slots): such a moment reads 0, not -1.
+        const auto counted = [](int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); };
+        const auto [buffers, bytes, allocations] = memory_.read();
+        return {counted(buffers), counted(bytes), counted(allocations)};
     }
-    void count_alloc(uint64_t bytes) const noexcept {
-        live_buffers_.fetch_add(1, std::memory_order_relaxed);
-        live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-        allocations_.fetch_add(1, std::memory_order_relaxed);
-    }
-    void count_free(uint64_t bytes) const noexcept {
-        live_buffers_.fetch_sub(1, std::memory_order_relaxed);
-        live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-    }
+    void count_alloc(uint64_t bytes) const noexcept { memory_.add({1, static_cast<int64_t>(bytes), 1}); }
+    void count_free(uint64_t bytes) const noexcept { memory_.add({-1, -static_cast<int64_t>(bytes), 0}); }
 
 private:
     std::string name_, kind_, context_abi_;
@@ -67,7 +64,7 @@ private:
     bool builtin_cpu_ = false;
     ferro_device_props props_{};
     ferro_engine_target target_{};
-    mutable std::atomic<uint64_t> live_buffers_{0}, live_bytes_{0}, allocations_{0};
+    mutable ThreadCounters<3> memory_;  // live buffers, live bytes, allocations
 };
 
 using EnginePtr = std::shared_ptr<Engine>;

@@ -19,6 +19,15 @@ namespace ferro {
 
 using Dims = boost::container::small_vector<int64_t, 6>;
 
+// Drops one reference of an intrusive count; true when it was the last. The last reference
+// is seen with a plain load and not decremented: there are no weak references, so no other
+// thread can take a new one, and the acquire orders the destruction after the releases of the
+// other owners (their decrements release). An op's fresh output dies this way, without a
+// locked instruction (~20 cycles each).
+inline bool last_reference(std::atomic<uint32_t>& refs) noexcept {
+    return refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
 class Storage;
 struct AutogradMeta;  // autodiff/node.hpp
 struct AutogradMetaDeleter {
@@ -71,7 +80,7 @@ public:
 
     void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
+        if (last_reference(refs_)) destroy();
     }
 
 private:
@@ -145,7 +154,7 @@ public:
         if (t != nullptr) t->refs.fetch_add(1, std::memory_order_relaxed);
     }
     static void release(ferro_tensor_impl* t) noexcept {
-        if (t != nullptr && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(t);
+        if (t != nullptr && last_reference(t->refs)) destroy(t);
     }
 
 private:

@@ -27,6 +27,15 @@ struct Store {
 };
 constinit thread_local Store t_store{};
 
+// This thread's store. GCC looks a thread_local's address up again (a __tls_get_addr call in
+// a shared library) after a branch that may call out; an address that has been through an
+// empty asm is an ordinary value, looked up once.
+Store& store() noexcept {
+    Store* s = &t_store;
+    asm("" : "+r"(s));
+    return *s;
+}
+
 struct Drain {
     ~Drain() {
         for (Parked*& list : t_store.head) {
@@ -57,13 +66,13 @@ uint64_t size_class(uint64_t bytes) {
 #else
     if (bytes < kMinBytes || bytes >= kMaxBytes) return 0;
     const uint64_t eighth = std::bit_floor(bytes) / 8;
-    const uint64_t c = (bytes + eighth - 1) / eighth * eighth;
+    const uint64_t c = (bytes + eighth - 1) & ~(eighth - 1);  // a power of two: no division
     return c < kMaxBytes ? c : 0;
 #endif
 }
 
 void* take(uint64_t size_class) {
-    Store& s = t_store;
+    Store& s = store();
     Parked*& list = s.head[index_of(size_class)];
     if (list == nullptr) return nullptr;  // also once drained: the lists are empty
     s.bytes -= size_class;
@@ -71,7 +80,7 @@ void* take(uint64_t size_class) {
 }
 
 void give(uint64_t size_class, void* block) {
-    Store& s = t_store;
+    Store& s = store();
     if (s.gone || s.bytes + size_class > kThreadBytes) {
         std::free(block);
         return;
