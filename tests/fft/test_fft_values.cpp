@@ -240,8 +240,9 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
     }
 }
 
-// 1-D c2c transforms of 2^16 points and more along the innermost axis run as two passes over a
-// matrix view (fft_four_step.cpp). The same transforms along axis 0 of the transposed batch go
+// 1-D c2c transforms of 2^16 points and more along the innermost axis, once larger than a
+// core's L2 cache (2^18 c64 points are 2 MiB), run as two passes over a matrix view
+// (fft_four_step.cpp). The same transforms along axis 0 of the transposed batch go
 // through FFTW's own plan; a few bins are also summed directly in long double.
 TEST_CASE("fft values: long 1-D transforms (four-step passes) against FFTW's plan and a direct sum", "[fft]") {
     const Runtime rt = fft_runtime();
@@ -250,7 +251,7 @@ TEST_CASE("fft values: long 1-D transforms (four-step passes) against FFTW's pla
         const char* what;
     };
     const Case cases[] = {
-        {int64_t{1} << 16, "256 x 256"},
+        {int64_t{1} << 18, "512 x 512"},
         {1024 * 1031, "1024 x 1031: a shorter last block of columns"},
         {531441, "729 x 729 (3^12): shorter last blocks of columns and of rows"},
     };

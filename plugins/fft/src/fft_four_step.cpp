@@ -8,18 +8,32 @@
 #include <cmath>
 #include <numbers>
 
+#include <unistd.h>
+
 namespace ferro::fft {
 namespace {
 
 // From this many points on, a 1-D c2c transform takes the four-step path: with estimate plans
-// from 2^16 (2^16 c128 0.35 -> 0.26 ms, 2^18 c64 1.12 -> 0.60; below, single precision is 1.2-3x
-// slower as passes), with measured ones from 2^19, where FFTW's own plan stops keeping up
-// (2^18 c128 1.0 -> 1.35 ms as passes, 2^19 c64 4.2 -> 1.7). Each factor must be at least
+// from 2^16, once the signal no longer fits in a core's L2 cache, with measured ones from
+// 2^19, where FFTW's own plan stops keeping up (AMD EPYC, 1 MiB L2: 2^18 c128 1.0 -> 1.35 ms as
+// passes, 2^19 c64 4.2 -> 1.7). FFTW_ESTIMATE's recursion runs well on a signal its L2 holds:
+// as passes, 2^16 c128 (1 MiB) was 0.35 -> 0.26 ms with a 1 MiB L2 but 0.47 -> 0.58 ms with a
+// 2 MiB one (Intel Xeon), where 2^17 c128 and 2^18 c64 (2 MiB) run 0.79 and 0.57 of FFTW's
+// time; below 2^16, single precision is 1.2-3x slower as passes. Each factor must be at least
 // kMinFactor points, so that the passes' blocks are transforms FFTW runs well and the copies
 // move whole cache lines.
 constexpr int64_t kFourStepPoints = int64_t{1} << 16;
 constexpr int64_t kFourStepPointsMeasured = int64_t{1} << 19;
 constexpr int64_t kMinFactor = 32;
+constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
+
+int64_t l2_cache_bytes() {
+    static const int64_t bytes = [] {
+        const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        return reported > 0 ? int64_t{reported} : kAssumedL2Bytes;
+    }();
+    return bytes;
+}
 // A step-1 buffer, and a step-2 block of A's rows: within L2 beside the data streaming through.
 constexpr int64_t kBlockBytes = int64_t{64} << 10;
 // Twiddles are made for groups of kGroup consecutive k1 from one product each
@@ -229,12 +243,14 @@ FourStepPtr plan_four_step(const Transform& t, bool single, int threads, int64_t
         return nullptr;
     }
     const int64_t n = t.lengths[0];
-    if (n < (t.planner == Planner::estimate ? kFourStepPoints : kFourStepPointsMeasured))
+    const int64_t elem = single ? 8 : 16;
+    if (t.planner == Planner::estimate ? n < kFourStepPoints || n * elem < l2_cache_bytes()
+                                       : n < kFourStepPointsMeasured) {
         return nullptr;
+    }
     const int64_t n1 = smaller_factor(n);
     if (n1 < kMinFactor) return nullptr;
     FourStepPtr f(new FourStep);
-    const int64_t elem = single ? 8 : 16;
     f->n1 = n1;
     f->n2 = n / n1;
     for (size_t d = 0; d + 1 < t.out_shape.size(); ++d) f->batch *= t.out_shape[d];
