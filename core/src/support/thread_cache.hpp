@@ -4,6 +4,8 @@
 // join that thread's list; each list keeps at most kCached blocks and frees the rest.
 #pragma once
 
+#include "support/tls.hpp"
+
 #include <cstddef>
 #include <new>
 #include <utility>
@@ -14,7 +16,7 @@ template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)>
 class ThreadCache {
 public:
     static void* allocate() {
-        List& l = list();
+        List& l = this_thread(t_list);
         if (l.head != nullptr) {
             Node* n = l.head;
             l.head = n->next;
@@ -24,7 +26,7 @@ public:
         return ::operator new(Size, std::align_val_t{Align});
     }
     static void deallocate(void* p) noexcept {
-        List& l = list();
+        List& l = this_thread(t_list);
         if (l.count < kCached) {
             if (!l.armed) [[unlikely]] arm();
             auto* n = static_cast<Node*>(p);
@@ -52,14 +54,6 @@ private:
         bool armed;
     };
     static inline constinit thread_local List t_list{};
-    // GCC looks a thread_local's address up again (a __tls_get_addr call in a shared library)
-    // after a branch that may call out; an address that has been through an empty asm is an
-    // ordinary value, looked up once.
-    static List& list() noexcept {
-        List* l = &t_list;
-        asm("" : "+r"(l));
-        return *l;
-    }
     struct Drain {
         ~Drain() {
             List& l = t_list;

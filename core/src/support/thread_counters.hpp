@@ -12,6 +12,8 @@
 // others; once the adds are done it is exact.
 #pragma once
 
+#include "support/tls.hpp"
+
 #include <array>
 #include <atomic>
 #include <bit>
@@ -27,9 +29,8 @@ public:
 
     // This thread's slot: below kOwned when it owns one, else kShared.
     static unsigned current() noexcept {
-        const unsigned* s = &t_slot;
-        asm("" : "+r"(s));  // one TLS lookup: GCC would look the address up again after the branch
-        if (*s != kUnclaimed) [[likely]] return *s;
+        const unsigned s = this_thread(t_slot);
+        if (s != kUnclaimed) [[likely]] return s;
         return claim();
     }
 

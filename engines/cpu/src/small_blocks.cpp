@@ -29,7 +29,8 @@ constinit thread_local Store t_store{};
 
 // This thread's store. GCC looks a thread_local's address up again (a __tls_get_addr call in
 // a shared library) after a branch that may call out; an address that has been through an
-// empty asm is an ordinary value, looked up once.
+// empty asm is an ordinary value, looked up once (the host's support/tls.hpp does the same;
+// the engine builds against the plugin headers only).
 Store& store() noexcept {
     Store* s = &t_store;
     asm("" : "+r"(s));

@@ -34,6 +34,7 @@ int64_t l2_cache_bytes() {
     }();
     return bytes;
 }
+
 // A step-1 buffer, and a step-2 block of A's rows: within L2 beside the data streaming through.
 constexpr int64_t kBlockBytes = int64_t{64} << 10;
 // Twiddles are made for groups of kGroup consecutive k1 from one product each
