@@ -117,9 +117,12 @@ void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1
 constexpr int64_t kSingleThreadedBlas = int64_t{4} * 65536;
 // Multiply-adds below which a batch stays on the calling thread (waking the pool costs more).
 constexpr int64_t kParallelBatchWork = int64_t{1} << 18;
-// Multiply-adds above which one product on the engine's own kernel is split over the pool:
-// waking a pool thread costs tens of microseconds here, 24 x 54 x 281 took 3x longer split.
-constexpr int64_t kSplitProductWork = int64_t{1} << 22;
+// Multiply-adds above which one product on the engine's own kernel is split over the pool.
+// With a sleeping pool (a wake-up costs tens of microseconds) 24 x 54 x 281 took 3x longer
+// split; with the pool spinning between regions (thread_pool.cpp) products from ~2^19 gain
+// (Intel Xeon, two cores: 21 x 300 x 300 in 88 us split against 122 on one thread in one run,
+// a chain of 99 steps of 21 x ~400 x ~400, str_matrix_chain_multiplication_100, 15.5 -> 10.8 ms).
+constexpr int64_t kSplitProductWork = int64_t{1} << 19;
 // Multiply-adds per product above which BLAS threading one product at a time is as fast.
 constexpr int64_t kParallelBatchMaxWork = int64_t{1} << 27;
 
