@@ -62,7 +62,7 @@ ThreadPool::~ThreadPool() {
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
-        published_.fetch_add(1, std::memory_order_release);
+        generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
@@ -75,12 +75,13 @@ void ThreadPool::worker_loop() {
         const Body* body = nullptr;
         int64_t n = 0;
         unsigned chunks = 0;
-        spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
+        // Not before the first region: a pool made at start-up has nothing to spin for.
+        if (seen != 0) spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
         {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+            wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
             if (stop_) return;
-            seen = generation_;
+            seen = generation_.load(std::memory_order_relaxed);
             body = body_;
             n = n_;
             chunks = chunks_;
@@ -119,9 +120,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const Body& body) {
         n_ = n;
         chunks_ = chunks;
         finished_.store(0, std::memory_order_relaxed);
-        generation = ++generation_;
+        generation = generation_.load(std::memory_order_relaxed) + 1;
         next_.store((generation & 0xffffffffu) << 32, std::memory_order_release);
-        published_.store(generation, std::memory_order_release);
+        generation_.store(generation, std::memory_order_release);
     }
     wake_.notify_all();
     t_inside_region = true;

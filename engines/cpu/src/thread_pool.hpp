@@ -54,13 +54,13 @@ private:
     int64_t n_ = 0;
     unsigned chunks_ = 0;
     std::atomic<unsigned> finished_{0};  // its chunks done (written under mutex_, read spinning)
-    uint64_t generation_ = 0;
+    // The current region's number, written under mutex_; workers spin on it without the lock.
+    // The destructor bumps it once more, so that spinning workers go to the lock and see stop_.
+    std::atomic<uint64_t> generation_{0};
     bool stop_ = false;
     // The next chunk to claim, with the region's generation in the high 32 bits: a thread that
     // looked at an older region claims nothing from a newer one.
     std::atomic<uint64_t> next_{0};
-    // generation_ (and a last one at shutdown) for workers to spin on without the lock.
-    std::atomic<uint64_t> published_{0};
 };
 
 }  // namespace ferro::cpu
