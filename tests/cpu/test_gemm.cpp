@@ -282,14 +282,60 @@ TEST_CASE("cpu: large batches of small products, spread over the pool, match a n
     check_small_rows<float>(engine, FERRO_DTYPE_F32, 3, 100, 5, 1e-5, 1000);
 }
 
-TEST_CASE("cpu: batches of mid-sized products run one per pool thread and leave BLAS's thread count as it was", "[cpu]") {
+TEST_CASE("cpu: batches of mid-sized BLAS products run one per pool thread and leave BLAS's thread count as it was", "[cpu]") {
     CpuEngine engine;
     const int before = openblas_get_num_threads();
     openblas_set_num_threads(2);
-    check_small_rows<double>(engine, FERRO_DTYPE_F64, 70, 80, 60, 1e-12, 6);  // 336000 multiply-adds each
-    check_small_rows<float>(engine, FERRO_DTYPE_F32, 64, 90, 50, 1e-4, 3);
+    // A side above kMidGemmSide keeps them on cblas: 2.6 million multiply-adds each.
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 1100, 40, 60, 1e-12, 3);
+    check_small_rows<float>(engine, FERRO_DTYPE_F32, 1100, 40, 60, 1e-4, 2);
     CHECK(openblas_get_num_threads() == 2);
     openblas_set_num_threads(before);
+}
+
+namespace {
+
+ferro_gemm_args product_of(ferro_dtype dtype, int64_t m, int64_t n, int64_t k) {  // all row-major
+    ferro_gemm_args g{};
+    g.struct_size = sizeof g;
+    g.dtype = dtype;
+    g.batch = 1;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = {nullptr, 0, nullptr, 0, k, 1};
+    g.b = {nullptr, 0, nullptr, 0, n, 1};
+    g.c = {nullptr, 0, nullptr, 0, n, 1};
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B fits in half a core's L2", "[cpu]") {
+    using ferro::cpu::takes_small_gemm;
+    // B of 128 KiB each: within half of any L2 from 256 KiB.
+    CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 128, 128, 128), false));
+    CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F32, 256, 256, 128), false));
+    CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 512, 256, 64), false));
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_C128, 128, 128, 128), true));  // complex: BLAS
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 64, 64, 64), false));      // not above kMidGemmWork
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 2048, 2048, 64), false));  // a side above kMidGemmSide
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1000, 1000, 1000), false));  // B: 8 MB
+    // Through the engine: one product split over the pool, a batch one product per thread.
+    CpuEngine engine;
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 130, 150, 120, 1e-12, 1);
+    check_small_rows<double>(engine, FERRO_DTYPE_F64, 100, 70, 90, 1e-12, 5);
+    check_small_rows<float>(engine, FERRO_DTYPE_F32, 200, 190, 170, 1e-4, 1);
+    // Several 64-row blocks and column tails, in every layout, on every instruction set.
+    for (const ferro::cpu::SmallGemmIsa isa : ferro::cpu::small_gemm_isas()) {
+        for (int layout = 0; layout < 8; ++layout) {
+            const bool b_rows = layout & 1, c_rows = layout & 2;
+            const double beta = layout & 4 ? 0.75 : 0.0;
+            INFO(ferro::cpu::name_of(isa) << ": B rows " << b_rows << " C rows " << c_rows << " beta " << beta);
+            CHECK(check_small_isa<double>(isa, 150, 101, 97, b_rows, c_rows, beta) == 0);
+            CHECK(check_small_isa<float>(isa, 150, 101, 97, b_rows, c_rows, beta) == 0);
+        }
+    }
 }
 
 namespace {

@@ -176,8 +176,10 @@ void gemm_typed(Engine& e, const ferro_gemm_args& g) {
     }
     // Mid-sized products, at least one per pool thread: one product per thread with BLAS on
     // one thread beats BLAS threading each product in turn (its workers are woken per call):
-    // 32 x 128^3 f64 on two cores in 1.3 ms against 2.2 ms. From ~512^3 BLAS threads as well.
-    if (work > kSingleThreadedBlas && work <= kParallelBatchMaxWork && g.batch >= e.pool->size() && e.pool->size() > 1) {
+    // 32 x 128^3 f64 on two cores in 1.3 ms against 2.2 ms. From ~512^3 BLAS threads as well;
+    // the engine's kernel does not, so its products always spread over the pool.
+    if (work > kSingleThreadedBlas && (small || work <= kParallelBatchMaxWork) && g.batch >= e.pool->size() &&
+        e.pool->size() > 1) {
         const OneBlasThread one_thread;
         e.pool->parallel_for(g.batch, 1, range);
         return;

@@ -14,6 +14,8 @@
 // which do not vectorise).
 #include "small_gemm.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -330,6 +332,16 @@ void complex_products(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int
     }
 }
 
+// A core's L2 cache.
+constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
+int64_t l2_cache_bytes() {
+    static const int64_t bytes = [] {
+        const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        return reported > 0 ? int64_t{reported} : kAssumedL2Bytes;
+    }();
+    return bytes;
+}
+
 std::vector<SmallGemmIsa> detect_isas() {
     std::vector<SmallGemmIsa> isas = {SmallGemmIsa::baseline};
 #if defined(__x86_64__)
@@ -348,13 +360,19 @@ std::vector<SmallGemmIsa> detect_isas() {
 
 bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     if (g.m * g.n * g.k <= kSmallGemm) return true;
-    if (complex || std::min({g.m, g.n, g.k}) > kSkinnySide) return false;
+    if (complex) return false;
+    const Orientation o = choose_orientation(g);
+    const int64_t m = o.swap ? g.n : g.m, n = o.swap ? g.m : g.n;
+    const int64_t element = g.dtype == FERRO_DTYPE_F32 ? 4 : 8;
+    if (g.m * g.n * g.k > kMidGemmWork && std::max({g.m, g.n, g.k}) <= kMidGemmSide &&
+        g.k * n * element * 2 <= l2_cache_bytes()) {
+        return true;
+    }
+    if (std::min({g.m, g.n, g.k}) > kSkinnySide) return false;
     // BLAS packs its operands as it multiplies; this kernel copies before it starts. Skinny
     // products whose copies (a B to pack, a C stored element by element, a B narrower than a
     // tile padded) exceed 1/32 of their multiply-adds stay with BLAS: 19 x 2200 x 19 with a
     // column-major B ran 1.5x slower here.
-    const Orientation o = choose_orientation(g);
-    const int64_t m = o.swap ? g.n : g.m, n = o.swap ? g.m : g.n;
     const int64_t padding = !o.pack_b && n < kSkinnySide && m >= kSkinnySide / 2 ? g.k * n : 0;
     return (o.copies + padding) * 32 <= g.m * g.n * g.k;
 }
