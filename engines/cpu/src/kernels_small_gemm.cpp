@@ -332,7 +332,8 @@ void complex_products(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int
     }
 }
 
-// A core's L2 cache.
+// A core's L2 cache. The fft plugin asks the same (fft_four_step.cpp); each builds against the
+// plugin headers only, so each keeps its own few lines.
 constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
 int64_t l2_cache_bytes() {
     static const int64_t bytes = [] {
