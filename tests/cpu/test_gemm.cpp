@@ -311,7 +311,7 @@ ferro_gemm_args product_of(ferro_dtype dtype, int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
-TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B fits in half a core's L2", "[cpu]") {
+TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B fits in half a core's L2, skinny ones while their copies are few", "[cpu]") {
     using ferro::cpu::takes_small_gemm;
     // B of 128 KiB each: within half of any L2 from 256 KiB.
     CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 128, 128, 128), false));
@@ -321,6 +321,12 @@ TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B f
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 64, 64, 64), false));      // not above kMidGemmWork
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 2048, 2048, 64), false));  // a side above kMidGemmSide
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1000, 1000, 1000), false));  // B: 8 MB
+    // Skinny ones whose packed B is 1/19 of the work: on the kernel unless k is the longest side.
+    ferro_gemm_args wide = product_of(FERRO_DTYPE_F64, 19, 2299, 19), deep = product_of(FERRO_DTYPE_F64, 19, 19, 2299);
+    wide.b.row_stride = 1, wide.b.col_stride = 19;
+    deep.b.row_stride = 1, deep.b.col_stride = 2299;
+    CHECK(takes_small_gemm(wide, false));
+    CHECK_FALSE(takes_small_gemm(deep, false));
     // Through the engine: one product split over the pool, a batch one product per thread.
     CpuEngine engine;
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 130, 150, 120, 1e-12, 1);

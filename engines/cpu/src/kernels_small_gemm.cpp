@@ -372,10 +372,16 @@ bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     if (std::min({g.m, g.n, g.k}) > kSkinnySide) return false;
     // BLAS packs its operands as it multiplies; this kernel copies before it starts. Skinny
     // products whose copies (a B to pack, a C stored element by element, a B narrower than a
-    // tile padded) exceed 1/32 of their multiply-adds stay with BLAS: 19 x 2200 x 19 with a
-    // column-major B ran 1.5x slower here.
+    // tile padded) exceed 1/16 of their multiply-adds stay with BLAS, and 1/32 when k is the
+    // longest side, where OpenBLAS's kernels do well and the kernel's row and column tails
+    // weigh most (Intel Xeon, two cores, f64 with a column-major B, time on the kernel over
+    // OpenBLAS's: 19 x 2299 x 19 0.72, 19 x 1026 x 19 0.80, 11 x 2185 x 19 0.90, but
+    // 19 x 19 x 2299 1.14 and 19 x 19 x 700 1.85; str_mps_varying_inner_product_200, made of
+    // such products, 15.5 -> 8.3 ms). On an AMD EPYC, before the pool kept its workers
+    // spinning between regions, 19 x 2200 x 19 with a column-major B ran 1.5x slower here.
+    const int64_t share = g.k > std::max(g.m, g.n) ? 32 : 16;
     const int64_t padding = !o.pack_b && n < kSkinnySide && m >= kSkinnySide / 2 ? g.k * n : 0;
-    return (o.copies + padding) * 32 <= g.m * g.n * g.k;
+    return (o.copies + padding) * share <= g.m * g.n * g.k;
 }
 
 const char* name_of(SmallGemmIsa isa) {
