@@ -321,6 +321,9 @@ TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B f
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 64, 64, 64), false));      // not above kMidGemmWork
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 2048, 2048, 64), false));  // a side above kMidGemmSide
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1000, 1000, 1000), false));  // B: 8 MB
+    // A shallow k: B's columns in chunks, whatever its size, while C is not too large.
+    CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1100, 1728, 144), false));
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1100, 1728, 400), false));
     // Skinny ones whose packed B is 1/19 of the work: on the kernel unless k is the longest side.
     ferro_gemm_args wide = product_of(FERRO_DTYPE_F64, 19, 2299, 19), deep = product_of(FERRO_DTYPE_F64, 19, 19, 2299);
     wide.b.row_stride = 1, wide.b.col_stride = 19;
@@ -340,6 +343,9 @@ TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B f
             INFO(ferro::cpu::name_of(isa) << ": B rows " << b_rows << " C rows " << c_rows << " beta " << beta);
             CHECK(check_small_isa<double>(isa, 150, 101, 97, b_rows, c_rows, beta) == 0);
             CHECK(check_small_isa<float>(isa, 150, 101, 97, b_rows, c_rows, beta) == 0);
+            // A B of 2.2 MB (f64) taken in column chunks, the last one ending in a tail.
+            CHECK(check_small_isa<double>(isa, 20, 1100, 256, b_rows, c_rows, beta) == 0);
+            CHECK(check_small_isa<float>(isa, 20, 1100, 256, b_rows, c_rows, beta) == 0);
         }
     }
 }

@@ -24,6 +24,18 @@
 namespace ferro::cpu {
 namespace {
 
+// A core's L2 cache. The fft plugin asks the same (fft_four_step.cpp); each builds against the
+// plugin headers only, so each keeps its own few lines.
+constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
+int64_t l2_cache_bytes() {
+    static const int64_t bytes = [] {
+        const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        return reported > 0 ? int64_t{reported} : kAssumedL2Bytes;
+    }();
+    return bytes;
+}
+
+
 // One product with B rows contiguous. When B was packed, its rows are padded to whole tiles
 // (b_padded), so the last panel reads whole vectors and only its stores are cut short.
 template <class T>
@@ -164,16 +176,22 @@ constexpr int64_t kRowBlock = kSmallGemmRows;
 
 template <class T, int MR, int W, int VB>
 [[gnu::always_inline]] inline void product(const Product<T>& p) {
+    // Columns in chunks whose part of B fits in half of L2: every block of rows reads all of it.
+    const int64_t fit = l2_cache_bytes() / 2 / (std::max<int64_t>(p.k, 1) * static_cast<int64_t>(sizeof(T)));
+    const int64_t chunk = std::max<int64_t>(W, fit / W * W);
     Product<T> rows = p;
-    for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
-        rows.m = std::min(kRowBlock, p.m - i0);
-        rows.a = p.a + i0 * p.a_rs;
-        rows.c = p.c + i0 * p.c_rs;
-        int64_t j = 0;
-        for (; j + W <= p.n; j += W) panel<T, MR, W, VB>(rows, j);
-        if (j == p.n) continue;
-        if (p.b_padded) panel<T, MR, W, VB>(rows, j);  // one last, partly stored panel
-        else column_tail<T, MR, next_smaller(W), VB>(rows, j);
+    for (int64_t j0 = 0; j0 < p.n; j0 += chunk) {
+        const int64_t j1 = std::min(p.n, j0 + chunk);
+        for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
+            rows.m = std::min(kRowBlock, p.m - i0);
+            rows.a = p.a + i0 * p.a_rs;
+            rows.c = p.c + i0 * p.c_rs;
+            int64_t j = j0;
+            for (; j + W <= j1; j += W) panel<T, MR, W, VB>(rows, j);
+            if (j == j1) continue;  // only the last chunk can end in part of a tile
+            if (p.b_padded) panel<T, MR, W, VB>(rows, j);  // one last, partly stored panel
+            else column_tail<T, MR, next_smaller(W), VB>(rows, j);
+        }
     }
 }
 
@@ -332,17 +350,6 @@ void complex_products(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int
     }
 }
 
-// A core's L2 cache. The fft plugin asks the same (fft_four_step.cpp); each builds against the
-// plugin headers only, so each keeps its own few lines.
-constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
-int64_t l2_cache_bytes() {
-    static const int64_t bytes = [] {
-        const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        return reported > 0 ? int64_t{reported} : kAssumedL2Bytes;
-    }();
-    return bytes;
-}
-
 std::vector<SmallGemmIsa> detect_isas() {
     std::vector<SmallGemmIsa> isas = {SmallGemmIsa::baseline};
 #if defined(__x86_64__)
@@ -365,9 +372,10 @@ bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     const Orientation o = choose_orientation(g);
     const int64_t m = o.swap ? g.n : g.m, n = o.swap ? g.m : g.n;
     const int64_t element = g.dtype == FERRO_DTYPE_F32 ? 4 : 8;
-    if (g.m * g.n * g.k > kMidGemmWork && std::max({g.m, g.n, g.k}) <= kMidGemmSide &&
-        g.k * n * element * 2 <= l2_cache_bytes()) {
-        return true;
+    if (g.m * g.n * g.k > kMidGemmWork) {
+        const bool b_fits = std::max({g.m, g.n, g.k}) <= kMidGemmSide && g.k * n * element * 2 <= l2_cache_bytes();
+        const bool shallow = g.k <= kMidGemmDepth && g.m * g.n <= kMidGemmOutput;
+        if (b_fits || shallow) return true;
     }
     if (std::min({g.m, g.n, g.k}) > kSkinnySide) return false;
     // BLAS packs its operands as it multiplies; this kernel copies before it starts. Skinny

@@ -23,14 +23,18 @@ constexpr int64_t kSmallGemm = int64_t{16} * 16 * 16;
 constexpr int64_t kSkinnySide = 32;
 
 // Real products of mid size take it as well: more multiply-adds than kMidGemmWork (64^3 ran
-// 1.05-1.2x slower here than on OpenBLAS's single thread), no side above kMidGemmSide, and a B
-// (as the kernel reads it, after orientation) of at most half a core's L2 cache, as every
-// 64-row block of C reads all of B. Against OpenBLAS 0.3.21 (SkylakeX kernels, two cores of an
-// Intel Xeon with 2 MiB of L2 each), the kernel took 0.4-0.8x its time for f64 products of
-// 96^3-384^3, 512 x 512 x 64 and 1024 x 1024 x 128, and 0.4-0.9x for f32 up to 640^3; with a
-// B of 2 MiB (512^3 f64) 1.12x, and with 2048 x 2048 x 64 (32 MiB of C) 1.4x.
+// 1.05-1.2x slower here than on OpenBLAS's single thread), and either no side above
+// kMidGemmSide with a B (as the kernel reads it, after orientation) of at most half a core's
+// L2, or k at most kMidGemmDepth and C of at most kMidGemmOutput elements (the kernel then
+// takes B's columns in chunks that fit half of L2; a deeper k re-reads A once per chunk).
+// Time on the kernel over OpenBLAS 0.3.21's (SkylakeX kernels, two cores of an Intel Xeon with
+// 2 MiB of L2 each): f64 96^3-384^3 0.4-0.8, 32 x 128^3 0.7, 1100 x 1728 x 144 0.8-0.9,
+// 1400^2 x 128 0.88, 4096 x 256 x 128 0.7; f32 up to 640^3 0.4-0.9. Left to BLAS: f64 512^3
+// 1.12-1.17, 1024^3 2.0, 1024^2 x 384 1.03, f32 1024^2 x 768 1.5, 2048^2 x 64 f64 1.4.
 constexpr int64_t kMidGemmWork = int64_t{64} * 64 * 64;
 constexpr int64_t kMidGemmSide = 1024;
+constexpr int64_t kMidGemmDepth = 256;
+constexpr int64_t kMidGemmOutput = int64_t{1} << 21;
 
 // Splitting one product over threads: whole blocks of rows, or of columns (a multiple of every
 // tile width).
