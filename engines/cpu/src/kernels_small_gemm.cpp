@@ -35,7 +35,6 @@ int64_t l2_cache_bytes() {
     return bytes;
 }
 
-
 // One product with B rows contiguous. When B was packed, its rows are padded to whole tiles
 // (b_padded), so the last panel reads whole vectors and only its stores are cut short.
 template <class T>
@@ -372,6 +371,9 @@ bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     const Orientation o = choose_orientation(g);
     const int64_t m = o.swap ? g.n : g.m, n = o.swap ? g.m : g.n;
     const int64_t element = g.dtype == FERRO_DTYPE_F32 ? 4 : 8;
+    // Mid-sized products first, whatever their copies: those are under 1/16 of the work
+    // when every side is over 32, and the skinny ones among the shallow (11 x 2185 x 19 with a
+    // column-major B, 1/11) ran 0.93x OpenBLAS's time with B packed.
     if (g.m * g.n * g.k > kMidGemmWork) {
         const bool b_fits = std::max({g.m, g.n, g.k}) <= kMidGemmSide && g.k * n * element * 2 <= l2_cache_bytes();
         const bool shallow = g.k <= kMidGemmDepth && g.m * g.n <= kMidGemmOutput;
