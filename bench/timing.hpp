@@ -63,10 +63,14 @@ double median_seconds(F&& f, int samples, int inner) {
     return median(s);
 }
 
-// The median over `samples` of f's time, each sample enough calls to last ~target_seconds (one
-// call sizes it and warms up: plans, page faults). For cases from microseconds to seconds.
+// The median over `samples` of f's time, each sample enough calls to last ~target_seconds. A
+// first call warms up (plans, page faults) and a second sizes the samples: sized by the first,
+// a 0.16 ms einsum whose first call planned took samples of a few calls, 8 ms in all, where one
+// busy moment of this shared machine moved the median by 2x. For cases from microseconds to
+// seconds.
 template <class F>
 double median_call_seconds(F&& f, int samples, double target_seconds = 0.02) {
+    (void)sample_seconds(f, 1);
     const double once = sample_seconds(f, 1);
     return median_seconds(f, samples, std::max(1, static_cast<int>(target_seconds / std::max(once, 1e-7))));
 }

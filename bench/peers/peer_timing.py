@@ -17,7 +17,9 @@ def median_seconds(f, samples, inner, warmup=2):
 
 
 def median_call_seconds(f, samples, sample_seconds=0.02):
-    """One warm-up call (jit, caches) sizes `inner` so that a sample lasts ~sample_seconds."""
+    """A warm-up call (jit, caches), then a second that sizes `inner` so that a sample lasts
+    ~sample_seconds (sized by the first, a jit compile left one call per sample)."""
+    f()
     t0 = time.perf_counter()
     f()
     once = time.perf_counter() - t0
