@@ -48,6 +48,7 @@ struct Product {
     int64_t m, n, k;
     T alpha, beta;
     bool b_padded;
+    int64_t chunk;  // columns of C per pass over A (a multiple of the tile width)
 };
 
 // A vector of VectorBytes / sizeof(T) lanes (GCC's vector extension: plain arithmetic, held
@@ -175,12 +176,9 @@ constexpr int64_t kRowBlock = kSmallGemmRows;
 
 template <class T, int MR, int W, int VB>
 [[gnu::always_inline]] inline void product(const Product<T>& p) {
-    // Columns in chunks whose part of B fits in half of L2: every block of rows reads all of it.
-    const int64_t fit = l2_cache_bytes() / 2 / (std::max<int64_t>(p.k, 1) * static_cast<int64_t>(sizeof(T)));
-    const int64_t chunk = std::max<int64_t>(W, fit / W * W);
     Product<T> rows = p;
-    for (int64_t j0 = 0; j0 < p.n; j0 += chunk) {
-        const int64_t j1 = std::min(p.n, j0 + chunk);
+    for (int64_t j0 = 0; j0 < p.n; j0 += p.chunk) {
+        const int64_t j1 = std::min(p.n, j0 + p.chunk);
         for (int64_t i0 = 0; i0 < p.m; i0 += kRowBlock) {
             rows.m = std::min(kRowBlock, p.m - i0);
             rows.a = p.a + i0 * p.a_rs;
@@ -253,7 +251,10 @@ template <class T, int VectorBytes, int MR, int Vectors>
     const bool pack = o.pack_b || (o.n < W && o.n % lanes != 0 && o.n > 1 && o.m >= 2 * MR);
     const int64_t ldb = (o.n + W - 1) / W * W;
     std::vector<T> packed(pack ? static_cast<size_t>(o.k * ldb) : 0);
-    Product<T> p{nullptr, o.a.rs, o.a.cs, nullptr, o.b.rs, nullptr, o.c_rs, o.c_cs, o.m, o.n, o.k, alpha, beta, pack};
+    // Columns in chunks whose part of B fits in half of L2: every block of rows reads all of it.
+    const int64_t fit = l2_cache_bytes() / 2 / (std::max<int64_t>(o.k, 1) * static_cast<int64_t>(sizeof(T)));
+    const int64_t chunk = std::max<int64_t>(W, fit / W * W);
+    Product<T> p{nullptr, o.a.rs, o.a.cs, nullptr, o.b.rs, nullptr, o.c_rs, o.c_cs, o.m, o.n, o.k, alpha, beta, pack, chunk};
     for (int64_t at = p0; at < p1; ++at) {
         p.a = o.a.data + at * o.a.bs;
         p.b = o.b.data + at * o.b.bs;
@@ -366,7 +367,8 @@ std::vector<SmallGemmIsa> detect_isas() {
 }  // namespace
 
 bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
-    if (g.m * g.n * g.k <= kSmallGemm) return true;
+    const int64_t work = g.m * g.n * g.k;
+    if (work <= kSmallGemm) return true;
     if (complex) return false;
     const Orientation o = choose_orientation(g);
     const int64_t m = o.swap ? g.n : g.m, n = o.swap ? g.m : g.n;
@@ -374,7 +376,7 @@ bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     // Mid-sized products first, whatever their copies: those are under 1/16 of the work
     // when every side is over 32, and the skinny ones among the shallow (11 x 2185 x 19 with a
     // column-major B, 1/11) ran 0.93x OpenBLAS's time with B packed.
-    if (g.m * g.n * g.k > kMidGemmWork) {
+    if (work > kMidGemmWork) {
         const bool b_fits = std::max({g.m, g.n, g.k}) <= kMidGemmSide && g.k * n * element * 2 <= l2_cache_bytes();
         const bool shallow = g.k <= kMidGemmDepth && g.m * g.n <= kMidGemmOutput;
         if (b_fits || shallow) return true;
@@ -391,7 +393,7 @@ bool takes_small_gemm(const ferro_gemm_args& g, bool complex) {
     // spinning between regions, 19 x 2200 x 19 with a column-major B ran 1.5x slower here.
     const int64_t share = g.k > std::max(g.m, g.n) ? 32 : 16;
     const int64_t padding = !o.pack_b && n < kSkinnySide && m >= kSkinnySide / 2 ? g.k * n : 0;
-    return (o.copies + padding) * share <= g.m * g.n * g.k;
+    return (o.copies + padding) * share <= work;
 }
 
 const char* name_of(SmallGemmIsa isa) {

@@ -25,6 +25,8 @@ namespace {
 constexpr int64_t kFourStepPoints = int64_t{1} << 16;
 constexpr int64_t kFourStepPointsMeasured = int64_t{1} << 19;
 constexpr int64_t kMinFactor = 32;
+// A core's L2 cache, as the cpu engine also asks (kernels_small_gemm.cpp); each builds against
+// the plugin headers only, so each keeps its own few lines.
 constexpr int64_t kAssumedL2Bytes = int64_t{1} << 20;  // when the C library cannot tell
 
 int64_t l2_cache_bytes() {
