@@ -346,6 +346,9 @@ TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B f
             // A B of 2.2 MB (f64) taken in column chunks, the last one ending in a tail.
             CHECK(check_small_isa<double>(isa, 20, 1100, 256, b_rows, c_rows, beta) == 0);
             CHECK(check_small_isa<float>(isa, 20, 1100, 256, b_rows, c_rows, beta) == 0);
+            // Rows enough for B in panels, in chunks, the last panel padded.
+            CHECK(check_small_isa<double>(isa, 70, 1100, 256, b_rows, c_rows, beta) == 0);
+            CHECK(check_small_isa<float>(isa, 70, 1101, 256, b_rows, c_rows, beta) == 0);
         }
     }
 }
