@@ -9,9 +9,9 @@
 // column panel of B read once per block. B is packed in panels of one tile's width when its
 // rows are not contiguous, and whenever it serves 64 rows or more: read in place, a B whose row
 // stride is a multiple of 4 KiB keeps its rows in the same few cache sets (f64 512^3 at 10
-// GF/s, 42 packed) and its rows spread over many pages. The kernel is compiled once per instruction set (SmallGemmIsa) from the same
-// source, through always_inline templates under a target attribute, and the widest the CPU
-// has is chosen once.
+// GF/s, 42 packed) and its rows spread over many pages. The kernel is compiled once per
+// instruction set (SmallGemmIsa) from the same source, through always_inline templates under
+// a target attribute, and the widest the CPU has is chosen once.
 //
 // Complex dtypes: a row kernel in axpy order (std::complex arithmetic keeps its NaN/Inf rules,
 // which do not vectorise).
@@ -260,8 +260,8 @@ template <class T, int VectorBytes, int MR, int Vectors>
     // narrow tail tiles: with rows enough to amortise it, pack it padded to a whole tile.
     const bool pack = o.pack_b || (o.n < W && o.n % lanes != 0 && o.n > 1 && o.m >= 2 * MR) ||
                       (o.m >= kPanelRows && o.n > W);
-    const int64_t ldb = (o.n + W - 1) / W * W;
-    std::vector<T> packed(pack ? static_cast<size_t>(o.k * ldb) : 0);
+    const int64_t padded_n = (o.n + W - 1) / W * W;
+    std::vector<T> packed(pack ? static_cast<size_t>(o.k * padded_n) : 0);
     // Columns in chunks whose part of B fits in half of L2: every block of rows reads all of it.
     const int64_t fit = l2_cache_bytes() / 2 / (std::max<int64_t>(o.k, 1) * static_cast<int64_t>(sizeof(T)));
     const int64_t chunk = std::max<int64_t>(W, fit / W * W);
