@@ -112,6 +112,28 @@ TEST_CASE("cpu: copy_strided permutes (tiled transposes) every axis order of a 4
     } while (std::next_permutation(order.begin(), order.end()));
 }
 
+TEST_CASE("cpu: copy_strided transposes of small tiles (4 x 4, 4 x 8), taken by tiles of nested axes, are exact", "[cpu]") {
+    CpuEngine engine;
+    // brackets' permute (dense blocks of 4^4 spread over a long axis), on the calling thread
+    // and on the pool's path (2^17 elements and more), and batched transposes of 4 x 4 and
+    // 4 x 8 blocks either way round.
+    struct Case {
+        std::vector<int64_t> shape;
+        std::vector<size_t> order;
+    };
+    const std::vector<Case> cases = {{{300, 4, 4, 4, 4}, {4, 1, 2, 0, 3}},
+                                     {{1996, 4, 4, 4, 4}, {4, 1, 2, 0, 3}},
+                                     {{3000, 4, 4}, {0, 2, 1}},
+                                     {{9000, 4, 8}, {0, 2, 1}},
+                                     {{9000, 8, 4}, {0, 2, 1}}};
+    for (const Case& c : cases) {
+        const int64_t n = std::accumulate(c.shape.begin(), c.shape.end(), int64_t{1}, std::multiplies<>());
+        const std::vector<double> in = numbered(n, 1.0);
+        INFO("shape [" << c.shape[0] << ", ...] of " << c.shape.size() << " axes");
+        CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, c.shape, row_major_strides(c.shape), 0, c.order) == 0);
+    }
+}
+
 TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) match an element-by-element walk", "[cpu]") {
     CpuEngine engine;
     std::mt19937 rng(7);
