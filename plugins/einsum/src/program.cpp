@@ -82,7 +82,7 @@ public:
             std::vector<int> keep = output_.labels;
             for (const Operand& t : current) keep.insert(keep.end(), t.labels.begin(), t.labels.end());
             const int id = static_cast<int>(inputs_.size() + step);
-            const std::vector<int> wanted = current.empty() ? std::vector<int>{} : consumer_layout(ahead, id, current, ids);
+            const Wanted wanted = current.empty() ? Wanted{} : consumer_layout(ahead, id, current, ids);
             current.push_back(contract(std::move(x), std::move(y), keep, current.empty(), wanted));
             ids.push_back(id);
         }
@@ -270,41 +270,91 @@ private:
         return a;
     }
 
-    // The memory order in which the tensor `id` about to be made would need no packing when it
-    // is contracted next: [batch, its free labels, summed] as rows of that gemm, [batch,
-    // summed, free] as columns, batch and summed in the order its partner already has them.
-    // Empty when the partner does not exist yet or the next step sums nothing.
-    std::vector<int> consumer_layout(const Ahead& a, int id, const std::vector<Operand>& current,
-                                     const std::vector<int>& ids) const {
+    // How the next contraction of the tensor `id` about to be made would read it without packing:
+    // its labels in runs, each one strided dimension of that gemm: [batch, its free labels,
+    // summed] as the gemm's rows, [batch, summed, free] as its columns. With the partner made,
+    // batch and summed follow the partner's memory order and the runs come in the order that
+    // gemm takes. Before the partner is made either order of the runs serves, and any order
+    // within a run (`any_order`): the partner, made later, follows this tensor's. None when the
+    // next step sums nothing or the tensor is the last.
+    struct Wanted {
+        std::vector<std::vector<std::vector<int>>> layouts;  // candidates, best first
+        bool any_order = false;
+    };
+    Wanted consumer_layout(const Ahead& a, int id, const std::vector<Operand>& current, const std::vector<int>& ids) const {
         const int step = a.consumer[static_cast<size_t>(id)];
         if (step < 0) return {};
         const auto [first, second] = a.operands[static_cast<size_t>(step)];
         const int partner = first == id ? second : first;
         const auto at = std::find(ids.begin(), ids.end(), partner);
-        if (at == ids.end()) return {};
-        const Operand& p = current[static_cast<size_t>(at - ids.begin())];
+        const Operand* p = at == ids.end() ? nullptr : &current[static_cast<size_t>(at - ids.begin())];
         const std::vector<int>& mine = a.labels[static_cast<size_t>(id)];
+        const std::vector<int>& theirs = a.labels[static_cast<size_t>(partner)];
         const std::vector<int>& keep = a.keep[static_cast<size_t>(step)];
         std::vector<int> batch, summed, free, partner_free;
         for (int l : mine) {
-            const bool kept = std::find(keep.begin(), keep.end(), l) != keep.end();
-            if (!p.has(l)) free.push_back(l);
-            else (kept ? batch : summed).push_back(l);
+            if (!contains(theirs, l)) free.push_back(l);
+            else (contains(keep, l) ? batch : summed).push_back(l);
         }
-        for (int l : p.labels) {
-            if (std::find(mine.begin(), mine.end(), l) == mine.end() && std::find(keep.begin(), keep.end(), l) != keep.end()) {
-                partner_free.push_back(l);
-            }
+        for (int l : theirs) {
+            if (!contains(mine, l) && contains(keep, l)) partner_free.push_back(l);
         }
         if (summed.empty()) return {};
         // contract() makes the operand with the smaller free side the rows (first wins ties).
         const bool rows = first == id ? numel(free) <= numel(partner_free) : numel(free) < numel(partner_free);
-        std::vector<int> order = by_stride(p, batch);
-        const std::vector<int> inner = by_stride(p, summed);
-        if (!rows) order.insert(order.end(), inner.begin(), inner.end());
-        order.insert(order.end(), free.begin(), free.end());
-        if (rows) order.insert(order.end(), inner.begin(), inner.end());
-        return order;
+        if (p != nullptr) {
+            batch = by_stride(*p, batch);
+            summed = by_stride(*p, summed);
+        }
+        const std::vector<std::vector<int>> as_rows = {batch, free, summed}, as_columns = {batch, summed, free};
+        Wanted w;
+        w.any_order = p == nullptr;
+        w.layouts.push_back(rows ? as_rows : as_columns);
+        if (w.any_order) w.layouts.push_back(rows ? as_columns : as_rows);
+        return w;
+    }
+
+    // Whether `order` already reads as one of w's layouts.
+    static bool serves(const std::vector<int>& order, const Wanted& w) {
+        for (const auto& runs : w.layouts) {
+            std::vector<int> seen;  // each label's run, in `order`
+            for (int l : order) {
+                for (size_t r = 0; r < runs.size(); ++r) {
+                    if (contains(runs[r], l)) seen.push_back(static_cast<int>(r));
+                }
+            }
+            std::vector<int> whole;
+            for (const auto& run : runs) whole.insert(whole.end(), run.begin(), run.end());
+            if (w.any_order ? std::is_sorted(seen.begin(), seen.end()) : order == whole) return true;
+        }
+        return false;
+    }
+
+    // A layout of the result that is one of w's and also one run of each of its batch, row and
+    // column groups (as_groups), or empty. Without an order within runs, each run's labels are
+    // taken group by group, in each of the groups' six orders.
+    std::vector<int> resolve(const Wanted& w, const std::vector<int>& batch, const std::vector<int>& rows,
+                             const std::vector<int>& cols) const {
+        const std::array<const std::vector<int>*, 3> groups = {&batch, &rows, &cols};
+        for (const auto& runs : w.layouts) {
+            std::array<size_t, 3> rank = {0, 1, 2};
+            do {
+                std::vector<int> order;
+                for (const auto& run : runs) {
+                    if (!w.any_order) {
+                        order.insert(order.end(), run.begin(), run.end());
+                        continue;
+                    }
+                    for (size_t g : rank) {
+                        for (int l : run) {
+                            if (contains(*groups[g], l)) order.push_back(l);
+                        }
+                    }
+                }
+                if (as_groups(order, batch, rows, cols)) return order;
+            } while (w.any_order && std::next_permutation(rank.begin(), rank.end()));
+        }
+        return {};
     }
 
     // `wanted` cut into the result's batch, row and column groups, when each is one run of it
@@ -327,7 +377,7 @@ private:
     }
     static bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
 
-    Operand contract(Operand x, Operand y, const std::vector<int>& keep, bool last, const std::vector<int>& wanted) {
+    Operand contract(Operand x, Operand y, const std::vector<int>& keep, bool last, const Wanted& wanted) {
         const auto needed = [&](const std::vector<int>& labels, const Operand& other) {
             std::vector<int> gone;
             for (int l : labels) {
@@ -392,21 +442,19 @@ private:
         Choice best = choose(ob, ol, orr);
         // Laying the result out as its next contraction wants it saves packing it there, when
         // that costs less here than the pack it saves.
-        bool as_wanted = false;
-        if (const auto groups = as_groups(wanted, batch, left, right)) {
+        std::vector<int> layout;
+        if (!serves(cat({&best.b, &best.l, &best.r}), wanted)) layout = resolve(wanted, batch, left, right);
+        if (const auto groups = as_groups(layout, batch, left, right)) {
             using Orders = std::vector<std::vector<int>>;
             const Choice forced = choose(Orders{(*groups)[0]}, Orders{(*groups)[1]}, Orders{(*groups)[2]});
-            const int64_t saved = cat({&best.b, &best.l, &best.r}) == wanted ? 0 : numel(wanted);
-            if (forced.cost < best.cost + saved) {
-                best = forced;
-                as_wanted = true;
-            }
+            if (forced.cost < best.cost + numel(layout)) best = forced;
+            else layout.clear();
         }
         if (!gemm_ready(x, best.b, best.l, best.k)) x = transfer(Step::copy, x, new_slot(cat({&best.b, &best.l, &best.k})));
         if (!gemm_ready(y, best.b, best.k, best.r)) y = transfer(Step::copy, y, new_slot(cat({&best.b, &best.k, &best.r})));
         if (last && output_strides_ != nullptr) lay_out_output(cat({&best.b, &best.l, &best.r}));
         const bool direct = last && gemm_ready(o, best.b, best.l, best.r);
-        Operand c = direct ? output_ : new_slot(as_wanted ? wanted : cat({&best.b, &best.l, &best.r}));
+        Operand c = direct ? output_ : new_slot(layout.empty() ? cat({&best.b, &best.l, &best.r}) : layout);
         Step s;
         s.kind = Step::gemm;
         s.batch = numel(best.b);

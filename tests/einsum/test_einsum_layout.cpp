@@ -1,0 +1,79 @@
+// einsum's compiled programs, as the trace log shows them: an intermediate is laid out as the
+// contraction that reads it wants, so that it is not packed (copied) there.
+#include "einsum_test.hpp"
+
+#include <mutex>
+#include <regex>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+// The element counts of the copy steps the einsum plugin logs at trace level ("step 3: copy
+// [4, 16] strides ...").
+struct CopySteps {
+    std::mutex mutex;
+    std::vector<int64_t> sizes;
+};
+
+void record_copies(void* user, uint32_t, const char*, const char* message) {
+    static const std::regex copy(R"(step \d+: copy \[([0-9, ]*)\])");
+    std::cmatch m;
+    if (!std::regex_search(message, m, copy)) return;
+    int64_t n = 1;
+    const std::string shape = m[1].str();
+    for (size_t at = 0; at < shape.size();) {
+        const size_t end = std::min(shape.find(',', at), shape.size());
+        n *= std::stoll(shape.substr(at, end - at));
+        at = end + 1;
+    }
+    auto* steps = static_cast<CopySteps*>(user);
+    std::lock_guard lock(steps->mutex);
+    steps->sizes.push_back(n);
+}
+
+}  // namespace
+
+TEST_CASE("einsum layout: an intermediate whose partner is made later is laid out as their contraction reads it",
+          "[einsum]") {
+    // As in lm_batch_likelihood_brackets: T = X Y is a batch (L) of products [a b] x [c d];
+    // the step that reads T sums a, b and d against P, which is made after T (from P1 and
+    // P2), and keeps L and c. T laid out [L, a, b, c, d] has no strided dimension for (L, c)
+    // and would be packed there; laid out [L, c, d, a, b] it is read as it is.
+    CopySteps steps;
+    Runtime::Options o;
+    o.use_environment_path = false;
+    o.use_default_dir = false;
+    o.log_level = FERRO_LOG_TRACE;
+    o.log_callback = record_copies;
+    o.log_user = &steps;
+    Runtime rt(o);
+    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
+
+    const Case c = [] {
+        Case k{{"Labk", "Lkcd", "dax", "xbm"}, "Lcm", {{'L', 64}, {'a', 4}, {'b', 4}, {'c', 4}, {'d', 4}, {'k', 4}, {'x', 3}, {'m', 5}}, {}};
+        for (const auto& in : k.inputs) {
+            Shape s;
+            for (char l : in) s.push_back(k.size.at(l));
+            k.shapes.push_back(s);
+        }
+        return k;
+    }();
+    std::vector<Tensor> operands;
+    std::vector<std::vector<cd>> values(c.inputs.size());
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+        operands.push_back(make_operand(rt, c.shapes[k], DType::f64, 11 + static_cast<uint32_t>(k), false, values[k]));
+    }
+    EinsumOptions path;
+    path.path = {{0, 1}, {0, 1}, {0, 1}};  // T = X Y, then P = P1 P2, then T P
+    const Tensor got = einsum(c.subscripts(), operands, path);
+    check_close(values_of(got), naive_einsum(c, values), 1e-11, 1e-11);
+
+    const int64_t t_size = 64 * 4 * 4 * 4 * 4;
+    std::lock_guard lock(steps.mutex);
+    INFO("copy steps of " << steps.sizes.size() << " programs");
+    CHECK(std::find(steps.sizes.begin(), steps.sizes.end(), t_size) == steps.sizes.end());
+    // What copies remain are of the small tensors (P has 320 elements).
+    for (int64_t n : steps.sizes) CHECK(n <= 320);
+}
