@@ -35,12 +35,13 @@ void record_copies(void* user, uint32_t, const char*, const char* message) {
 
 }  // namespace
 
-TEST_CASE("einsum layout: an intermediate whose partner is made later is laid out as their contraction reads it",
+TEST_CASE("einsum layout: an intermediate is laid out as the contraction that reads it wants, its partner made before or after it",
           "[einsum]") {
     // As in lm_batch_likelihood_brackets: T = X Y is a batch (L) of products [a b] x [c d];
-    // the step that reads T sums a, b and d against P, which is made after T (from P1 and
-    // P2), and keeps L and c. T laid out [L, a, b, c, d] has no strided dimension for (L, c)
-    // and would be packed there; laid out [L, c, d, a, b] it is read as it is.
+    // the step that reads T sums a, b and d against P (made from P1 and P2) and keeps L and
+    // c. T laid out [L, a, b, c, d] has no strided dimension for (L, c) and would be packed
+    // there; laid out [L, c, d, a, b] it is read as it is (a transposed operand of that
+    // gemm). Made after T, P follows T's order; made before, T follows P's.
     CopySteps steps;
     Runtime::Options o;
     o.use_environment_path = false;
@@ -65,15 +66,23 @@ TEST_CASE("einsum layout: an intermediate whose partner is made later is laid ou
     for (size_t k = 0; k < c.inputs.size(); ++k) {
         operands.push_back(make_operand(rt, c.shapes[k], DType::f64, 11 + static_cast<uint32_t>(k), false, values[k]));
     }
-    EinsumOptions path;
-    path.path = {{0, 1}, {0, 1}, {0, 1}};  // T = X Y, then P = P1 P2, then T P
-    const Tensor got = einsum(c.subscripts(), operands, path);
-    check_close(values_of(got), naive_einsum(c, values), 1e-11, 1e-11);
-
+    const std::vector<cd> want = naive_einsum(c, values);
     const int64_t t_size = 64 * 4 * 4 * 4 * 4;
-    std::lock_guard lock(steps.mutex);
-    INFO("copy steps of " << steps.sizes.size() << " programs");
-    CHECK(std::find(steps.sizes.begin(), steps.sizes.end(), t_size) == steps.sizes.end());
-    // What copies remain are of the small tensors (P has 320 elements).
-    for (int64_t n : steps.sizes) CHECK(n <= 320);
+    const std::vector<std::pair<const char*, std::vector<std::pair<int64_t, int64_t>>>> paths = {
+        {"T = X Y, then P = P1 P2, then T P", {{0, 1}, {0, 1}, {0, 1}}},
+        {"P = P1 P2, then T = X Y, then T P", {{2, 3}, {0, 1}, {0, 1}}}};
+    for (const auto& [name, pairs] : paths) {
+        INFO(name);
+        {
+            std::lock_guard lock(steps.mutex);
+            steps.sizes.clear();
+        }
+        EinsumOptions path;
+        path.path = pairs;
+        check_close(values_of(einsum(c.subscripts(), operands, path)), want, 1e-11, 1e-11);
+        std::lock_guard lock(steps.mutex);
+        CHECK(std::find(steps.sizes.begin(), steps.sizes.end(), t_size) == steps.sizes.end());
+        // What copies remain are of the small tensors (P has 320 elements).
+        for (int64_t n : steps.sizes) CHECK(n <= 320);
+    }
 }

@@ -272,11 +272,11 @@ private:
 
     // How the next contraction of the tensor `id` about to be made would read it without packing:
     // its labels in runs, each one strided dimension of that gemm: [batch, its free labels,
-    // summed] as the gemm's rows, [batch, summed, free] as its columns. With the partner made,
-    // batch and summed follow the partner's memory order and the runs come in the order that
-    // gemm takes. Before the partner is made either order of the runs serves, and any order
-    // within a run (`any_order`): the partner, made later, follows this tensor's. None when the
-    // next step sums nothing or the tensor is the last.
+    // summed] or [batch, summed, free], the first when the tensor is that gemm's rows (its
+    // rows contiguous), the second as its columns; the other is a transposed operand, which
+    // serves as well. With the partner made, batch and summed follow the partner's memory
+    // order; before, any order within a run serves (`any_order`): the partner, made later,
+    // follows this tensor's. None when the next step sums nothing or the tensor is the last.
     struct Wanted {
         std::vector<std::vector<std::vector<int>>> layouts;  // candidates, best first
         bool any_order = false;
@@ -310,7 +310,7 @@ private:
         Wanted w;
         w.any_order = p == nullptr;
         w.layouts.push_back(rows ? as_rows : as_columns);
-        if (w.any_order) w.layouts.push_back(rows ? as_columns : as_rows);
+        w.layouts.push_back(rows ? as_columns : as_rows);
         return w;
     }
 
