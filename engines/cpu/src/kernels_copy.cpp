@@ -154,11 +154,12 @@ void copy_as(Engine& e, const ferro_copy_args& a) {
     if (numel_of(a.out) == 0) return;  // the tilers would divide by an empty axis
     Axes axes;
     const int nd = tiles::coalesce<2>(a.out.ndim, a.out.shape, {a.out.strides, a.in.strides}, axes);
-    // Transposes of small tiles (4 x 4, 4 x 8) go to the tiles of nested axes first: brackets'
-    // [4, 4, 4, 1996, 4] permute of a cold input, dense blocks of 256 doubles spread 1996 ways,
-    // took 1.6-2.6 ms as 4 x 4 tiles walked in the outer axes' order, 0.9-1.1 ms as tiles of
-    // nested axes (AMD EPYC, Zen 4); batched 4 x 4 and 4 x 8 transposes gained 10-25%, and
-    // from 8 x 8 the two were even or the transpose ahead.
+    // Transposes of small tiles (4 x 4, 4 x 8) go to the tiles of nested axes first: a
+    // [4, 4, 4, 1996, 4] permute of a cold input (lm_batch_likelihood_brackets packed two, before
+    // einsum laid its intermediates out for their readers), dense blocks of 256 doubles spread
+    // 1996 ways, took 1.6-2.6 ms as 4 x 4 tiles walked in the outer axes' order, 0.9-1.1 ms as
+    // tiles of nested axes (AMD EPYC, Zen 4); batched 4 x 4 and 4 x 8 transposes gained 10-25%,
+    // and from 8 x 8 the two were even or the transpose ahead.
     constexpr int64_t kSmallTransposeTile = 64;
     if (tiled_transpose<T>(e, a, axes, nd, kSmallTransposeTile) || blocked_permute<T>(e, a, axes, nd) ||
         tiled_transpose<T>(e, a, axes, nd, 0)) {
