@@ -10,15 +10,21 @@ using namespace ferro::test;
 
 namespace {
 
-// The element counts of the copy steps the einsum plugin logs at trace level ("step 3: copy
-// [4, 16] strides ...").
+// The steps the einsum plugin logs at trace level ("step 3: copy [4, 16] strides ...",
+// "step 4: gemm batch ..."): how many gemms, and the element count of each copy.
 struct CopySteps {
     std::mutex mutex;
+    int gemms = 0;
     std::vector<int64_t> sizes;
 };
 
 void record_copies(void* user, uint32_t, const char*, const char* message) {
-    static const std::regex copy(R"(step \d+: copy \[([0-9, ]*)\])");
+    static const std::regex copy(R"(step \d+: copy \[([0-9, ]*)\])"), gemm(R"(step \d+: gemm )");
+    auto* steps = static_cast<CopySteps*>(user);
+    if (std::regex_search(message, gemm)) {
+        std::lock_guard lock(steps->mutex);
+        ++steps->gemms;
+    }
     std::cmatch m;
     if (!std::regex_search(message, m, copy)) return;
     int64_t n = 1;
@@ -28,7 +34,6 @@ void record_copies(void* user, uint32_t, const char*, const char* message) {
         n *= std::stoll(shape.substr(at, end - at));
         at = end + 1;
     }
-    auto* steps = static_cast<CopySteps*>(user);
     std::lock_guard lock(steps->mutex);
     steps->sizes.push_back(n);
 }
@@ -75,12 +80,14 @@ TEST_CASE("einsum layout: an intermediate is laid out as the contraction that re
         INFO(name);
         {
             std::lock_guard lock(steps.mutex);
+            steps.gemms = 0;
             steps.sizes.clear();
         }
         EinsumOptions path;
         path.path = pairs;
         check_close(values_of(einsum(c.subscripts(), operands, path)), want, 1e-11, 1e-11);
         std::lock_guard lock(steps.mutex);
+        REQUIRE(steps.gemms >= 3);  // the program was logged: T, P and T P are gemms
         CHECK(std::find(steps.sizes.begin(), steps.sizes.end(), t_size) == steps.sizes.end());
         // What copies remain are of the small tensors (P has 320 elements).
         for (int64_t n : steps.sizes) CHECK(n <= 320);
