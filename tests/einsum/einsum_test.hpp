@@ -40,6 +40,17 @@ struct Case {
     }
 };
 
+// A case whose operands have every label at its full size.
+inline Case make_case(std::vector<std::string> inputs, std::string output, std::map<char, int64_t> size) {
+    Case c{std::move(inputs), std::move(output), std::move(size), {}};
+    for (const auto& in : c.inputs) {
+        Shape s;
+        for (char l : in) s.push_back(c.size.at(l));
+        c.shapes.push_back(s);
+    }
+    return c;
+}
+
 inline int64_t count(const Shape& s) {
     int64_t n = 1;
     for (int64_t d : s) n *= d;

@@ -12,15 +12,15 @@ namespace {
 
 // The steps the einsum plugin logs at trace level ("step 3: copy [4, 16] strides ...",
 // "step 4: gemm batch ..."): how many gemms, and the element count of each copy.
-struct CopySteps {
+struct LoggedSteps {
     std::mutex mutex;
     int gemms = 0;
     std::vector<int64_t> sizes;
 };
 
-void record_copies(void* user, uint32_t, const char*, const char* message) {
+void record_steps(void* user, uint32_t, const char*, const char* message) {
     static const std::regex copy(R"(step \d+: copy \[([0-9, ]*)\])"), gemm(R"(step \d+: gemm )");
-    auto* steps = static_cast<CopySteps*>(user);
+    auto* steps = static_cast<LoggedSteps*>(user);
     if (std::regex_search(message, gemm)) {
         std::lock_guard lock(steps->mutex);
         ++steps->gemms;
@@ -47,25 +47,18 @@ TEST_CASE("einsum layout: an intermediate is laid out as the contraction that re
     // c. T laid out [L, a, b, c, d] has no strided dimension for (L, c) and would be packed
     // there; laid out [L, c, d, a, b] it is read as it is (a transposed operand of that
     // gemm). Made after T, P follows T's order; made before, T follows P's.
-    CopySteps steps;
+    LoggedSteps steps;
     Runtime::Options o;
     o.use_environment_path = false;
     o.use_default_dir = false;
     o.log_level = FERRO_LOG_TRACE;
-    o.log_callback = record_copies;
+    o.log_callback = record_steps;
     o.log_user = &steps;
     Runtime rt(o);
     rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
 
-    const Case c = [] {
-        Case k{{"Labk", "Lkcd", "dax", "xbm"}, "Lcm", {{'L', 64}, {'a', 4}, {'b', 4}, {'c', 4}, {'d', 4}, {'k', 4}, {'x', 3}, {'m', 5}}, {}};
-        for (const auto& in : k.inputs) {
-            Shape s;
-            for (char l : in) s.push_back(k.size.at(l));
-            k.shapes.push_back(s);
-        }
-        return k;
-    }();
+    const Case c = make_case({"Labk", "Lkcd", "dax", "xbm"}, "Lcm",
+                             {{'L', 64}, {'a', 4}, {'b', 4}, {'c', 4}, {'d', 4}, {'k', 4}, {'x', 3}, {'m', 5}});
     std::vector<Tensor> operands;
     std::vector<std::vector<cd>> values(c.inputs.size());
     for (size_t k = 0; k < c.inputs.size(); ++k) {

@@ -30,16 +30,6 @@ void check_case(const Runtime& rt, const Case& c, DType dtype, uint32_t seed, co
     check_close(values_of(got), naive_einsum(c, values), tol, tol);
 }
 
-Case make_case(std::vector<std::string> inputs, std::string output, std::map<char, int64_t> size) {
-    Case c{std::move(inputs), std::move(output), std::move(size), {}};
-    for (const auto& in : c.inputs) {
-        Shape s;
-        for (char l : in) s.push_back(c.size.at(l));
-        c.shapes.push_back(s);
-    }
-    return c;
-}
-
 const DType all_dtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128};
 
 }  // namespace
