@@ -1,0 +1,54 @@
+"""bench/run einsum's rounds: merges the JSON lines of ferro's or the peers' side, several
+rounds of an instance into the median of each timing, and names the instances short enough to
+be timed again.
+
+    python3 einsum_rounds.py short   # FERRO_OUT, PEER_OUT in the environment: the short instances
+
+A timing is a row's "seconds" (ferro's side) or the "seconds" of one of its dicts (a peer's:
+numpy, torch, jax); everything else in a row (paths, how, operands) is kept as the last round
+left it."""
+import json, os, statistics, sys
+
+# An instance is timed again when every side's call takes less than this: its round is then
+# mostly process start-up (~3 s for the Python peers), not timing.
+SHORT_CALL_SECONDS = 0.05
+
+
+def by_case(text):
+    """Each instance's rows merged into one, each timing the median over its rounds, with the
+    number of rounds as "rounds" beside it."""
+    rows, times = {}, {}
+    for r in (json.loads(line) for line in text.splitlines() if line):
+        case = r["case"]
+        row = rows.setdefault(case, {})
+        for key, value in r.items():
+            if key == "seconds":
+                times.setdefault((case, None), []).append(value)
+            elif isinstance(value, dict) and "seconds" in value:
+                times.setdefault((case, key), []).append(value["seconds"])
+                row[key] = dict(value)
+            elif not (isinstance(value, dict) and "skipped" in value and key in row):  # a timed round wins
+                row[key] = value
+    for (case, key), seconds in times.items():
+        target = rows[case] if key is None else rows[case][key]
+        target.update(seconds=statistics.median(seconds), rounds=len(seconds))
+    return rows
+
+
+def short_cases(ferro, peers):
+    """Instances whose every timed call, ferro's and each peer's, is under SHORT_CALL_SECONDS."""
+    out = []
+    for case, f in ferro.items():
+        if "seconds" not in f:
+            continue
+        p = peers.get(case, {})
+        seconds = [f["seconds"]] + [v["seconds"] for v in p.values() if isinstance(v, dict) and "seconds" in v]
+        if max(seconds) < SHORT_CALL_SECONDS:
+            out.append(case)
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["short"]:
+        sys.exit("usage: einsum_rounds.py short  (FERRO_OUT and PEER_OUT in the environment)")
+    print("\n".join(short_cases(by_case(os.environ["FERRO_OUT"]), by_case(os.environ.get("PEER_OUT", "")))))
