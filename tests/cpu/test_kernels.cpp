@@ -102,17 +102,20 @@ int64_t wrong_after_permute(CpuEngine& engine, ferro_dtype dtype, const std::vec
 
 TEST_CASE("cpu: copy_strided permutes (tiled transposes) every axis order of a 4-d tensor", "[cpu]") {
     CpuEngine engine;
-    // Sizes on and off the 32-element tiles and the 4 x 4 (8-byte) and 8 x 8 (4-byte) register
-    // blocks of the AVX2 tile copies, in both element sizes they take.
+    // Sizes on and off the 32-element tiles and the 2 x 2 (16-byte), 4 x 4 (8-byte) and 8 x 8
+    // (4-byte) register blocks of the AVX2 tile copies, in each element size they take.
     const std::vector<int64_t> shape = {5, 37, 3, 70};
     std::vector<double> in(5 * 37 * 3 * 70);
     std::iota(in.begin(), in.end(), 0.0);
     const std::vector<float> in32(in.begin(), in.end());
+    std::vector<std::complex<double>> in128;
+    for (double x : in) in128.emplace_back(x, -0.5 * x);
     std::vector<size_t> order = {0, 1, 2, 3};
     do {
         INFO("axes " << order[0] << order[1] << order[2] << order[3]);
         CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, row_major_strides(shape), 0, order) == 0);
         CHECK(wrong_after_permute(engine, FERRO_DTYPE_F32, in32, shape, row_major_strides(shape), 0, order) == 0);
+        CHECK(wrong_after_permute(engine, FERRO_DTYPE_C128, in128, shape, row_major_strides(shape), 0, order) == 0);
     } while (std::next_permutation(order.begin(), order.end()));
 }
 

@@ -59,67 +59,77 @@ void transpose_tile(const T* in, int64_t in_o, T* out, int64_t out_i, int64_t ro
 }
 
 #if defined(__x86_64__)
-// The same for 8-byte elements, in 4 x 4 blocks through AVX2 registers: four rows of the input
-// loaded whole, transposed by unpacks and lane swaps, stored as four rows of the output. The
-// element-by-element tile, a strided load per element, ran the MPS networks' packs ([92, 361]
-// doubles into [361, 92]) at 33 GB/s from L2, slower than the products they feed; in blocks,
-// 50-75 GB/s. A 2048^2 transpose went 7-10 -> 3.5 ms in f64, 5-6 -> 1.3-2.7 ms in f32 (AMD
-// EPYC, Zen 4; the baseline build has 128-bit registers, so these are compiled for AVX2 and
-// chosen when the CPU has it).
-[[gnu::target("avx2")]] void transpose_tile_avx2(const uint64_t* in, int64_t in_o, uint64_t* out, int64_t out_i, int64_t rows,
-                                                 int64_t cols) {
-    const int64_t rows4 = rows / 4 * 4, cols4 = cols / 4 * 4;
-    for (int64_t r = 0; r < rows4; r += 4) {
-        for (int64_t c = 0; c < cols4; c += 4) {
-            const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + r + c * in_o));
-            const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + r + (c + 1) * in_o));
-            const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + r + (c + 2) * in_o));
-            const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + r + (c + 3) * in_o));
-            const __m256i lo01 = _mm256_unpacklo_epi64(v0, v1), hi01 = _mm256_unpackhi_epi64(v0, v1);
-            const __m256i lo23 = _mm256_unpacklo_epi64(v2, v3), hi23 = _mm256_unpackhi_epi64(v2, v3);
-            uint64_t* dst = out + r * out_i + c;
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo01, lo23, 0x20));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + out_i), _mm256_permute2x128_si256(hi01, hi23, 0x20));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * out_i), _mm256_permute2x128_si256(lo01, lo23, 0x31));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 3 * out_i), _mm256_permute2x128_si256(hi01, hi23, 0x31));
-        }
-        transpose_tile(in + r + cols4 * in_o, in_o, out + r * out_i + cols4, out_i, 4, cols - cols4);
+// The same through AVX2 registers, for the element sizes that have a block copy below: whole
+// side x side blocks (side rows of the input loaded whole, transposed in registers, stored as
+// side rows of the output), the ragged edges element by element. Element by element, a
+// strided load per element, the MPS networks' packs ([92, 361] doubles into [361, 92]) ran at
+// 33 GB/s from L2, slower than the products they feed; in blocks, 50-75 GB/s. 2048^2
+// transposes went 7-10 -> 3.5 ms in f64, 5-6 -> 1.3-2.7 ms in f32, and [92, 361] c128 packs
+// 1.4-1.7x faster (AMD EPYC, Zen 4). The baseline build has 128-bit registers, so these are
+// compiled for AVX2 and chosen when the CPU has it.
+template <class Block, class T>
+[[gnu::target("avx2")]] void transpose_tile_avx2(const T* in, int64_t in_o, T* out, int64_t out_i, int64_t rows, int64_t cols) {
+    constexpr int64_t side = Block::side;
+    const int64_t whole_rows = rows / side * side, whole_cols = cols / side * side;
+    for (int64_t r = 0; r < whole_rows; r += side) {
+        for (int64_t c = 0; c < whole_cols; c += side) Block::copy(in + r + c * in_o, in_o, out + r * out_i + c, out_i);
+        transpose_tile(in + r + whole_cols * in_o, in_o, out + r * out_i + whole_cols, out_i, side, cols - whole_cols);
     }
-    transpose_tile(in + rows4, in_o, out + rows4 * out_i, out_i, rows - rows4, cols);
+    transpose_tile(in + whole_rows, in_o, out + whole_rows * out_i, out_i, rows - whole_rows, cols);
 }
 
-// The same for 4-byte elements in 8 x 8 blocks: pairs interleaved, then quads, then lanes.
-[[gnu::target("avx2")]] void transpose_tile_avx2(const uint32_t* in, int64_t in_o, uint32_t* out, int64_t out_i, int64_t rows,
-                                                 int64_t cols) {
-    const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
-    for (int64_t r = 0; r < rows8; r += 8) {
-        for (int64_t c = 0; c < cols8; c += 8) {
-            __m256 v[8], t[8], q[8];
-            for (int j = 0; j < 8; ++j) {
-                v[j] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + r + (c + j) * in_o)));
-            }
-            for (int j = 0; j < 8; j += 2) {
-                t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
-                t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
-            }
-            for (int j = 0; j < 8; j += 4) {
-                q[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
-                q[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
-                q[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
-                q[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
-            }
-            uint32_t* dst = out + r * out_i + c;
-            for (int j = 0; j < 4; ++j) {
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * out_i),
-                                    _mm256_castps_si256(_mm256_permute2f128_ps(q[j], q[j + 4], 0x20)));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (j + 4) * out_i),
-                                    _mm256_castps_si256(_mm256_permute2f128_ps(q[j], q[j + 4], 0x31)));
-            }
-        }
-        transpose_tile(in + r + cols8 * in_o, in_o, out + r * out_i + cols8, out_i, 8, cols - cols8);
+// 8-byte elements (f64, c64, 64-bit integers): 4 x 4, by unpacks and lane swaps.
+struct Block8 {
+    static constexpr int64_t side = 4;
+    [[gnu::target("avx2")]] static void copy(const uint64_t* in, int64_t in_o, uint64_t* out, int64_t out_i) {
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + in_o));
+        const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * in_o));
+        const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 3 * in_o));
+        const __m256i lo01 = _mm256_unpacklo_epi64(v0, v1), hi01 = _mm256_unpackhi_epi64(v0, v1);
+        const __m256i lo23 = _mm256_unpacklo_epi64(v2, v3), hi23 = _mm256_unpackhi_epi64(v2, v3);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(lo01, lo23, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + out_i), _mm256_permute2x128_si256(hi01, hi23, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * out_i), _mm256_permute2x128_si256(lo01, lo23, 0x31));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 3 * out_i), _mm256_permute2x128_si256(hi01, hi23, 0x31));
     }
-    transpose_tile(in + rows8, in_o, out + rows8 * out_i, out_i, rows - rows8, cols);
-}
+};
+
+// 4-byte elements: 8 x 8, pairs interleaved, then quads, then lanes.
+struct Block4 {
+    static constexpr int64_t side = 8;
+    [[gnu::target("avx2")]] static void copy(const uint32_t* in, int64_t in_o, uint32_t* out, int64_t out_i) {
+        __m256 v[8], t[8], q[8];
+        for (int j = 0; j < 8; ++j) v[j] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + j * in_o)));
+        for (int j = 0; j < 8; j += 2) {
+            t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
+            t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
+        }
+        for (int j = 0; j < 8; j += 4) {
+            q[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+            q[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
+            q[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+            q[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+        }
+        for (int j = 0; j < 4; ++j) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j * out_i),
+                                _mm256_castps_si256(_mm256_permute2f128_ps(q[j], q[j + 4], 0x20)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (j + 4) * out_i),
+                                _mm256_castps_si256(_mm256_permute2f128_ps(q[j], q[j + 4], 0x31)));
+        }
+    }
+};
+
+// 16-byte elements (c128): 2 x 2, two elements of a row per register, lanes swapped.
+struct Block16 {
+    static constexpr int64_t side = 2;
+    [[gnu::target("avx2")]] static void copy(const c128* in, int64_t in_o, c128* out, int64_t out_i) {
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + in_o));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(v0, v1, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + out_i), _mm256_permute2x128_si256(v0, v1, 0x31));
+    }
+};
 
 bool has_avx2() {
     static const bool avx2 = [] {
@@ -161,8 +171,10 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
     T* out = static_cast<T*>(a.out.data);
     auto copy_tile = transpose_tile<T>;
 #if defined(__x86_64__)
-    if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, uint32_t>) {
-        if (has_avx2()) copy_tile = transpose_tile_avx2;
+    if (has_avx2()) {
+        if constexpr (std::is_same_v<T, uint64_t>) copy_tile = transpose_tile_avx2<Block8, T>;
+        if constexpr (std::is_same_v<T, uint32_t>) copy_tile = transpose_tile_avx2<Block4, T>;
+        if constexpr (std::is_same_v<T, c128>) copy_tile = transpose_tile_avx2<Block16, T>;
     }
 #endif
     // The input's lines of the tile at rows [r0, r1) of axis i and [c0, c1) of axis o, asked
