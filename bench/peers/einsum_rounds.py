@@ -4,9 +4,9 @@ be timed again.
 
     python3 einsum_rounds.py short   # FERRO_OUT, PEER_OUT in the environment: the short instances
 
-A timing is a row's "seconds" (ferro's side) or the "seconds" of one of its dicts (a peer's:
-numpy, torch, jax); everything else in a row (paths, how, operands) is kept as the last round
-left it."""
+A timing is a row's "seconds" or other "..._seconds" (ferro's side) or the "seconds" of one of
+its dicts (a peer's: numpy, torch, jax); everything else in a row (paths, how, operands) is kept
+as the last round left it. Used by bench/run einsum and einsum_ad."""
 import json, os, statistics, sys
 
 # An instance is timed again when every side's call takes less than this: its round is then
@@ -22,16 +22,18 @@ def by_case(text):
         case = r["case"]
         row = rows.setdefault(case, {})
         for key, value in r.items():
-            if key == "seconds":
-                times.setdefault((case, None), []).append(value)
+            if key.endswith("seconds") and isinstance(value, (int, float)):
+                times.setdefault((case, None, key), []).append(value)
             elif isinstance(value, dict) and "seconds" in value:
-                times.setdefault((case, key), []).append(value["seconds"])
+                times.setdefault((case, key, "seconds"), []).append(value["seconds"])
                 row[key] = dict(value)
             elif not (isinstance(value, dict) and "skipped" in value and key in row):  # a timed round wins
                 row[key] = value
-    for (case, key), seconds in times.items():
+    for (case, key, name), seconds in times.items():
         target = rows[case] if key is None else rows[case][key]
-        target.update(seconds=statistics.median(seconds), rounds=len(seconds))
+        target[name] = statistics.median(seconds)
+        if name == "seconds":
+            target["rounds"] = len(seconds)
     return rows
 
 
