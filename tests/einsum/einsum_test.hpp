@@ -21,6 +21,19 @@ inline Runtime einsum_runtime() {
     return rt;
 }
 
+// The same, its log from `level` up going to `callback` (tests that read what the plugin logs).
+inline Runtime einsum_runtime_logging(uint32_t level, ferro_log_callback callback, void* user) {
+    Runtime::Options o;
+    o.use_environment_path = false;
+    o.use_default_dir = false;
+    o.log_level = level;
+    o.log_callback = callback;
+    o.log_user = user;
+    Runtime rt(o);
+    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
+    return rt;
+}
+
 inline bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
 inline bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }
 

@@ -7,8 +7,10 @@
 
 #include <ferro/gradcheck.hpp>
 
+#include <atomic>
 #include <functional>
 #include <span>
+#include <string_view>
 
 using namespace ferro;
 using namespace ferro::test;
@@ -122,6 +124,72 @@ TEST_CASE("einsum grad: the tree's cotangents and tangents equal the direct form
         for (size_t i = 1; i < inputs.size(); ++i) sum = sum + tangent_with({i});
         check_close(values_of(tangent_with(all)), values_of(sum), 1e-12, 1e-12);
         check_close(values_of(tangent_with({2, 5})), values_of(tangent_with({2}) + tangent_with({5})), 1e-12, 1e-12);
+    }
+}
+
+namespace {
+
+// Counts the log messages that name einsum.steps (the dispatcher's "einsum.steps: prepared by
+// ..." and its cache hits, at debug level), to tell which way the tree got its values.
+void count_steps(void* user, uint32_t, const char*, const char* message) {
+    if (std::string_view(message).find("einsum.steps") != std::string_view::npos) {
+        static_cast<std::atomic<int>*>(user)->fetch_add(1);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("einsum grad: the tree's values from einsum.steps (the forward's program) equal the pairwise ones",
+          "[einsum]") {
+    // A plain backward reads the steps' values from one einsum.steps call; one that records
+    // (create_graph) recomputes them pair by pair, as differentiable einsums. The network packs
+    // operands for its consumers (as lm_batch_likelihood does), one operand is strided, and in
+    // the mixed case one is single precision (cast into a slot first). Cotangents of every
+    // operand at once (the tree) must match both ways and the direct formula's, one at a time.
+    std::atomic<int> steps_logged{0};
+    const Runtime rt = einsum_runtime_logging(FERRO_LOG_DEBUG, count_steps, &steps_logged);
+    const std::string subscripts = "Labk,Lkcd,dax,xbm,mcy->Ly";
+    const std::vector<Shape> shapes = {{6, 2, 3, 2}, {6, 2, 3, 2}, {2, 2, 3}, {3, 3, 2}, {2, 3, 4}};
+    for (const std::vector<DType>& dtypes : {std::vector<DType>(5, DType::f64), std::vector<DType>(5, DType::c128),
+                                             std::vector<DType>{DType::f64, DType::f32, DType::f64, DType::f64, DType::f64}}) {
+        INFO(dtype_name(dtypes[1]) << " operand 1, " << dtype_name(dtypes[0]) << " the others");
+        std::vector<Tensor> inputs;
+        for (size_t k = 0; k < shapes.size(); ++k) {
+            std::vector<cd> values;
+            inputs.push_back(make_operand(rt, shapes[k], dtypes[k], 200 + static_cast<uint32_t>(k), k == 2, values));
+        }
+        const Tensor weight = random(rt, {6, 4}, dtypes[0], 299);
+        const auto cotangents = [&](const std::vector<size_t>& wanted, bool create_graph) {
+            std::vector<Tensor> leaves, asked;
+            for (const Tensor& x : inputs) leaves.push_back(x.detach());
+            for (size_t i : wanted) asked.push_back(leaves[i].set_requires_grad());
+            const Tensor loss = (einsum(subscripts, leaves) * weight).sum().real();
+            return vjp({loss}, asked, {}, create_graph);
+        };
+        std::vector<size_t> all(inputs.size());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+        steps_logged = 0;
+        const std::vector<Tensor> from_steps = cotangents(all, false);
+        CHECK(steps_logged > 0);
+        steps_logged = 0;
+        const std::vector<Tensor> pairwise = cotangents(all, true);
+        CHECK(steps_logged == 0);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            INFO("operand " << i);
+            const double tol = is_single(dtypes[i]) ? 1e-5 : 1e-12;
+            REQUIRE(from_steps[i].dtype() == inputs[i].dtype());
+            check_close(values_of(from_steps[i]), values_of(pairwise[i]), tol, tol);
+            check_close(values_of(from_steps[i]), values_of(cotangents({i}, false)[0]), tol, tol);
+        }
+    }
+    // einsum.steps called directly on a network with a label of size 0 says why it cannot.
+    const Tensor a = rt.zeros({2, 0}, DType::f64), b = rt.zeros({0, 3}, DType::f64);
+    try {
+        a.call("einsum.steps", {Attr("subscripts", std::string("ij,jk->ik"))}, {b});
+        FAIL("einsum.steps accepted a label of size 0");
+    } catch (const Error& e) {
+        CHECK(e.code() == FERRO_INVALID_ARGUMENT);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("steps takes labels of size 1 or more"));
     }
 }
 

@@ -48,14 +48,7 @@ TEST_CASE("einsum layout: an intermediate is laid out as the contraction that re
     // there; laid out [L, c, d, a, b] it is read as it is (a transposed operand of that
     // gemm). Made after T, P follows T's order; made before, T follows P's.
     LoggedSteps steps;
-    Runtime::Options o;
-    o.use_environment_path = false;
-    o.use_default_dir = false;
-    o.log_level = FERRO_LOG_TRACE;
-    o.log_callback = record_steps;
-    o.log_user = &steps;
-    Runtime rt(o);
-    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
+    const Runtime rt = einsum_runtime_logging(FERRO_LOG_TRACE, record_steps, &steps);
 
     const Case c = make_case({"Labk", "Lkcd", "dax", "xbm"}, "Lcm",
                              {{'L', 64}, {'a', 4}, {'b', 4}, {'c', 4}, {'d', 4}, {'k', 4}, {'x', 3}, {'m', 5}});

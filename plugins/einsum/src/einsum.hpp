@@ -11,9 +11,9 @@
 
 namespace ferro::einsum {
 
-enum class Op : uint32_t { einsum = 0, path = 1, count };
+enum class Op : uint32_t { einsum = 0, path = 1, steps = 2, count };
 
-// Schema attribute order (both ops take the same attributes).
+// Schema attribute order (every op takes the same attributes).
 enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kOrder, kAttrCount };
 
 // The expression of a call, from its subscripts or sublists attribute and the operands' ranks.

@@ -79,9 +79,14 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             out->self = answer.release();
             return;
         }
-        int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
-        auto program = std::make_unique<Program>(compile(e, in, options, strides));
-        out->workspace_bytes = program->workspace_bytes;
+        std::unique_ptr<Program> program;
+        if (args->op_index == static_cast<uint32_t>(Op::steps)) {
+            program = std::make_unique<Program>(compile_steps(e, in, options));  // its workspace is the output
+        } else {
+            int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
+            program = std::make_unique<Program>(compile(e, in, options, strides));
+            out->workspace_bytes = program->workspace_bytes;
+        }
         if (host->log_enabled(host, FERRO_LOG_DEBUG)) {
             plugin::log(host, FERRO_LOG_DEBUG, "einsum",
                         std::to_string(e.inputs.size()) + " operands: " + std::to_string(program->steps.size()) +
@@ -97,7 +102,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
 void destroy_module(void* self) { delete static_cast<Module*>(self); }
 
 // Sample calls (ferro-inspect check): a matrix product, a batched one, a diagonal, and a
-// three-operand chain whose path the optimiser chooses; einsum.path gets the chain.
+// three-operand chain whose path the optimiser chooses; einsum.path and einsum.steps get the chain.
 ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* args) {
     return plugin::guard(host, [&] {
         struct Sample {
@@ -112,7 +117,7 @@ ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* ar
             {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 2}}, "three-operand chain"},
         };
         const plugin::Rules r(host);
-        const bool path = args->op_index == static_cast<uint32_t>(Op::path);
+        const bool path = args->op_index != static_cast<uint32_t>(Op::einsum);  // path, steps: the chain
         int64_t seed = 41;
         for (size_t i = path ? 3 : 0; i < std::size(samples) && args->n_examples < args->capacity; ++i) {
             ferro_example& e = args->examples[args->n_examples];

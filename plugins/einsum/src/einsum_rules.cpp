@@ -137,6 +137,102 @@ TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tenso
 
 size_t at(int k) { return static_cast<size_t>(k); }
 
+// Whether a step's value in the program has the node's labels: those of size 1 aside, the
+// program sums a label early where the tree keeps it for an operand that broadcasts it (size 1
+// there), and that value is not the node's.
+bool lies_as(const StepValue& v, const TreeNode& node) {
+    size_t longer = 0;
+    for (size_t ax = 0; ax < node.labels.size(); ++ax) {
+        if (node.shape[ax] == 1) continue;
+        if (std::find(v.labels.begin(), v.labels.end(), node.labels[ax]) == v.labels.end()) return false;
+        ++longer;
+    }
+    return longer == v.labels.size();
+}
+
+// Node k's value as a view of the einsum.steps buffer, where `v` says it lies (lies_as): the
+// slot's run of elements, shaped in its memory order, then its axes put in the node's order.
+TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t offset, const TreeNode& node,
+                     const StepValue& v) {
+    const size_t rank = node.labels.size();
+    std::vector<int64_t> strides(rank, 0);  // size-1 axes: 0, so they sort last
+    int64_t numel = 1;
+    for (size_t ax = 0; ax < rank; ++ax) {
+        numel *= node.shape[ax];
+        const auto it = std::find(v.labels.begin(), v.labels.end(), node.labels[ax]);
+        if (node.shape[ax] != 1) strides[ax] = v.strides[static_cast<size_t>(it - v.labels.begin())];
+    }
+    std::vector<int64_t> order(rank);  // axes outermost first
+    for (size_t ax = 0; ax < rank; ++ax) order[ax] = static_cast<int64_t>(ax);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return strides[at(x)] > strides[at(y)]; });
+    std::vector<int64_t> in_memory(rank), axes(rank);
+    for (size_t i = 0; i < rank; ++i) {
+        in_memory[i] = node.shape[at(order[i])];
+        axes[at(order[i])] = static_cast<int64_t>(i);
+    }
+    TensorRef t = r.reshape(r.slice(buffer, 0, offset, offset + numel), in_memory);
+    if (!std::is_sorted(order.begin(), order.end())) t = r.permute(t, axes);
+    return t;
+}
+
+// The steps' values from one einsum.steps call: the forward's own program, where each operand
+// is packed as its consumer wants it (pairwise einsums pack many of them again: on
+// lm_batch_likelihood_brackets they copied 8.5x the forward's elements, doubling the
+// recomputation's time). False where the program's values are not the tree's (lies_as).
+bool values_from_steps(const plugin::Rules& r, const Expression& e, const ferro_attr_value* attrs,
+                       const std::vector<TreeNode>& nodes, const Path& path, std::span<const ferro_tensor> inputs,
+                       const std::vector<bool>& needed, std::vector<TensorRef>& value) {
+    const size_t n = inputs.size();
+    std::vector<ferro_signature> sigs;
+    for (ferro_tensor t : inputs) sigs.push_back(r.signature(t));
+    PathOptions options;
+    options.explicit_path = path;
+    options.has_explicit_path = true;
+    const Program p = compile_steps(e, sigs, options);
+    for (size_t k = n; k < nodes.size(); ++k) {
+        if (needed[k] && !lies_as(p.values[k - n], nodes[k])) return false;
+    }
+    std::vector<int64_t> flat;
+    for (const auto& [i, j] : path) flat.insert(flat.end(), {i, j});
+    // The call's subscripts or sublists (the first of its attributes), so that einsum.steps
+    // parses the expression `e` is, and lays it out as compile_steps did here.
+    const ferro_named_attr named[2] = {named_attrs(attrs).front(), plugin::attr_i64s("path", flat)};
+    const TensorRef buffer = r.call("einsum.steps", inputs, named);
+    const uint64_t element = FERRO_DTYPE_BITS(p.dtype) / 8;
+    for (size_t k = n; k < nodes.size(); ++k) {
+        if (!needed[k]) continue;
+        const StepValue& v = p.values[k - n];
+        value[k] = value_view(r, buffer, static_cast<int64_t>(p.slot_offsets[at(v.slot)] / element), nodes[k], v);
+    }
+    return true;
+}
+
+// The values of the tree's nodes that `needed` marks: operands borrowed, steps from
+// values_from_steps, or else pairwise einsums. Those are what a backward that records
+// (create_graph) takes, its values having to be differentiable, and what a network with a
+// label of size 0 takes (the steps need none).
+std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, const ferro_attr_value* attrs,
+                                   const std::vector<TreeNode>& nodes, const Path& path,
+                                   std::span<const ferro_tensor> inputs, const std::vector<bool>& needed) {
+    const size_t n = inputs.size();
+    std::vector<TensorRef> value(nodes.size());
+    for (size_t k = 0; k < n; ++k) {
+        if (needed[k]) value[k] = r.borrow(inputs[k]);
+    }
+    const bool empty = std::any_of(nodes.begin(), nodes.end(), [](const TreeNode& t) {
+        return std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
+    });
+    if (!r.host()->grad_enabled(r.host()) && !empty && values_from_steps(r, e, attrs, nodes, path, inputs, needed, value)) {
+        return value;
+    }
+    for (size_t k = n; k < nodes.size(); ++k) {
+        if (!needed[k]) continue;
+        value[k] = step_value(r, step_expression(e, nodes, static_cast<int>(k)), value[at(nodes[k].left)].get(),
+                              value[at(nodes[k].right)].get());
+    }
+    return value;
+}
+
 // Which nodes a walk needs. held[k]: operand k is marked (asked for a cotangent, or given a
 // tangent), or a step's subtree holds a marked operand. needed[k]: k's value meets a sibling
 // whose subtree holds one (d(a b) takes a where b moves), or goes into a needed value.
@@ -157,18 +253,14 @@ Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
     return d;
 }
 
-void tree_vjp(const plugin::Rules& r, const Expression& e, const std::vector<TreeNode>& nodes, const ferro_vjp_args& a) {
-    const size_t n = a.n_inputs, count = nodes.size();
+void tree_vjp(const plugin::Rules& r, const Expression& e, const Path& path, const ferro_vjp_args& a) {
+    const size_t n = a.n_inputs;
+    const std::vector<TreeNode> nodes = contraction_tree(e, shapes_of({a.input_sigs, n}), path);
+    const size_t count = nodes.size();
     const Demand d = demand(nodes, n, [&](size_t k) { return a.needs_input_grad[k] != 0; });
     const std::vector<bool>& wants = d.held;
-    const std::vector<bool>& needed = d.needed;
-    std::vector<TensorRef> value(count), cotangent(count);
-    for (size_t k = 0; k < count; ++k) {
-        if (!needed[k]) continue;
-        value[k] = k < n ? r.borrow(a.inputs[k])
-                         : step_value(r, step_expression(e, nodes, static_cast<int>(k)), value[at(nodes[k].left)].get(),
-                                      value[at(nodes[k].right)].get());
-    }
+    std::vector<TensorRef> value = node_values(r, e, a.attrs, nodes, path, {a.inputs, n}, d.needed);
+    std::vector<TensorRef> cotangent(count);
     cotangent[count - 1] = r.borrow(a.cotangents[0]);
     for (size_t k = count; k-- > n;) {
         if (!wants[k]) continue;
@@ -241,7 +333,7 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const auto wanted = static_cast<size_t>(std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
         if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
-            return tree_vjp(r, e, contraction_tree(e, shapes, forward_path(r, a.attrs, inputs)), a);
+            return tree_vjp(r, e, forward_path(r, a.attrs, inputs), a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {

@@ -42,8 +42,8 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 class Compiler {
 public:
     Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
-             int64_t* output_strides)
-        : e_(e), inputs_(inputs), output_strides_(output_strides) {
+             int64_t* output_strides, bool keep_steps = false)
+        : e_(e), inputs_(inputs), output_strides_(output_strides), keep_steps_(keep_steps) {
         std::vector<std::span<const int64_t>> shapes;
         for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
         size_ = label_sizes(e, shapes);
@@ -83,11 +83,14 @@ public:
             for (const Operand& t : current) keep.insert(keep.end(), t.labels.begin(), t.labels.end());
             const int id = static_cast<int>(inputs_.size() + step);
             const Wanted wanted = current.empty() ? Wanted{} : consumer_layout(ahead, id, current, ids);
-            current.push_back(contract(std::move(x), std::move(y), keep, current.empty(), wanted));
+            const bool last = current.empty() && !keep_steps_;
+            current.push_back(contract(std::move(x), std::move(y), keep, last, wanted));
             ids.push_back(id);
+            if (keep_steps_) keep_value(current.back());
         }
-        finish(current.front());
+        if (!keep_steps_) finish(current.front());
         place_slots();
+        if (keep_steps_) zero_gaps();
         return std::move(p_);
     }
 
@@ -165,10 +168,19 @@ private:
         return v;
     }
 
+    // Steps mode: a step's value (always a new slot there) stays in its slot to the end.
+    void keep_value(const Operand& t) {
+        if (t.place.kind != Place::workspace) throw plugin::Error(FERRO_INTERNAL, "einsum: a step's value is not in a slot");
+        slot_life_[static_cast<size_t>(t.place.index)].second = SIZE_MAX;
+        p_.values.push_back({t.place.index, t.labels, t.strides});
+    }
+
     // Appends a step; the workspace slots it reads live at least until it.
     void push(Step s, std::initializer_list<const Operand*> reads) {
         for (const Operand* t : reads) {
-            if (t->place.kind == Place::workspace) slot_life_[static_cast<size_t>(t->place.index)].second = p_.steps.size();
+            if (t->place.kind != Place::workspace) continue;
+            size_t& end = slot_life_[static_cast<size_t>(t->place.index)].second;
+            end = std::max(end, p_.steps.size());  // a kept value's end stays the last
         }
         p_.steps.push_back(std::move(s));
     }
@@ -537,9 +549,37 @@ private:
         }
     }
 
+    // Steps mode: the workspace becomes the output, so the bytes no slot covers (alignment
+    // padding, holes between slots) are zeroed first: an output is the same on every run.
+    void zero_gaps() {
+        p_.workspace_is_output = true;
+        std::vector<std::pair<uint64_t, uint64_t>> covered;
+        for (size_t s = 0; s < slot_bytes_.size(); ++s) covered.emplace_back(p_.slot_offsets[s], p_.slot_offsets[s] + slot_bytes_[s]);
+        std::sort(covered.begin(), covered.end());
+        std::vector<Step> zeros;
+        uint64_t at = 0;
+        const uint64_t element = FERRO_DTYPE_BITS(p_.dtype) / 8;
+        const auto zero = [&](uint64_t begin, uint64_t end) {
+            Step z;
+            z.kind = Step::zero;
+            z.out.place = {Place::workspace, static_cast<int>(p_.slot_offsets.size())};
+            z.out.shape = {static_cast<int64_t>((end - begin) / element)};
+            z.out.strides = {1};
+            p_.slot_offsets.push_back(begin);  // a slot of its own, for the view
+            zeros.push_back(std::move(z));
+        };
+        for (const auto& [begin, end] : covered) {
+            if (begin > at) zero(at, begin);
+            at = std::max(at, end);
+        }
+        if (p_.workspace_bytes > at) zero(at, p_.workspace_bytes);
+        p_.steps.insert(p_.steps.begin(), zeros.begin(), zeros.end());
+    }
+
     const Expression& e_;
     std::span<const ferro_signature> inputs_;
     int64_t* output_strides_;  // the output layout, when the host lets us choose it
+    bool keep_steps_;          // steps mode (compile_steps)
     std::vector<int64_t> size_;
     Program p_;
     Operand output_;
@@ -561,9 +601,15 @@ struct Bases {
         char* data = nullptr;
         if (v.place.kind == Place::workspace) {
             const uint64_t at = p.slot_offsets[static_cast<size_t>(v.place.index)];
-            t.buffer = args.workspace.buffer;
-            t.byte_offset = args.workspace.byte_offset + at;
-            data = static_cast<char*>(args.workspace.data);
+            if (p.workspace_is_output) {
+                t.buffer = args.outputs[0].buffer;
+                t.byte_offset = args.outputs[0].byte_offset + at;
+                data = static_cast<char*>(args.outputs[0].data);
+            } else {
+                t.buffer = args.workspace.buffer;
+                t.byte_offset = args.workspace.byte_offset + at;
+                data = static_cast<char*>(args.workspace.data);
+            }
             if (data) data += at;
         } else {
             const ferro_tensor_view& base = v.place.kind == Place::input ? args.inputs[v.place.index] : args.outputs[0];
@@ -623,6 +669,14 @@ Path choose_path(const Network& net, const PathOptions& o) {
 Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                 int64_t* output_strides) {
     return Compiler(e, inputs, options, output_strides).compile();
+}
+
+Program compile_steps(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options) {
+    Program p = Compiler(e, inputs, options, nullptr, true).compile();
+    if (p.values.size() + 1 != inputs.size()) {  // compile stopped early: nothing to multiply
+        fail("steps takes labels of size 1 or more (a label of size 0 leaves no step to keep)");
+    }
+    return p;
 }
 
 namespace {

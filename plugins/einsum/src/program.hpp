@@ -48,6 +48,14 @@ struct Step {
     int64_t batch = 1, m = 1, n = 1, k = 1;
 };
 
+// Where the steps mode (below) left one pairwise step's value: a workspace slot, its labels
+// longer than 1 and their strides (the slot is dense in some order of them).
+struct StepValue {
+    int slot = 0;
+    std::vector<int> labels;
+    std::vector<int64_t> strides;
+};
+
 struct Program {
     ferro_dtype dtype = FERRO_DTYPE_F64;  // of the output and every workspace slot
     std::vector<ferro_dtype> input_dtypes;
@@ -56,6 +64,9 @@ struct Program {
     uint64_t workspace_bytes = 0;
     Path path;
     PathCost cost;
+    // Steps mode: the workspace is the call's one output, and every step's value stays in it.
+    bool workspace_is_output = false;
+    std::vector<StepValue> values;  // per path step
 };
 
 // The dtype numpy promotion gives the operands (all of f32, f64, c64, c128).
@@ -69,6 +80,14 @@ Network network_of(const Expression& e, std::span<const int64_t> sizes);
 // chooses (the last step's natural one; ABI 1.1, ferro_prepare_args.output_strides).
 Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                 int64_t* output_strides);
+
+// The steps mode, for einsum.steps: the same program, but each pairwise step's value is kept
+// where it was made (a slot no later step reuses) instead of the last one being written to the
+// output, and the workspace is the output (`values` says where each step's value lies). The
+// derivative rules read the forward's intermediates from it rather than recomputing them pair by
+// pair, which packs operands the one program lays out for their consumers. Needs at least one
+// step, and no label of size 0.
+Program compile_steps(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options);
 
 // Enqueues the program's steps into the call's session.
 void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args);
