@@ -15,13 +15,8 @@ namespace ferro::test {
 
 using cd = std::complex<double>;
 
-inline Runtime einsum_runtime() {
-    Runtime rt = make_runtime();
-    rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
-    return rt;
-}
-
-// The same, its log from `level` up going to `callback` (tests that read what the plugin logs).
+// A runtime with libferro_einsum.so only, its log from `level` up going to `callback` (tests
+// that read what the plugin logs).
 inline Runtime einsum_runtime_logging(uint32_t level, ferro_log_callback callback, void* user) {
     Runtime::Options o;
     o.use_environment_path = false;
@@ -33,6 +28,8 @@ inline Runtime einsum_runtime_logging(uint32_t level, ferro_log_callback callbac
     rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_einsum.so");
     return rt;
 }
+
+inline Runtime einsum_runtime() { return einsum_runtime_logging(FERRO_LOG_OFF, nullptr, nullptr); }
 
 inline bool is_complex(DType d) { return d == DType::c64 || d == DType::c128; }
 inline bool is_single(DType d) { return d == DType::f32 || d == DType::c64; }

@@ -253,9 +253,10 @@ Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
     return d;
 }
 
-void tree_vjp(const plugin::Rules& r, const Expression& e, const Path& path, const ferro_vjp_args& a) {
+void tree_vjp(const plugin::Rules& r, const Expression& e, std::span<const std::span<const int64_t>> operand_shapes,
+              const Path& path, const ferro_vjp_args& a) {
     const size_t n = a.n_inputs;
-    const std::vector<TreeNode> nodes = contraction_tree(e, shapes_of({a.input_sigs, n}), path);
+    const std::vector<TreeNode> nodes = contraction_tree(e, operand_shapes, path);
     const size_t count = nodes.size();
     const Demand d = demand(nodes, n, [&](size_t k) { return a.needs_input_grad[k] != 0; });
     const std::vector<bool>& wants = d.held;
@@ -333,7 +334,7 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const auto wanted = static_cast<size_t>(std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
         if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
-            return tree_vjp(r, e, forward_path(r, a.attrs, inputs), a);
+            return tree_vjp(r, e, shapes, forward_path(r, a.attrs, inputs), a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {

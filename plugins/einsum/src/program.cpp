@@ -552,7 +552,6 @@ private:
     // Steps mode: the workspace becomes the output, so the bytes no slot covers (alignment
     // padding, holes between slots) are zeroed first: an output is the same on every run.
     void zero_gaps() {
-        p_.workspace_is_output = true;
         std::vector<std::pair<uint64_t, uint64_t>> covered;
         for (size_t s = 0; s < slot_bytes_.size(); ++s) covered.emplace_back(p_.slot_offsets[s], p_.slot_offsets[s] + slot_bytes_[s]);
         std::sort(covered.begin(), covered.end());
@@ -601,7 +600,7 @@ struct Bases {
         char* data = nullptr;
         if (v.place.kind == Place::workspace) {
             const uint64_t at = p.slot_offsets[static_cast<size_t>(v.place.index)];
-            if (p.workspace_is_output) {
+            if (p.workspace_is_output()) {
                 t.buffer = args.outputs[0].buffer;
                 t.byte_offset = args.outputs[0].byte_offset + at;
                 data = static_cast<char*>(args.outputs[0].data);

@@ -64,9 +64,9 @@ struct Program {
     uint64_t workspace_bytes = 0;
     Path path;
     PathCost cost;
+    std::vector<StepValue> values;  // steps mode: per path step
     // Steps mode: the workspace is the call's one output, and every step's value stays in it.
-    bool workspace_is_output = false;
-    std::vector<StepValue> values;  // per path step
+    bool workspace_is_output() const { return !values.empty(); }
 };
 
 // The dtype numpy promotion gives the operands (all of f32, f64, c64, c128).
