@@ -49,7 +49,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_attr_spec, 48);
     PIN_OFFSET(ferro_attr_spec, default_value, 24);
     PIN_SIZE(ferro_infer_args, 40);
-    PIN_SIZE(ferro_vjp_args, 72);
+    PIN_SIZE(ferro_vjp_args, 88);  // 1.8 appended n_residuals, residuals
+    PIN_OFFSET(ferro_vjp_args, residuals, 80);
     PIN_OFFSET(ferro_vjp_args, input_cotangents, 64);
     PIN_SIZE(ferro_jvp_args, 56);
     PIN_SIZE(ferro_op_schema, 120);
@@ -61,10 +62,14 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_exec_args, workspace, 40);
     PIN_OFFSET(ferro_exec_args, session, 80);
     PIN_SIZE(ferro_plan_iface, 32);
-    PIN_SIZE(ferro_plan_instance, 40);
-    PIN_SIZE(ferro_prepare_args, 64);  // 1.1 appended output_strides
+    PIN_SIZE(ferro_plan_instance, 56);  // 1.8 appended n_residuals, residuals
+    PIN_OFFSET(ferro_plan_instance, n_residuals, 40);
+    PIN_OFFSET(ferro_plan_instance, residuals, 48);
+    PIN_SIZE(ferro_prepare_args, 72);  // 1.1 appended output_strides, 1.8 recorded_inputs
     PIN_OFFSET(ferro_prepare_args, output_strides, 56);
-    PIN_SIZE(ferro_module_iface, 32);
+    PIN_OFFSET(ferro_prepare_args, recorded_inputs, 64);
+    PIN_SIZE(ferro_module_iface, 40);  // 1.8 appended flags
+    PIN_OFFSET(ferro_module_iface, flags, 32);
     PIN_OFFSET(ferro_module_iface, examples, 24);
     PIN_SIZE(ferro_examples_args, 40);
     PIN_SIZE(ferro_example, 304);

@@ -61,3 +61,39 @@ TEST_CASE("plugin rules: a cotangent of the wrong shape is INTERNAL, naming op a
     check_error([&] { rt.call("fixture_ad.misshapen", {x})[0].sum().backward(); }, FERRO_INTERNAL,
                 "fixture_ad.misshapen: the VJP rule returned a cotangent of shape [7] for input 0 of shape [2]");
 }
+
+TEST_CASE("plugin rules: a recorded call's residuals reach its VJP rule and go with the graph", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    rt.load_plugin(build_dir() + "/tests/fixtures/autodiff/libferro_fixture_residual.so");
+    Tensor x = rt.tensor<double>({1.0, -2.0, 3.0}, {3});
+    x.set_requires_grad();
+    const Tensor y = rt.call("fixture_residual.square", {x})[0];
+    check_close(y.to_vector<double>(), std::vector<double>{1.0, 4.0, 9.0});
+    // The rule reads x from the residual only (the schema saves nothing): d sum(x^2) = 2x.
+    y.sum().backward(Tensor(), /*retain_graph=*/true);
+    check_close(x.grad().to_vector<double>(), std::vector<double>{2.0, -4.0, 6.0});
+    y.sum().backward();
+    check_close(x.grad().to_vector<double>(), std::vector<double>{4.0, -8.0, 12.0});
+    // The residual went with the graph: the node can no longer run its rule.
+    check_error([&] { y.sum().backward(); }, FERRO_FAILED_PRECONDITION,
+                "fixture_residual.square (node 2 of 2 from the root): its saved tensors were freed");
+
+    // A recorded call and a plain one of a module that keeps residuals get a plan each; a
+    // module without the flag (fixture_ad) plans both calls once.
+    const auto entries = [&] { return rt.plan_cache_stats().entries; };
+    const Tensor plain = x.detach();
+    uint64_t before = entries();
+    (void)rt.call("fixture_residual.square", {plain});
+    CHECK(entries() == before + 1);
+    check_close(rt.call("fixture_residual.square", {x})[0].to_vector<double>(), std::vector<double>{1.0, 4.0, 9.0});
+    CHECK(entries() == before + 1);  // the recorded plan from the first call
+    before = entries();
+    (void)rt.call("fixture_ad.split", {x});
+    (void)rt.call("fixture_ad.split", {plain});
+    CHECK(entries() == before + 1);
+
+    // A plan may keep residuals only for a call the tape records.
+    check_error([&] { rt.call("fixture_residual.leaky", {plain}); }, FERRO_INTERNAL,
+                "fixture_residual.leaky: module of plugin 'fixture_residual' returned a plan with 1 residuals for a "
+                "call the tape does not record");
+}

@@ -129,25 +129,29 @@ TEST_CASE("einsum grad: the tree's cotangents and tangents equal the direct form
 
 namespace {
 
-// Counts the log messages that name einsum.steps (the dispatcher's "einsum.steps: prepared by
-// ..." and its cache hits, at debug level), to tell which way the tree got its values.
-void count_steps(void* user, uint32_t, const char*, const char* message) {
-    if (std::string_view(message).find("einsum.steps") != std::string_view::npos) {
-        static_cast<std::atomic<int>*>(user)->fetch_add(1);
-    }
+// Counts the einsum plugin's debug messages that say a forward kept its steps' values (at
+// prepare) and that a VJP read them, to tell which way the tree got its values.
+struct KeptLog {
+    std::atomic<int> kept{0}, read{0};
+};
+void count_kept(void* user, uint32_t, const char*, const char* message) {
+    auto& log = *static_cast<KeptLog*>(user);
+    const std::string_view m(message);
+    if (m.find("(recorded: steps' values kept)") != std::string_view::npos) log.kept.fetch_add(1);
+    if (m.find("step values read from what the recorded forward kept") != std::string_view::npos) log.read.fetch_add(1);
 }
 
 }  // namespace
 
-TEST_CASE("einsum grad: the tree's values from einsum.steps (the forward's program) equal the pairwise ones",
-          "[einsum]") {
-    // A plain backward reads the steps' values from one einsum.steps call; one that records
-    // (create_graph) recomputes them pair by pair, as differentiable einsums. The network packs
-    // operands for its consumers (as lm_batch_likelihood does), one operand is strided, and in
-    // the mixed case one is single precision (cast into a slot first). Cotangents of every
-    // operand at once (the tree) must match both ways and the direct formula's, one at a time.
-    std::atomic<int> steps_logged{0};
-    const Runtime rt = einsum_runtime_logging(FERRO_LOG_DEBUG, count_steps, &steps_logged);
+TEST_CASE("einsum grad: the tree's values kept by the recorded forward equal the pairwise ones", "[einsum]") {
+    // A recorded einsum keeps its steps' values (ABI 1.8 residuals) and a plain backward reads
+    // them; one that records (create_graph) recomputes them pair by pair, as differentiable
+    // einsums. The network packs operands for its consumers (as lm_batch_likelihood does), one
+    // operand is strided, and in the mixed case one is single precision (cast into a slot
+    // first). Cotangents of every operand at once (the tree) must match both ways and the
+    // direct formula's, one at a time.
+    KeptLog log;
+    const Runtime rt = einsum_runtime_logging(FERRO_LOG_DEBUG, count_kept, &log);
     const std::string subscripts = "Labk,Lkcd,dax,xbm,mcy->Ly";
     const std::vector<Shape> shapes = {{6, 2, 3, 2}, {6, 2, 3, 2}, {2, 2, 3}, {3, 3, 2}, {2, 3, 4}};
     for (const std::vector<DType>& dtypes : {std::vector<DType>(5, DType::f64), std::vector<DType>(5, DType::c128),
@@ -168,29 +172,38 @@ TEST_CASE("einsum grad: the tree's values from einsum.steps (the forward's progr
         };
         std::vector<size_t> all(inputs.size());
         for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-        steps_logged = 0;
-        const std::vector<Tensor> from_steps = cotangents(all, false);
-        CHECK(steps_logged > 0);
-        steps_logged = 0;
+        log.kept = log.read = 0;
+        const std::vector<Tensor> from_kept = cotangents(all, false);
+        CHECK(log.kept == 1);  // prepared once for this signature, with its values kept
+        CHECK(log.read == 1);
+        log.kept = log.read = 0;
         const std::vector<Tensor> pairwise = cotangents(all, true);
-        CHECK(steps_logged == 0);
+        CHECK(log.kept == 0);  // the same recorded plan, from the cache
+        CHECK(log.read == 0);
         for (size_t i = 0; i < inputs.size(); ++i) {
             INFO("operand " << i);
             const double tol = is_single(dtypes[i]) ? 1e-5 : 1e-12;
-            REQUIRE(from_steps[i].dtype() == inputs[i].dtype());
-            check_close(values_of(from_steps[i]), values_of(pairwise[i]), tol, tol);
-            check_close(values_of(from_steps[i]), values_of(cotangents({i}, false)[0]), tol, tol);
+            REQUIRE(from_kept[i].dtype() == inputs[i].dtype());
+            check_close(values_of(from_kept[i]), values_of(pairwise[i]), tol, tol);
+            check_close(values_of(from_kept[i]), values_of(cotangents({i}, false)[0]), tol, tol);
         }
+        // A forward recorded for one operand keeps nothing: its rule takes the direct formula.
+        CHECK(log.kept == 0);
+        CHECK(log.read == 0);
     }
-    // einsum.steps called directly on a network with a label of size 0 says why it cannot.
-    const Tensor a = rt.zeros({2, 0}, DType::f64), b = rt.zeros({0, 3}, DType::f64);
-    try {
-        a.call("einsum.steps", {Attr("subscripts", std::string("ij,jk->ik"))}, {b});
-        FAIL("einsum.steps accepted a label of size 0");
-    } catch (const Error& e) {
-        CHECK(e.code() == FERRO_INVALID_ARGUMENT);
-        CHECK_THAT(e.what(), Catch::Matchers::Contains("steps takes labels of size 1 or more"));
+    // A label of size 0: the recorded forward keeps nothing (there are no steps to keep), and the
+    // gradients are the zeros numpy's empty sums give.
+    std::vector<Tensor> empty;
+    for (const Shape& shape : std::vector<Shape>{{2, 0}, {0, 3}, {3, 4}, {4, 2}}) {
+        empty.push_back(rt.zeros(shape, DType::f64));
+        empty.back().set_requires_grad();
     }
+    log.kept = log.read = 0;
+    einsum("ij,jk,kl,lm->im", empty).sum().backward();
+    CHECK(log.kept == 0);
+    CHECK(log.read == 0);
+    CHECK(empty[2].grad().shape() == Shape{3, 4});
+    for (const cd& v : values_of(empty[2].grad())) CHECK(v == cd{0.0, 0.0});
 }
 
 TEST_CASE("einsum grad: a long chain's backward keeps the forward's intermediates small", "[einsum]") {

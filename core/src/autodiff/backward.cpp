@@ -308,8 +308,11 @@ private:
             out[k] = outputs[k].get();
             cot[k] = s.grads[k].get();
         }
+        Small<ferro_tensor> residuals;
+        for (const TensorPtr& t : n.residuals()) residuals.push_back(t.get());
         ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n_out, 0, n.attrs().data(),
-                         sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data()};
+                         sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data(),
+                         static_cast<uint32_t>(residuals.size()), 0, residuals.empty() ? nullptr : residuals.data()};
         const ferro_host_api* host = rt_.host_api();
         ferro_status st = nullptr;
         try {

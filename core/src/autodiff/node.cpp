@@ -74,6 +74,8 @@ void Node::release_saved() noexcept {
             t = TensorPtr();
         }
     }
+    if (!residuals_.empty()) released_ = true;
+    residuals_.clear();
 }
 
 AutogradMeta& autograd_of(ferro_tensor_impl& t) {
@@ -190,12 +192,14 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
 }
 
 void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs);
+            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
+            std::span<TensorPtr> residuals);
 
 }  // namespace
 
 void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs) {
+                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
+                std::span<TensorPtr> residuals) {
     // An output that is one of the inputs (an op that returned its input unchanged) becomes
     // its own handle first: the input's autograd state is not this call's to change.
     for (TensorPtr& out : outputs) {
@@ -205,7 +209,7 @@ void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schem
     }
     if (tangents_enabled() && any_tangent(inputs)) propagate_tangents(rt, op, schema, attrs, inputs, outputs);
     for (const ferro_tensor_impl* in : inputs) {
-        if (requires_grad(*in)) return record(op, schema, library, attrs, inputs, outputs);
+        if (requires_grad(*in)) return record(op, schema, library, attrs, inputs, outputs, residuals);
     }
 }
 
@@ -237,7 +241,8 @@ TensorPtr make_dual(Runtime& rt, ferro_tensor_impl& primal, ferro_tensor_impl& t
 namespace {
 
 void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs) {
+            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
+            std::span<TensorPtr> residuals) {
     if (!grad_enabled() || schema.vjp == nullptr) return;
     NodePtr node(new Node(op, schema, library, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{},
                  CachedAllocator<Node>{});
@@ -270,6 +275,7 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
         any_edge = true;
     }
     if (!any_edge) return;  // no input the op differentiates requires grad
+    node->residuals().assign(std::make_move_iterator(residuals.begin()), std::make_move_iterator(residuals.end()));
     for (size_t k = 0; k < outputs.size(); ++k) {
         ferro_tensor_impl& out = *outputs[k];
         if ((schema.save_outputs & FERRO_MASK_BIT(k)) != 0) node->saved_outputs()[k] = saved_alias(out);

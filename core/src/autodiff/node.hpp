@@ -99,6 +99,8 @@ public:
     // strong reference to the leaf would be a cycle) and reattached when a pass records.
     PerInput<std::weak_ptr<LeafGrad>>& saved_leaves() noexcept { return saved_leaves_; }
     PerInput<TensorPtr>& saved_outputs() noexcept { return saved_outputs_; }
+    // What the forward's plan kept for the rule (ABI 1.8), in the plan's order.
+    std::vector<TensorPtr>& residuals() noexcept { return residuals_; }
     // Drops the saved tensors (after a backward without retain_graph); a node that had some
     // can no longer run its rule.
     void release_saved() noexcept;
@@ -113,6 +115,7 @@ private:
     PerInput<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
     PerInput<std::weak_ptr<LeafGrad>> saved_leaves_;
     PerInput<TensorPtr> saved_outputs_;  // per output, detached aliases
+    std::vector<TensorPtr> residuals_;
     PerInput<Edge> edges_;
     uint32_t n_outputs_;
     bool released_ = false;
@@ -130,10 +133,11 @@ inline bool any_autograd(std::span<ferro_tensor_impl* const> inputs) noexcept {
 // After an op call with an input that has autograd state: propagates tangents (forward mode,
 // through the schema's JVP rule), then records a grad node when grad mode is on and an input
 // requires grad (reverse mode; an op without a VJP rule records nothing and its outputs do not
-// require grad). An output that is one of the inputs is replaced by a new handle first.
+// require grad). An output that is one of the inputs is replaced by a new handle first. The
+// node keeps `residuals`, what the call's plan wrote for the VJP rule (ABI 1.8).
 void after_call(Runtime& runtime, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
                 const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
-                std::span<TensorPtr> outputs);
+                std::span<TensorPtr> outputs, std::span<TensorPtr> residuals = {});
 
 // Forward mode: a tensor equal to `primal` that carries `tangent` (same shape, cast to the
 // primal's dtype); differentiable with respect to `primal` when that requires grad.

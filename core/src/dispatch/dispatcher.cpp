@@ -1,5 +1,6 @@
 #include "dispatch/dispatcher.hpp"
 
+#include "autodiff/grad_mode.hpp"
 #include "autodiff/node.hpp"
 #include "dispatch/into.hpp"
 #include "dispatch/session.hpp"
@@ -222,13 +223,14 @@ void encode_inputs(Sink& sink, std::span<ferro_tensor_impl* const> inputs) {
     }
 }
 
-// The key of a call as given, for LastCall: (engine, epoch, named attributes, inputs). Two
-// calls with equal keys normalise to the same attributes and prepare the same plan.
+// The key of a call as given, for LastCall: (engine, epoch, recorded inputs, named attributes,
+// inputs). Two calls with equal keys normalise to the same attributes and prepare the same plan.
 template <class Sink>
-void encode_call(Sink& sink, const Engine& engine, uint64_t epoch, const ferro_named_attr* named,
+void encode_call(Sink& sink, const Engine& engine, uint64_t epoch, uint64_t recorded, const ferro_named_attr* named,
                  uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs) {
     sink(reinterpret_cast<uintptr_t>(&engine));
     sink(epoch);
+    sink(recorded);
     sink(n_attrs);
     if (n_attrs > 0 && named == nullptr) return sink.reject();
     for (uint32_t i = 0; i < n_attrs; ++i) {
@@ -238,11 +240,13 @@ void encode_call(Sink& sink, const Engine& engine, uint64_t epoch, const ferro_n
     encode_inputs(sink, inputs);
 }
 
-// The key of a bound call's run: (engine, epoch, inputs).
+// The key of a bound call's run: (engine, epoch, recorded inputs, inputs).
 template <class Sink>
-void encode_run(Sink& sink, const Engine& engine, uint64_t epoch, std::span<ferro_tensor_impl* const> inputs) {
+void encode_run(Sink& sink, const Engine& engine, uint64_t epoch, uint64_t recorded,
+                std::span<ferro_tensor_impl* const> inputs) {
     sink(reinterpret_cast<uintptr_t>(&engine));
     sink(epoch);
+    sink(recorded);
     encode_inputs(sink, inputs);
 }
 
@@ -257,16 +261,55 @@ const Engine* common_engine(std::span<ferro_tensor_impl* const> inputs) {
     return engine;
 }
 
-// (schema, engine, epoch, attributes, input signatures). Word 2 is the epoch (the runtime
-// purges older epochs by it).
+// (schema, engine, epoch, recorded inputs, attributes, input signatures). Word 2 is the epoch
+// (the runtime purges older epochs by it).
 template <class Sink>
-void encode_key(Sink& sink, const ferro_op_schema& s, const Engine& engine, uint64_t epoch,
+void encode_key(Sink& sink, const ferro_op_schema& s, const Engine& engine, uint64_t epoch, uint64_t recorded_inputs,
                 const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
     sink(reinterpret_cast<uintptr_t>(&s));
     sink(reinterpret_cast<uintptr_t>(&engine));
     sink(epoch);
+    sink(recorded_inputs);
     for (const auto& a : attrs) encode_attr(sink, a);
     encode_inputs(sink, inputs);
+}
+
+// The inputs the tape would record this call for, whatever the op (FERRO_MASK_BIT i: input i
+// requires grad, grad mode is on and the outputs are new): part of a call's key, since a
+// module may prepare a recorded call differently (ABI 1.8, residuals).
+uint64_t recorded_mask(std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
+    if (!into.empty() || !any_autograd(inputs) || !grad_enabled()) return 0;
+    uint64_t mask = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (requires_grad(*inputs[i])) mask |= FERRO_MASK_BIT(i);
+    }
+    return mask;
+}
+
+// Whether a module of `family` on `engine` may keep residuals: only then does a recorded call
+// get a plan of its own (the others would plan the same call twice).
+bool keeps_residuals(const FamilySlot& family, const Engine& engine) {
+    const auto slots = family.modules.find(engine.name());
+    if (slots == family.modules.end()) return false;
+    for (const ModuleSlot& slot : slots->second) {
+        if (!slot.module) continue;
+        const ferro_module_iface& iface = slot.module->iface();
+        if (FERRO_HAS_FIELD(&iface, ferro_module_iface, flags) && (iface.flags & FERRO_MODULE_KEEPS_RESIDUALS) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A signature a plugin produced (an output from infer, a residual from prepare), checked.
+OutputSig checked_signature(const ferro_signature& o, const std::string& op, const char* phase, const char* what,
+                            size_t i) {
+    if (!is_valid_dtype(o.dtype) || o.ndim < 0 || o.ndim > FERRO_MAX_NDIM) {
+        throw Error(FERRO_INTERNAL, fmt::format("{}: {} produced an invalid signature for {} {}", op, phase, what, i));
+    }
+    Dims shape(o.shape, o.shape + o.ndim);
+    const uint64_t bytes = checked_bytes(o.dtype, span_of(shape), op.c_str());
+    return {o.dtype, shape, contiguous_strides(shape), bytes};
 }
 
 std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& s,
@@ -283,15 +326,7 @@ std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& 
                                                 op, args.n_outputs, s.n_outputs));
     }
     std::vector<OutputSig> result;
-    for (uint32_t i = 0; i < args.n_outputs; ++i) {
-        const auto& o = out[i];
-        if (!is_valid_dtype(o.dtype) || o.ndim < 0 || o.ndim > FERRO_MAX_NDIM) {
-            throw Error(FERRO_INTERNAL, fmt::format("{}: infer produced an invalid signature for output {}", op, i));
-        }
-        Dims shape(o.shape, o.shape + o.ndim);
-        const uint64_t bytes = checked_bytes(o.dtype, span_of(shape), op.c_str());
-        result.push_back({o.dtype, shape, contiguous_strides(shape), bytes});
-    }
+    for (uint32_t i = 0; i < args.n_outputs; ++i) result.push_back(checked_signature(out[i], op, "infer", "output", i));
     return result;
 }
 
@@ -328,6 +363,20 @@ void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int6
         }
         o.strides.assign(s.begin(), s.end());
     }
+}
+
+// The residuals a plan keeps (ABI 1.8), checked: only a recorded call's plan may keep some.
+std::vector<OutputSig> take_residuals(const ferro_plan_instance& plan, uint64_t recorded_inputs, const std::string& op,
+                                      const std::string& plugin) {
+    std::vector<OutputSig> residuals;
+    if (plan.n_residuals == 0) return residuals;
+    if (recorded_inputs == 0 || plan.residuals == nullptr) {
+        throw Error(FERRO_INTERNAL, fmt::format("{}: module of plugin '{}' returned a plan with {} residuals {}", op, plugin,
+                                                plan.n_residuals,
+                                                plan.residuals == nullptr ? "and no signatures" : "for a call the tape does not record"));
+    }
+    for (uint32_t i = 0; i < plan.n_residuals; ++i) residuals.push_back(checked_signature(plan.residuals[i], op, "prepare", "residual", i));
+    return residuals;
 }
 
 // Executes the plan on these outputs in one session. Inlined into its one caller: a call of
@@ -409,9 +458,10 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     // The call's key, encoded once: it finds a recent repeat, and is remembered otherwise.
     const uint64_t epoch = runtime_.current_epoch();
     const Engine* input_engine = common_engine(inputs);
+    const uint64_t recorded = input_engine != nullptr ? recorded_mask(inputs, into) : 0;
     PlanKey call_key;
     KeyWriter write_call{call_key};
-    if (input_engine != nullptr) encode_call(write_call, *input_engine, epoch, named, n_attrs, inputs);
+    if (input_engine != nullptr) encode_call(write_call, *input_engine, epoch, recorded, named, n_attrs, inputs);
     write_call.finish();
     if (input_engine != nullptr && !write_call.rejected()) {
         if (const auto last = recent_call(op, call_key)) {
@@ -429,13 +479,17 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     const HostOpFn host_op = core_host_op(&schema);
     PlanPtr plan;
     if (!host_op) {
+        uint64_t recorded_inputs = 0;
+        if (recorded != 0 && schema.vjp != nullptr && keeps_residuals(*family, *engine)) {
+            recorded_inputs = recorded & schema.diff_inputs;
+        }
         PlanKey key;
         KeyWriter write{key};
-        encode_key(write, schema, *engine, snap->epoch, attrs, inputs);
+        encode_key(write, schema, *engine, snap->epoch, recorded_inputs, attrs, inputs);
         write.finish();
         plan = cache_.find(key);
         if (!plan) {
-            plan = prepare(*entry, *family, engine, attrs, inputs);
+            plan = prepare(*entry, *family, engine, attrs, inputs, recorded_inputs);
             cache_.insert(std::move(key), plan);
         }
     }
@@ -467,19 +521,20 @@ Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_imp
                         std::span<ferro_tensor_impl* const> into) {
     const Engine* engine = common_engine(inputs);
     const uint64_t epoch = runtime_.current_epoch();
+    const uint64_t recorded = engine != nullptr ? recorded_mask(inputs, into) : 0;
     if (engine != nullptr) {
         std::shared_ptr<const LastCall> last;
         {
             std::lock_guard lock(bound.mutex);
             KeyMatcher match{bound.key};
-            encode_run(match, *engine, epoch, inputs);
+            encode_run(match, *engine, epoch, recorded, inputs);
             if (match.matched()) last = bound.last;
         }
         if (last) return repeat(*last, bound.op, inputs, into);
     }
     PlanKey key;
     KeyWriter write{key};
-    if (engine != nullptr) encode_run(write, *engine, epoch, inputs);
+    if (engine != nullptr) encode_run(write, *engine, epoch, recorded, inputs);
     write.finish();
     // Remembers the call made below once it has returned (a destructor, so that the outputs
     // are returned in place).
@@ -500,7 +555,7 @@ Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_imp
 
 PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                             const EnginePtr& engine, const AttrValues& attrs,
-                            std::span<ferro_tensor_impl* const> inputs) {
+                            std::span<ferro_tensor_impl* const> inputs, uint64_t recorded_inputs) {
     const std::string& op = entry.qualified_name;
     const ferro_host_api* host = runtime_.host_api();
     std::vector<ferro_signature> in(inputs.size());
@@ -529,7 +584,7 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             }
             ferro_prepare_args args{sizeof args, entry.index, attrs.data(),
                                     static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()),
-                                    in.data(), out.data(), reason, sizeof reason, 0, strides.data()};
+                                    in.data(), out.data(), reason, sizeof reason, 0, strides.data(), recorded_inputs};
             ferro_plan_instance inst{};
             inst.struct_size = sizeof inst;
             const Module& m = *slot.module;
@@ -548,13 +603,15 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             }
             runtime_.logger().logf(FERRO_LOG_DEBUG, "dispatch", "{}: prepared by '{}' on '{}'", op,
                                    slot.plugin, engine->name());
+            std::vector<OutputSig> residuals;
             try {
                 take_output_strides(outputs, strides, op, slot.plugin);
+                residuals = take_residuals(inst, recorded_inputs, op, slot.plugin);
             } catch (...) {
                 CachedPlan discard(inst, slot.module, {});  // destroys the refused plan
                 throw;
             }
-            return std::make_shared<CachedPlan>(inst, slot.module, std::move(outputs));
+            return std::make_shared<CachedPlan>(inst, slot.module, std::move(outputs), std::move(residuals));
         }
     }
     throw Error(FERRO_UNIMPLEMENTED,
@@ -602,9 +659,16 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
         }
         written.assign(into.begin(), into.end());
     }
+    // A recorded call's residuals (ABI 1.8) follow the outputs; the grad node keeps them.
+    Outputs residuals;
+    for (const OutputSig& sig : plan.residuals()) {
+        residuals.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
+        written.push_back(residuals.back().get());
+    }
     run_plan(plan, op, engine, runtime_.host_api(), attrs, inputs, {written.data(), written.size()});
     if (into.empty() && any_autograd(inputs)) {
-        after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()});
+        after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()},
+                   {residuals.data(), residuals.size()});
     }
     return outputs;
 }

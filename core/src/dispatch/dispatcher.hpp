@@ -123,9 +123,11 @@ public:
 
 private:
     // Infers output signatures and asks the family's modules for the engine, in order.
+    // `recorded_inputs` (ABI 1.8): the inputs the tape records the call for, when a module of
+    // the family may keep residuals; 0 otherwise.
     PlanPtr prepare(const OpEntry& entry, const FamilySlot& family,
                     const EnginePtr& engine, const AttrValues& attrs,
-                    std::span<ferro_tensor_impl* const> inputs);
+                    std::span<ferro_tensor_impl* const> inputs, uint64_t recorded_inputs);
     // Runs a plan, recording the call when an input requires grad.
     Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
                     const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,

@@ -14,8 +14,9 @@ size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
     return static_cast<size_t>(h);
 }
 
-CachedPlan::CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs)
-    : instance_(instance), module_(std::move(module)), outputs_(std::move(outputs)) {
+CachedPlan::CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs,
+                       std::vector<OutputSig> residuals)
+    : instance_(instance), module_(std::move(module)), outputs_(std::move(outputs)), residuals_(std::move(residuals)) {
     if (module_->library()) module_->library()->add_user_object();
 }
 

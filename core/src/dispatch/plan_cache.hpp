@@ -36,7 +36,8 @@ struct OutputSig {
 // A prepared plan owned by the host. Counts as a user object of its module's plugin.
 class CachedPlan {
 public:
-    CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs);
+    CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs,
+               std::vector<OutputSig> residuals = {});
     ~CachedPlan();
     CachedPlan(const CachedPlan&) = delete;
     CachedPlan& operator=(const CachedPlan&) = delete;
@@ -46,6 +47,8 @@ public:
     uint64_t workspace_bytes() const noexcept { return instance_.workspace_bytes; }
     uint64_t retained_bytes() const noexcept { return instance_.retained_bytes; }
     const std::vector<OutputSig>& outputs() const noexcept { return outputs_; }
+    // Tensors the executors write after the outputs, for the op's VJP rule (ABI 1.8).
+    const std::vector<OutputSig>& residuals() const noexcept { return residuals_; }
     const ModulePtr& module() const noexcept { return module_; }
     // A plan of a built-in module (host code): its executor enqueues primitives unchecked
     // (session.hpp, trusted::run), so its session need not list the call's buffers.
@@ -55,6 +58,7 @@ private:
     ferro_plan_instance instance_;
     ModulePtr module_;
     std::vector<OutputSig> outputs_;
+    std::vector<OutputSig> residuals_;
 };
 
 using PlanPtr = std::shared_ptr<const CachedPlan>;

@@ -66,6 +66,13 @@ typedef struct ferro_vjp_args {
     const ferro_tensor* cotangents;    /* per output; NULL = zero (prune that work) */
     const ferro_bool* needs_input_grad; /* per input: compute its cotangent only when set */
     ferro_tensor* input_cotangents;    /* out, per input: a new reference, or NULL = zero */
+    /* Since 1.8 (check FERRO_HAS_FIELD): the residuals the forward's plan wrote for this rule
+     * (ferro_plan_instance.residuals), in its order; 0 and NULL when it wrote none. Borrowed for
+     * the call. They carry no derivative: a rule that records (create_graph) must not build its
+     * cotangents from them. */
+    uint32_t n_residuals;
+    uint32_t reserved2;
+    const ferro_tensor* residuals;
 } ferro_vjp_args;
 
 typedef struct ferro_jvp_args {
@@ -126,7 +133,8 @@ typedef struct ferro_exec_args {
     uint32_t reserved;
     const ferro_attr_value* attrs;    /* normalised, schema order */
     const ferro_tensor_view* inputs;  /* borrowed for the call */
-    const ferro_tensor_view* outputs; /* allocated by the host with the inferred signatures */
+    const ferro_tensor_view* outputs; /* allocated by the host with the inferred signatures; since
+                                       * 1.8 the plan's residuals follow them (n_outputs counts both) */
     ferro_buffer_view workspace;      /* plan's workspace_bytes (bytes 0 = none) */
     ferro_session session;            /* the call's session */
 } ferro_exec_args;
@@ -156,6 +164,16 @@ typedef struct ferro_plan_instance {
     const ferro_plan_iface* iface;
     uint64_t workspace_bytes; /* scratch the host allocates per execution */
     uint64_t retained_bytes;  /* memory the plan itself holds (counted by the cache budget) */
+    /* Since 1.8 (fill only within struct_size): residuals, tensors the plan writes besides the
+     * outputs for the op's VJP rule (the intermediates a rule would otherwise recompute), as
+     * JAX's custom_vjp forward returns them. Only for a call prepared with recorded_inputs
+     * (ferro_prepare_args). The host allocates them row-major with these signatures (strides
+     * ignored), passes them to the executors after the outputs (ferro_exec_args.outputs,
+     * n_outputs counting both), keeps them on the call's grad node and hands them to the VJP
+     * rule (ferro_vjp_args.residuals). `residuals` is borrowed for the lifetime of the plan. */
+    uint32_t n_residuals;
+    uint32_t reserved2;
+    const ferro_signature* residuals;
 } ferro_plan_instance;
 
 typedef struct ferro_prepare_args {
@@ -175,6 +193,12 @@ typedef struct ferro_prepare_args {
      * e.g. the order a gemm writes) so its executor need not permute into row-major; the host
      * checks the layout and allocates the output so. Size-1 axes may take any stride. */
     int64_t* output_strides;
+    /* Since 1.8 (check FERRO_HAS_FIELD): the inputs whose gradients the autodiff tape records
+     * this call for (FERRO_MASK_BIT i: input i requires grad and the schema differentiates it);
+     * 0 for a call that is not recorded. Nonzero only for modules that set
+     * FERRO_MODULE_KEEPS_RESIDUALS: the host then prepares recorded calls apart from plain ones,
+     * and the plan may keep residuals (ferro_plan_instance.residuals). */
+    uint64_t recorded_inputs;
 } ferro_prepare_args;
 
 /* ---- examples (since 1.3) ------------------------------------------------------------------
@@ -226,7 +250,13 @@ typedef struct ferro_module_iface {
     /* Since 1.3 (check FERRO_HAS_FIELD; may be NULL): fills args->examples with sample calls
      * of op args->op_index. Deterministic (seeded), so two engines get the same values. */
     ferro_status (*examples)(void* self, const struct ferro_host_api* host, ferro_examples_args* args);
+    /* Since 1.8 (check FERRO_HAS_FIELD): FERRO_MODULE_* bits. */
+    uint32_t flags;
+    uint32_t reserved2;
 } ferro_module_iface;
+
+/* The module's plans may keep residuals for a recorded call (ferro_prepare_args.recorded_inputs). */
+#define FERRO_MODULE_KEEPS_RESIDUALS 1u
 
 /* A module: owned by the host, destroyed with iface->destroy(self) after all its plans. */
 typedef struct ferro_module_instance {

@@ -11,7 +11,7 @@
 
 namespace ferro::einsum {
 
-enum class Op : uint32_t { einsum = 0, path = 1, steps = 2, count };
+enum class Op : uint32_t { einsum = 0, path = 1, count };
 
 // Schema attribute order (every op takes the same attributes).
 enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kOrder, kAttrCount };
@@ -23,6 +23,11 @@ PathOptions path_options_of(const ferro_attr_value* attrs, int n_operands);
 std::vector<ferro_named_attr> named_attrs(const ferro_attr_value* attrs);
 
 const ferro_op_schema* schemas();
+
+// The VJP and JVP walk the forward's contraction tree from this many operands, when two or
+// more of them want a derivative: below that the pairwise products the walk runs are as many
+// as the direct formula's, in more calls.
+constexpr size_t kTreeMinOperands = 4;
 
 ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args);
 ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args);

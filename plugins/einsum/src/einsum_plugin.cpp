@@ -21,6 +21,82 @@ ferro_status execute_einsum(void* self, const ferro_host_api* host, const ferro_
 void destroy_program(void* self) { delete static_cast<Program*>(self); }
 constexpr ferro_plan_iface einsum_iface{sizeof(ferro_plan_iface), 0, execute_einsum, nullptr, destroy_program};
 
+// Writes `value` to element `element` of a 1-D tensor of 8-byte elements (an f64 or i64 output),
+// through the session: the output may live on any engine.
+void fill_element(const ferro_host_api* host, const ferro_exec_args& args, const ferro_tensor_view& out, int64_t element,
+                  ferro_scalar value) {
+    ferro_tensor_view v = out;
+    v.ndim = 0;
+    v.byte_offset += static_cast<uint64_t>(element) * 8;
+    if (v.data != nullptr) v.data = static_cast<char*>(v.data) + element * 8;
+    const ferro_fill_args f{sizeof f, 0, v, value};
+    plugin::check(host, host->session_fill(args.session, &f));
+}
+
+// A path as opt_einsum's linear pairs, flat: [i0, j0, i1, j1, ...] (an i64 output).
+void write_path(const ferro_host_api* host, const ferro_exec_args& args, const ferro_tensor_view& out, const Path& path) {
+    for (size_t s = 0; s < path.size(); ++s) {
+        fill_element(host, args, out, static_cast<int64_t>(2 * s), {0, 0, path[s].first});
+        fill_element(host, args, out, static_cast<int64_t>(2 * s + 1), {0, 0, path[s].second});
+    }
+}
+
+// ---- einsum.einsum recorded by the tape (ABI 1.8): the program keeps its steps' values in
+// residual 0 and writes its path to residual 1, so the VJP rule lays the values out as it did.
+struct RecordedProgram {
+    Program program;
+    ferro_signature residuals[2];  // the values (1-D, the program's dtype), the path (i64)
+};
+ferro_status execute_recorded(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    return plugin::guard(host, [&] {
+        const auto& recorded = *static_cast<const RecordedProgram*>(self);
+        run(recorded.program, host, *args);
+        write_path(host, *args, args->outputs[2], recorded.program.path);
+    });
+}
+void destroy_recorded(void* self) { delete static_cast<RecordedProgram*>(self); }
+constexpr ferro_plan_iface recorded_iface{sizeof(ferro_plan_iface), 0, execute_recorded, nullptr, destroy_recorded};
+
+// Whether a recorded einsum keeps its steps' values: where the VJP rule walks the contraction
+// tree (kTreeMinOperands operands or more, two or more of them recorded) and the values are the
+// tree's, which needs every label of size 1 or more and no operand broadcasting a label (the
+// program sums such a label early).
+bool keeps_values(const Expression& e, std::span<const ferro_signature> in, uint64_t recorded_inputs) {
+    if (in.size() < kTreeMinOperands) return false;
+    size_t wanted = 0;
+    for (size_t i = 0; i < in.size(); ++i) wanted += (recorded_inputs & FERRO_MASK_BIT(i)) != 0 ? 1 : 0;
+    if (wanted < 2) return false;
+    std::vector<std::span<const int64_t>> shapes;
+    for (const auto& s : in) shapes.push_back(plugin::shape_of(s));
+    const std::vector<int64_t> sizes = label_sizes(e, shapes);
+    if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return false;
+    for (size_t i = 0; i < in.size(); ++i) {
+        for (size_t ax = 0; ax < e.inputs[i].size(); ++ax) {
+            if (shapes[i][ax] == 1 && sizes[static_cast<size_t>(e.inputs[i][ax])] != 1) return false;
+        }
+    }
+    return true;
+}
+
+std::unique_ptr<RecordedProgram> compile_recorded_plan(const Expression& e, std::span<const ferro_signature> in,
+                                                       const PathOptions& options, int64_t* output_strides) {
+    auto recorded = std::make_unique<RecordedProgram>();
+    recorded->program = compile_recorded(e, in, options, output_strides);
+    const Program& p = recorded->program;
+    ferro_signature& values = recorded->residuals[0];
+    values = {};
+    values.struct_size = sizeof values;
+    values.dtype = p.dtype;
+    values.ndim = 1;
+    values.shape[0] = static_cast<int64_t>(p.workspace_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8));
+    values.strides[0] = 1;
+    ferro_signature& path = recorded->residuals[1];
+    path = values;
+    path.dtype = FERRO_DTYPE_I64;
+    path.shape[0] = static_cast<int64_t>(2 * p.path.size());
+    return recorded;
+}
+
 // ---- einsum.path: the plan holds the answer; executing writes it out ----
 struct PathAnswer {
     Path path;
@@ -29,20 +105,9 @@ struct PathAnswer {
 ferro_status execute_path(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
     return plugin::guard(host, [&] {
         const auto& answer = *static_cast<const PathAnswer*>(self);
-        const auto fill = [&](const ferro_tensor_view& out, int64_t element, ferro_scalar value) {
-            ferro_tensor_view v = out;
-            v.ndim = 0;
-            v.byte_offset += static_cast<uint64_t>(element) * 8;
-            if (v.data != nullptr) v.data = static_cast<char*>(v.data) + element * 8;
-            const ferro_fill_args f{sizeof f, 0, v, value};
-            plugin::check(host, host->session_fill(args->session, &f));
-        };
-        for (size_t s = 0; s < answer.path.size(); ++s) {
-            fill(args->outputs[0], static_cast<int64_t>(2 * s), {0, 0, answer.path[s].first});
-            fill(args->outputs[0], static_cast<int64_t>(2 * s + 1), {0, 0, answer.path[s].second});
-        }
-        fill(args->outputs[1], 0, {answer.cost.flops, 0, 0});
-        fill(args->outputs[2], 0, {answer.cost.largest, 0, 0});
+        write_path(host, *args, args->outputs[0], answer.path);
+        fill_element(host, *args, args->outputs[1], 0, {answer.cost.flops, 0, 0});
+        fill_element(host, *args, args->outputs[2], 0, {answer.cost.largest, 0, 0});
     });
 }
 void destroy_path(void* self) { delete static_cast<PathAnswer*>(self); }
@@ -53,6 +118,18 @@ struct Module {
     std::string engine;
     std::vector<ferro_dtype> dtypes;
 };
+
+uint64_t retained_bytes(const Program& p) {
+    return sizeof(Program) + p.steps.size() * (sizeof(Step) + 9 * 3 * sizeof(int64_t));
+}
+
+void log_program(const ferro_host_api* host, const Expression& e, const Program& p, const char* mode) {
+    if (!host->log_enabled(host, FERRO_LOG_DEBUG)) return;
+    plugin::log(host, FERRO_LOG_DEBUG, "einsum",
+                std::to_string(e.inputs.size()) + " operands: " + std::to_string(p.steps.size()) + " primitive steps, " +
+                    std::to_string(p.cost.flops) + " flops, workspace " + std::to_string(p.workspace_bytes >> 20) +
+                    " MiB" + mode);
+}
 
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
@@ -79,21 +156,24 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             out->self = answer.release();
             return;
         }
-        std::unique_ptr<Program> program;
-        if (args->op_index == static_cast<uint32_t>(Op::steps)) {
-            program = std::make_unique<Program>(compile_steps(e, in, options));  // its workspace is the output
-        } else {
-            int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
-            program = std::make_unique<Program>(compile(e, in, options, strides));
-            out->workspace_bytes = program->workspace_bytes;
+        const uint64_t recorded_inputs = FERRO_HAS_FIELD(args, ferro_prepare_args, recorded_inputs) ? args->recorded_inputs : 0;
+        if (args->op_index == static_cast<uint32_t>(Op::einsum) && keeps_values(e, in, recorded_inputs)) {
+            auto recorded = compile_recorded_plan(e, in, options, args->output_strides);
+            const Program& p = recorded->program;
+            log_program(host, e, p, " (recorded: steps' values kept)");
+            out->workspace_bytes = 0;  // the workspace is residual 0
+            out->retained_bytes = sizeof(RecordedProgram) + retained_bytes(p);
+            out->n_residuals = 2;
+            out->residuals = recorded->residuals;
+            out->iface = &recorded_iface;
+            out->self = recorded.release();
+            return;
         }
-        if (host->log_enabled(host, FERRO_LOG_DEBUG)) {
-            plugin::log(host, FERRO_LOG_DEBUG, "einsum",
-                        std::to_string(e.inputs.size()) + " operands: " + std::to_string(program->steps.size()) +
-                            " primitive steps, " + std::to_string(program->cost.flops) + " flops, workspace " +
-                            std::to_string(program->workspace_bytes >> 20) + " MiB");
-        }
-        out->retained_bytes = sizeof(Program) + program->steps.size() * (sizeof(Step) + 9 * 3 * sizeof(int64_t));
+        int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
+        auto program = std::make_unique<Program>(compile(e, in, options, strides));
+        out->workspace_bytes = program->workspace_bytes;
+        log_program(host, e, *program, "");
+        out->retained_bytes = retained_bytes(*program);
         out->iface = &einsum_iface;
         out->self = program.release();
     });
@@ -102,7 +182,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
 void destroy_module(void* self) { delete static_cast<Module*>(self); }
 
 // Sample calls (ferro-inspect check): a matrix product, a batched one, a diagonal, and a
-// three-operand chain whose path the optimiser chooses; einsum.path and einsum.steps get the chain.
+// three-operand chain whose path the optimiser chooses; einsum.path gets the chain.
 ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* args) {
     return plugin::guard(host, [&] {
         struct Sample {
@@ -117,7 +197,7 @@ ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* ar
             {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 2}}, "three-operand chain"},
         };
         const plugin::Rules r(host);
-        const bool path = args->op_index != static_cast<uint32_t>(Op::einsum);  // path, steps: the chain
+        const bool path = args->op_index == static_cast<uint32_t>(Op::path);
         int64_t seed = 41;
         for (size_t i = path ? 3 : 0; i < std::size(samples) && args->n_examples < args->capacity; ++i) {
             ferro_example& e = args->examples[args->n_examples];
@@ -132,7 +212,8 @@ ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* ar
     });
 }
 
-constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples};
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples,
+                                          FERRO_MODULE_KEEPS_RESIDUALS};
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {

@@ -10,11 +10,12 @@
 // reshape.
 //
 // That costs n einsums over n operands for a network of n. From 4 operands, when two or more
-// need a derivative, the rules walk the forward's contraction tree instead (tree.hpp): the
-// pairwise steps are recomputed where a sibling's cotangent needs them, and each step's VJP is
-// the one above for a 2-operand einsum, so the backward costs about three forwards (the
-// recomputation and two products per step) whatever n is. Forward mode walks the same tree:
-// d(a b) = da b + a db at every step.
+// need a derivative, the rules walk the forward's contraction tree instead (tree.hpp): each
+// step's VJP is the one above for a 2-operand einsum, on the step values a sibling's cotangent
+// needs, so the backward costs about two forwards (two products per step) whatever n is. The
+// values are those the recorded forward kept (ABI 1.8 residuals: einsum_plugin.cpp), else they
+// are recomputed pair by pair. Forward mode walks the same tree: d(a b) = da b + a db at every
+// step.
 #include "einsum.hpp"
 #include "tree.hpp"
 
@@ -108,20 +109,32 @@ TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const s
     return grad;
 }
 
-// Walking the tree pays from 4 operands with two or more derivatives wanted: below that the
-// pairwise products it runs are as many as the direct formula's, in more calls.
-constexpr size_t kTreeMinOperands = 4;
-
-// The path the forward took (einsum.path with the call's attributes: the host's plan cache
-// keeps it), as opt_einsum linear pairs.
-Path forward_path(const plugin::Rules& r, const ferro_attr_value* attrs, std::span<const ferro_tensor> inputs) {
-    const std::vector<ferro_named_attr> named = named_attrs(attrs);
-    const std::vector<TensorRef> answer = r.call_all("einsum.path", inputs, named, 3);
-    std::vector<int64_t> flat(2 * (inputs.size() - 1));
-    plugin::check(r.host(), r.host()->tensor_to_host(answer.at(0).get(), flat.data(), flat.size() * sizeof(int64_t)));
+// A path written as opt_einsum's linear pairs, flat (einsum.path's output 0, a recorded
+// einsum's residual 1).
+Path path_of(const plugin::Rules& r, ferro_tensor flat_pairs, size_t n_operands) {
+    std::vector<int64_t> flat(2 * (n_operands - 1));
+    plugin::check(r.host(), r.host()->tensor_to_host(flat_pairs, flat.data(), flat.size() * sizeof(int64_t)));
     Path path;
     for (size_t s = 0; s < flat.size(); s += 2) path.emplace_back(static_cast<int>(flat[s]), static_cast<int>(flat[s + 1]));
     return path;
+}
+
+// The path the forward took (einsum.path with the call's attributes: the host's plan cache
+// keeps it).
+Path forward_path(const plugin::Rules& r, const ferro_attr_value* attrs, std::span<const ferro_tensor> inputs) {
+    const std::vector<ferro_named_attr> named = named_attrs(attrs);
+    const std::vector<TensorRef> answer = r.call_all("einsum.path", inputs, named, 3);
+    return path_of(r, answer.at(0).get(), inputs.size());
+}
+
+// What a recorded forward kept (ABI 1.8): its steps' values and its path (einsum_plugin.cpp,
+// RecordedProgram); null where it kept none.
+struct Kept {
+    ferro_tensor values = nullptr, path = nullptr;
+};
+Kept kept_by(const ferro_vjp_args& a) {
+    if (!FERRO_HAS_FIELD(&a, ferro_vjp_args, residuals) || a.n_residuals != 2) return {};
+    return {a.residuals[0], a.residuals[1]};
 }
 
 std::vector<std::span<const int64_t>> shapes_of(std::span<const ferro_signature> sigs) {
@@ -150,8 +163,9 @@ bool lies_as(const StepValue& v, const TreeNode& node) {
     return longer == v.labels.size();
 }
 
-// Node k's value as a view of the einsum.steps buffer, where `v` says it lies (lies_as): the
-// slot's run of elements, shaped in its memory order, then its axes put in the node's order.
+// Node k's value as a view of the values a recorded einsum kept (its residual 0), where `v`
+// says it lies (lies_as): the slot's run of elements, shaped in its memory order, then its axes
+// put in the node's order.
 TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t offset, const TreeNode& node,
                      const StepValue& v) {
     const size_t rank = node.labels.size();
@@ -175,43 +189,66 @@ TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t of
     return t;
 }
 
-// The steps' values from one einsum.steps call: the forward's own program, where each operand
-// is packed as its consumer wants it (pairwise einsums pack many of them again: on
-// lm_batch_likelihood_brackets they copied 8.5x the forward's elements, doubling the
-// recomputation's time). False where the program's values are not the tree's (lies_as).
-bool values_from_steps(const plugin::Rules& r, const Expression& e, const ferro_attr_value* attrs,
-                       const std::vector<TreeNode>& nodes, const Path& path, std::span<const ferro_tensor> inputs,
-                       const std::vector<bool>& needed, std::vector<TensorRef>& value) {
-    const size_t n = inputs.size();
-    std::vector<ferro_signature> sigs;
-    for (ferro_tensor t : inputs) sigs.push_back(r.signature(t));
-    PathOptions options;
-    options.explicit_path = path;
-    options.has_explicit_path = true;
-    const Program p = compile_steps(e, sigs, options);
+// Whether the values program `p` keeps are the tree's where `needed` (lies_as).
+bool values_lie_as_nodes(const Program& p, const std::vector<TreeNode>& nodes, size_t n, const std::vector<bool>& needed) {
     for (size_t k = n; k < nodes.size(); ++k) {
         if (needed[k] && !lies_as(p.values[k - n], nodes[k])) return false;
     }
-    std::vector<int64_t> flat;
-    for (const auto& [i, j] : path) flat.insert(flat.end(), {i, j});
-    // The call's subscripts or sublists (the first of its attributes), so that einsum.steps
-    // parses the expression `e` is, and lays it out as compile_steps did here.
-    const ferro_named_attr named[2] = {named_attrs(attrs).front(), plugin::attr_i64s("path", flat)};
-    const TensorRef buffer = r.call("einsum.steps", inputs, named);
+    return true;
+}
+
+// The needed steps' values as views of `buffer`, where program `p` keeps them.
+void view_values(const plugin::Rules& r, const Program& p, const TensorRef& buffer, const std::vector<TreeNode>& nodes,
+                 size_t n, const std::vector<bool>& needed, std::vector<TensorRef>& value) {
     const uint64_t element = FERRO_DTYPE_BITS(p.dtype) / 8;
     for (size_t k = n; k < nodes.size(); ++k) {
         if (!needed[k]) continue;
         const StepValue& v = p.values[k - n];
         value[k] = value_view(r, buffer, static_cast<int64_t>(p.slot_offsets[at(v.slot)] / element), nodes[k], v);
     }
+}
+
+PathOptions explicit_path(const Path& path) {
+    PathOptions options;
+    options.explicit_path = path;
+    options.has_explicit_path = true;
+    return options;
+}
+
+std::vector<ferro_signature> signatures(const plugin::Rules& r, std::span<const ferro_tensor> inputs) {
+    std::vector<ferro_signature> sigs;
+    for (ferro_tensor t : inputs) sigs.push_back(r.signature(t));
+    return sigs;
+}
+
+// The steps' values a recorded forward kept: its program, compiled again on its path and its
+// operands' layouts, says where each lies. False where they are not the tree's (lies_as).
+bool values_from_residuals(const plugin::Rules& r, const Expression& e, const Kept& kept, const std::vector<TreeNode>& nodes,
+                           const Path& path, std::span<const ferro_tensor> inputs, const std::vector<bool>& needed,
+                           std::vector<TensorRef>& value) {
+    std::vector<int64_t> output_strides(FERRO_MAX_NDIM);
+    const Program p = compile_recorded(e, signatures(r, inputs), explicit_path(path), output_strides.data());
+    const ferro_signature buffer = r.signature(kept.values);
+    if (buffer.dtype != p.dtype || buffer.ndim != 1 ||
+        static_cast<uint64_t>(buffer.shape[0]) != p.workspace_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8)) {
+        throw plugin::Error(FERRO_INTERNAL, "einsum: the values a recorded forward kept do not match its program");
+    }
+    if (!values_lie_as_nodes(p, nodes, inputs.size(), needed)) return false;
+    view_values(r, p, r.borrow(kept.values), nodes, inputs.size(), needed, value);
+    if (r.host()->log_enabled(r.host(), FERRO_LOG_DEBUG)) {
+        const auto steps = std::count(needed.begin() + static_cast<std::ptrdiff_t>(inputs.size()), needed.end(), true);
+        plugin::log(r.host(), FERRO_LOG_DEBUG, "einsum",
+                    "VJP: " + std::to_string(steps) + " step values read from what the recorded forward kept");
+    }
     return true;
 }
 
-// The values of the tree's nodes that `needed` marks: operands borrowed, steps from
-// values_from_steps, or else pairwise einsums. Those are what a backward that records
-// (create_graph) takes, its values having to be differentiable, and what a network with a
-// label of size 0 takes (the steps need none).
-std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, const ferro_attr_value* attrs,
+// The values of the tree's nodes that `needed` marks: operands borrowed, steps from what the
+// recorded forward kept (values_from_residuals), or else pairwise einsums. Those are what a
+// backward that records (create_graph) takes, its values having to be differentiable, and what
+// a forward that kept none takes (a label of size 0, an operand broadcasting a label, fewer
+// than two operands wanting a gradient when it ran).
+std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, const Kept& kept,
                                    const std::vector<TreeNode>& nodes, const Path& path,
                                    std::span<const ferro_tensor> inputs, const std::vector<bool>& needed) {
     const size_t n = inputs.size();
@@ -219,10 +256,8 @@ std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, 
     for (size_t k = 0; k < n; ++k) {
         if (needed[k]) value[k] = r.borrow(inputs[k]);
     }
-    const bool empty = std::any_of(nodes.begin(), nodes.end(), [](const TreeNode& t) {
-        return std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
-    });
-    if (!r.host()->grad_enabled(r.host()) && !empty && values_from_steps(r, e, attrs, nodes, path, inputs, needed, value)) {
+    if (kept.values != nullptr && !r.host()->grad_enabled(r.host()) &&
+        values_from_residuals(r, e, kept, nodes, path, inputs, needed, value)) {
         return value;
     }
     for (size_t k = n; k < nodes.size(); ++k) {
@@ -254,13 +289,15 @@ Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
 }
 
 void tree_vjp(const plugin::Rules& r, const Expression& e, std::span<const std::span<const int64_t>> operand_shapes,
-              const Path& path, const ferro_vjp_args& a) {
+              const ferro_vjp_args& a) {
     const size_t n = a.n_inputs;
+    const Kept kept = kept_by(a);
+    const Path path = kept.path != nullptr ? path_of(r, kept.path, n) : forward_path(r, a.attrs, {a.inputs, n});
     const std::vector<TreeNode> nodes = contraction_tree(e, operand_shapes, path);
     const size_t count = nodes.size();
     const Demand d = demand(nodes, n, [&](size_t k) { return a.needs_input_grad[k] != 0; });
     const std::vector<bool>& wants = d.held;
-    std::vector<TensorRef> value = node_values(r, e, a.attrs, nodes, path, {a.inputs, n}, d.needed);
+    std::vector<TensorRef> value = node_values(r, e, kept, nodes, path, {a.inputs, n}, d.needed);
     std::vector<TensorRef> cotangent(count);
     cotangent[count - 1] = r.borrow(a.cotangents[0]);
     for (size_t k = count; k-- > n;) {
@@ -334,7 +371,7 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const auto wanted = static_cast<size_t>(std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
         if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
-            return tree_vjp(r, e, shapes, forward_path(r, a.attrs, inputs), a);
+            return tree_vjp(r, e, shapes, a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {

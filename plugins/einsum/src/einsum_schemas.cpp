@@ -1,6 +1,5 @@
-// The einsum family's schemas: einsum.einsum (the contraction), einsum.path (the contraction
-// path and its cost, computed without executing) and einsum.steps (every pairwise step's value,
-// for the derivative rules).
+// The einsum family's schemas: einsum.einsum (the contraction) and einsum.path (the contraction
+// path and its cost, computed without executing).
 #include "einsum.hpp"
 
 #include <ferro/plugin.hpp>
@@ -84,25 +83,6 @@ ferro_status infer_path(const ferro_host_api* host, ferro_infer_args* a) {
     });
 }
 
-// One buffer holding every step's value as the forward's program lays them out (its workspace;
-// compile_steps says where each value lies).
-ferro_status infer_steps(const ferro_host_api* host, ferro_infer_args* a) {
-    return plugin::guard(host, [&] {
-        const std::span<const ferro_signature> in(a->inputs, a->n_inputs);
-        const Expression e = expression_of(a->attrs, in);
-        output_shape(e, in);
-        if (a->n_inputs < 2) fail("steps needs two operands or more, got " + std::to_string(a->n_inputs));
-        const Program p = compile_steps(e, in, path_options_of(a->attrs, static_cast<int>(a->n_inputs)));
-        ferro_signature& out = a->outputs[0];
-        out = {};
-        out.struct_size = sizeof out;
-        out.dtype = p.dtype;
-        out.ndim = 1;
-        out.shape[0] = static_cast<int64_t>(p.workspace_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8));
-        a->n_outputs = 1;
-    });
-}
-
 }  // namespace
 
 Expression expression_of(const ferro_attr_value* a, std::span<const ferro_signature> inputs) {
@@ -172,10 +152,6 @@ const ferro_op_schema* schemas() {
          "the contraction path einsum would take (opt_einsum linear form), its flop count and largest "
          "intermediate, without contracting",
          FERRO_VARIADIC, 1, 3, kAttrCount, attrs, 4, 0, float_dtypes, infer_path, 0, 0, 0, 0, nullptr, nullptr},
-        {sizeof(ferro_op_schema), 0, "steps",
-         "the value of every pairwise step along the path, in one buffer laid out as the contraction's "
-         "program lays them out (for einsum's derivative rules; give the path)",
-         FERRO_VARIADIC, 2, 1, kAttrCount, attrs, 4, 0, float_dtypes, infer_steps, 0, 0, 0, 0, nullptr, nullptr},
     };
     return ops;
 }

@@ -41,9 +41,10 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 
 class Compiler {
 public:
+    // recorded: every step's value but the last is kept, in a workspace that is output 1.
     Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
-             int64_t* output_strides, bool keep_steps = false)
-        : e_(e), inputs_(inputs), output_strides_(output_strides), keep_steps_(keep_steps) {
+             int64_t* output_strides, bool recorded = false)
+        : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded) {
         std::vector<std::span<const int64_t>> shapes;
         for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
         size_ = label_sizes(e, shapes);
@@ -83,14 +84,14 @@ public:
             for (const Operand& t : current) keep.insert(keep.end(), t.labels.begin(), t.labels.end());
             const int id = static_cast<int>(inputs_.size() + step);
             const Wanted wanted = current.empty() ? Wanted{} : consumer_layout(ahead, id, current, ids);
-            const bool last = current.empty() && !keep_steps_;
+            const bool last = current.empty();
             current.push_back(contract(std::move(x), std::move(y), keep, last, wanted));
             ids.push_back(id);
-            if (keep_steps_) keep_value(current.back());
+            if (recorded_ && !last) keep_value(current.back());
         }
-        if (!keep_steps_) finish(current.front());
+        finish(current.front());
         place_slots();
-        if (keep_steps_) zero_gaps();
+        p_.workspace_is_residual = recorded_;
         return std::move(p_);
     }
 
@@ -168,7 +169,7 @@ private:
         return v;
     }
 
-    // Steps mode: a step's value (always a new slot there) stays in its slot to the end.
+    // Recorded mode: a step's value (a new slot, but the last step's) stays in its slot to the end.
     void keep_value(const Operand& t) {
         if (t.place.kind != Place::workspace) throw plugin::Error(FERRO_INTERNAL, "einsum: a step's value is not in a slot");
         slot_life_[static_cast<size_t>(t.place.index)].second = SIZE_MAX;
@@ -549,36 +550,10 @@ private:
         }
     }
 
-    // Steps mode: the workspace becomes the output, so the bytes no slot covers (alignment
-    // padding, holes between slots) are zeroed first: an output is the same on every run.
-    void zero_gaps() {
-        std::vector<std::pair<uint64_t, uint64_t>> covered;
-        for (size_t s = 0; s < slot_bytes_.size(); ++s) covered.emplace_back(p_.slot_offsets[s], p_.slot_offsets[s] + slot_bytes_[s]);
-        std::sort(covered.begin(), covered.end());
-        std::vector<Step> zeros;
-        uint64_t at = 0;
-        const uint64_t element = FERRO_DTYPE_BITS(p_.dtype) / 8;
-        const auto zero = [&](uint64_t begin, uint64_t end) {
-            Step z;
-            z.kind = Step::zero;
-            z.out.place = {Place::workspace, static_cast<int>(p_.slot_offsets.size())};
-            z.out.shape = {static_cast<int64_t>((end - begin) / element)};
-            z.out.strides = {1};
-            p_.slot_offsets.push_back(begin);  // a slot of its own, for the view
-            zeros.push_back(std::move(z));
-        };
-        for (const auto& [begin, end] : covered) {
-            if (begin > at) zero(at, begin);
-            at = std::max(at, end);
-        }
-        if (p_.workspace_bytes > at) zero(at, p_.workspace_bytes);
-        p_.steps.insert(p_.steps.begin(), zeros.begin(), zeros.end());
-    }
-
     const Expression& e_;
     std::span<const ferro_signature> inputs_;
     int64_t* output_strides_;  // the output layout, when the host lets us choose it
-    bool keep_steps_;          // steps mode (compile_steps)
+    bool recorded_;
     std::vector<int64_t> size_;
     Program p_;
     Operand output_;
@@ -600,10 +575,11 @@ struct Bases {
         char* data = nullptr;
         if (v.place.kind == Place::workspace) {
             const uint64_t at = p.slot_offsets[static_cast<size_t>(v.place.index)];
-            if (p.workspace_is_output()) {
-                t.buffer = args.outputs[0].buffer;
-                t.byte_offset = args.outputs[0].byte_offset + at;
-                data = static_cast<char*>(args.outputs[0].data);
+            if (p.workspace_is_residual) {
+                const ferro_tensor_view& kept = args.outputs[1];
+                t.buffer = kept.buffer;
+                t.byte_offset = kept.byte_offset + at;
+                data = static_cast<char*>(kept.data);
             } else {
                 t.buffer = args.workspace.buffer;
                 t.byte_offset = args.workspace.byte_offset + at;
@@ -670,10 +646,11 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
     return Compiler(e, inputs, options, output_strides).compile();
 }
 
-Program compile_steps(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options) {
-    Program p = Compiler(e, inputs, options, nullptr, true).compile();
-    if (p.values.size() + 1 != inputs.size()) {  // compile stopped early: nothing to multiply
-        fail("steps takes labels of size 1 or more (a label of size 0 leaves no step to keep)");
+Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
+                         int64_t* output_strides) {
+    Program p = Compiler(e, inputs, options, output_strides, true).compile();
+    if (p.values.size() + 2 != inputs.size()) {
+        throw plugin::Error(FERRO_INTERNAL, "einsum: the recorded mode needs two steps or more and no label of size 0");
     }
     return p;
 }

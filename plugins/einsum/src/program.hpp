@@ -48,7 +48,7 @@ struct Step {
     int64_t batch = 1, m = 1, n = 1, k = 1;
 };
 
-// Where the steps mode (below) left one pairwise step's value: a workspace slot, its labels
+// Where the recorded mode (below) left one pairwise step's value: a workspace slot, its labels
 // longer than 1 and their strides (the slot is dense in some order of them).
 struct StepValue {
     int slot = 0;
@@ -64,9 +64,9 @@ struct Program {
     uint64_t workspace_bytes = 0;
     Path path;
     PathCost cost;
-    std::vector<StepValue> values;  // steps mode: per path step
-    // Steps mode: the workspace is the call's one output, and every step's value stays in it.
-    bool workspace_is_output() const { return !values.empty(); }
+    std::vector<StepValue> values;  // recorded mode: per path step but the last
+    // Recorded mode: the workspace is the call's output 1 (a residual) and keeps the values.
+    bool workspace_is_residual = false;
 };
 
 // The dtype numpy promotion gives the operands (all of f32, f64, c64, c128).
@@ -81,13 +81,13 @@ Network network_of(const Expression& e, std::span<const int64_t> sizes);
 Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                 int64_t* output_strides);
 
-// The steps mode, for einsum.steps: the same program, but each pairwise step's value is kept
-// where it was made (a slot no later step reuses) instead of the last one being written to the
-// output, and the workspace is the output (`values` says where each step's value lies). The
-// derivative rules read the forward's intermediates from it rather than recomputing them pair by
-// pair, which packs operands the one program lays out for their consumers. Needs at least one
-// step, and no label of size 0.
-Program compile_steps(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options);
+// The recorded mode, for an einsum the autodiff tape records (ABI 1.8, residuals): compile's
+// program, with the same output, but each step's value but the last stays where it was made (a
+// slot no later step reuses), and the workspace is the call's output 1, a residual the tape keeps
+// for the VJP rule. The rule compiles the program again to learn where the values lie (`values`)
+// and reads them instead of recomputing them. Needs two steps or more and no label of size 0.
+Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
+                         int64_t* output_strides);
 
 // Enqueues the program's steps into the call's session.
 void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args);
