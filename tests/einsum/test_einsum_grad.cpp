@@ -137,7 +137,7 @@ struct KeptLog {
 void count_kept(void* user, uint32_t, const char*, const char* message) {
     auto& log = *static_cast<KeptLog*>(user);
     const std::string_view m(message);
-    if (m.find("(recorded: steps' values kept)") != std::string_view::npos) log.kept.fetch_add(1);
+    if (m.find("steps' values kept (recorded)") != std::string_view::npos) log.kept.fetch_add(1);
     if (m.find("step values read from what the recorded forward kept") != std::string_view::npos) log.read.fetch_add(1);
 }
 

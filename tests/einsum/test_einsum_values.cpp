@@ -55,6 +55,50 @@ TEST_CASE("einsum values: matmul, batched matmul, trace, diagonal, transpose, ou
     }
 }
 
+TEST_CASE("einsum values: operands expanded along a label (stride 0) equal their dense copies", "[einsum]") {
+    // An operand constant along a label (an expanded tensor) is left out of the loop over it
+    // where another operand carries the label; where none does, it is looped over as any other.
+    const Runtime rt = einsum_runtime();
+    struct Expanded {
+        Case c;
+        std::vector<std::string> constant;  // per operand: the labels it is expanded along
+    };
+    const std::map<char, int64_t> sz{{'b', 2}, {'i', 4}, {'j', 5}, {'k', 3}};
+    const Expanded cases[] = {
+        {make_case({"i"}, "", sz), {"i"}},                          // n times the value: no one else carries i
+        {make_case({"ik", "jk"}, "ij", sz), {"ik", ""}},            // the cotangent of sum(A @ B.T) for A
+        {make_case({"ik", "ij"}, "jk", sz), {"ik", ""}},            // ... for B
+        {make_case({"ij", "jk"}, "ik", sz), {"j", "j"}},            // both constant along j: j is summed
+        {make_case({"ij", "jk"}, "ik", sz), {"j", ""}},
+        {make_case({"ii"}, "", sz), {"i"}},                         // a trace of a constant
+        {make_case({"ii", "i"}, "i", sz), {"i", ""}},               // its diagonal against a vector
+        {make_case({"bij", "bjk", "bk"}, "bi", sz), {"bk", "", "j"}},  // unused label in a constant: b, k
+        {make_case({"ij", "jk", "kb", "bi"}, "", sz), {"", "k", "", "i"}},
+    };
+    for (DType dt : all_dtypes) {
+        uint32_t seed = 500;
+        for (const Expanded& x : cases) {
+            INFO(x.c.subscripts() << " " << dtype_name(dt));
+            std::vector<Tensor> expanded, dense;
+            std::vector<std::vector<cd>> values;
+            for (size_t k = 0; k < x.c.inputs.size(); ++k) {
+                Shape base = x.c.shapes[k];
+                for (size_t a = 0; a < base.size(); ++a) {
+                    if (x.constant[k].find(x.c.inputs[k][a]) != std::string::npos) base[a] = 1;
+                }
+                std::vector<cd> ignored;
+                expanded.push_back(make_operand(rt, base, dt, seed++, false, ignored).expand(x.c.shapes[k]));
+                dense.push_back(expanded.back().contiguous());
+                values.push_back(values_of(dense.back()));
+            }
+            const double tol = is_single(dt) ? 2e-4 : 1e-11;
+            const Tensor got = einsum(x.c.subscripts(), expanded);
+            check_close(values_of(got), naive_einsum(x.c, values), tol, tol);
+            check_close(values_of(got), values_of(einsum(x.c.subscripts(), dense)), tol, tol);
+        }
+    }
+}
+
 TEST_CASE("einsum values: implicit output sorts the labels used once, as numpy", "[einsum]") {
     const Runtime rt = einsum_runtime();
     const Tensor A = rt.rand({2, 3}, DType::f64, 1), B = rt.rand({3, 4}, DType::f64, 2);

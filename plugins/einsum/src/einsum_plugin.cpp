@@ -59,8 +59,8 @@ constexpr ferro_plan_iface recorded_iface{sizeof(ferro_plan_iface), 0, execute_r
 
 // Whether a recorded einsum keeps its steps' values: where the VJP rule walks the contraction
 // tree (kTreeMinOperands operands or more, two or more of them recorded) and the values are the
-// tree's, which needs every label of size 1 or more and no operand broadcasting a label (the
-// program sums such a label early).
+// tree's, which needs every label of size 1 or more and no operand broadcasting a label (size 1
+// or stride 0: the program sums such a label early or leaves it out).
 bool keeps_values(const Expression& e, std::span<const ferro_signature> in, uint64_t recorded_inputs) {
     if (in.size() < kTreeMinOperands) return false;
     size_t wanted = 0;
@@ -72,7 +72,8 @@ bool keeps_values(const Expression& e, std::span<const ferro_signature> in, uint
     if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return false;
     for (size_t i = 0; i < in.size(); ++i) {
         for (size_t ax = 0; ax < e.inputs[i].size(); ++ax) {
-            if (shapes[i][ax] == 1 && sizes[static_cast<size_t>(e.inputs[i][ax])] != 1) return false;
+            const bool broadcast = shapes[i][ax] == 1 || in[i].strides[ax] == 0;
+            if (broadcast && sizes[static_cast<size_t>(e.inputs[i][ax])] != 1) return false;
         }
     }
     return true;
@@ -88,7 +89,7 @@ std::unique_ptr<RecordedProgram> compile_recorded_plan(const Expression& e, std:
     values.struct_size = sizeof values;
     values.dtype = p.dtype;
     values.ndim = 1;
-    values.shape[0] = static_cast<int64_t>(p.workspace_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8));
+    values.shape[0] = static_cast<int64_t>(p.residual_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8));
     values.strides[0] = 1;
     ferro_signature& path = recorded->residuals[1];
     path = values;
@@ -160,8 +161,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         if (args->op_index == static_cast<uint32_t>(Op::einsum) && keeps_values(e, in, recorded_inputs)) {
             auto recorded = compile_recorded_plan(e, in, options, args->output_strides);
             const Program& p = recorded->program;
-            log_program(host, e, p, " (recorded: steps' values kept)");
-            out->workspace_bytes = 0;  // the workspace is residual 0
+            log_program(host, e, p, (", steps' values kept (recorded): " + std::to_string(p.residual_bytes >> 20) + " MiB").c_str());
+            out->workspace_bytes = p.workspace_bytes;
             out->retained_bytes = sizeof(RecordedProgram) + retained_bytes(p);
             out->n_residuals = 2;
             out->residuals = recorded->residuals;

@@ -230,7 +230,7 @@ bool values_from_residuals(const plugin::Rules& r, const Expression& e, const Ke
     const Program p = compile_recorded(e, signatures(r, inputs), explicit_path(path), output_strides.data());
     const ferro_signature buffer = r.signature(kept.values);
     if (buffer.dtype != p.dtype || buffer.ndim != 1 ||
-        static_cast<uint64_t>(buffer.shape[0]) != p.workspace_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8)) {
+        static_cast<uint64_t>(buffer.shape[0]) != p.residual_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8)) {
         throw plugin::Error(FERRO_INTERNAL, "einsum: the values a recorded forward kept do not match its program");
     }
     if (!values_lie_as_nodes(p, nodes, inputs.size(), needed)) return false;

@@ -41,7 +41,7 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 
 class Compiler {
 public:
-    // recorded: every step's value but the last is kept, in a workspace that is output 1.
+    // recorded: every step's value but the last is kept, in output 1.
     Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
              int64_t* output_strides, bool recorded = false)
         : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded) {
@@ -91,7 +91,6 @@ public:
         }
         finish(current.front());
         place_slots();
-        p_.workspace_is_residual = recorded_;
         return std::move(p_);
     }
 
@@ -127,8 +126,36 @@ private:
                 t.strides.push_back(sig.strides[a]);
             }
         }
+        // Along a label of stride 0 (an expanded tensor, as the cotangent of a sum is) the
+        // operand is constant, so it need not be looped over where another operand carries
+        // the label: the product is summed or broadcast over it there (sum_l c y_l = c sum_l
+        // y_l). The cotangent products of einsum(...).sum() for a matrix product become a sum
+        // and an outer product instead of two gemms, as XLA simplifies them.
+        for (size_t i = t.labels.size(); i-- > 0;) {
+            if (t.strides[i] == 0 && carried_elsewhere(k, t.labels[i])) {
+                t.labels.erase(t.labels.begin() + static_cast<std::ptrdiff_t>(i));
+                t.strides.erase(t.strides.begin() + static_cast<std::ptrdiff_t>(i));
+            }
+        }
         if (sig.dtype == p_.dtype) return t;
         return transfer(Step::cast, t, new_slot(t.labels));
+    }
+
+    // Whether an operand other than k varies along label l (a nonzero stride over its axes of
+    // that label longer than 1).
+    bool carried_elsewhere(size_t k, int l) const {
+        for (size_t j = 0; j < inputs_.size(); ++j) {
+            if (j == k) continue;
+            int64_t stride = 0;
+            bool has = false;
+            for (size_t a = 0; a < e_.inputs[j].size(); ++a) {
+                if (e_.inputs[j][a] != l || inputs_[j].shape[a] == 1) continue;
+                has = true;
+                stride += inputs_[j].strides[a];
+            }
+            if (has && stride != 0) return true;
+        }
+        return false;
     }
 
     Operand output_operand() const {
@@ -524,7 +551,8 @@ private:
     }
 
     // Offsets for the workspace slots: a slot shares memory with any other whose lifetime
-    // (written .. last read) does not overlap its own.
+    // (written .. last read) does not overlap its own. A kept value (recorded mode) has a
+    // residual slot of its own instead.
     void place_slots() {
         struct Placed {
             uint64_t begin, end;
@@ -534,6 +562,12 @@ private:
         for (size_t s = 0; s < slot_bytes_.size(); ++s) {
             const uint64_t bytes = (slot_bytes_[s] + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
             const auto [first, last] = slot_life_[s];
+            p_.slot_kept.push_back(last == SIZE_MAX);
+            if (p_.slot_kept.back()) {
+                p_.slot_offsets.push_back(p_.residual_bytes);
+                p_.residual_bytes += bytes;
+                continue;
+            }
             std::vector<std::pair<uint64_t, uint64_t>> busy;
             for (const Placed& p : placed) {
                 if (p.first <= last && first <= p.last) busy.emplace_back(p.begin, p.end);
@@ -574,8 +608,9 @@ struct Bases {
         t.strides = v.strides.data();
         char* data = nullptr;
         if (v.place.kind == Place::workspace) {
-            const uint64_t at = p.slot_offsets[static_cast<size_t>(v.place.index)];
-            if (p.workspace_is_residual) {
+            const auto slot = static_cast<size_t>(v.place.index);
+            const uint64_t at = p.slot_offsets[slot];
+            if (p.slot_kept[slot]) {
                 const ferro_tensor_view& kept = args.outputs[1];
                 t.buffer = kept.buffer;
                 t.byte_offset = kept.byte_offset + at;

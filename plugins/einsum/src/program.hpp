@@ -60,13 +60,15 @@ struct Program {
     ferro_dtype dtype = FERRO_DTYPE_F64;  // of the output and every workspace slot
     std::vector<ferro_dtype> input_dtypes;
     std::vector<Step> steps;
-    std::vector<uint64_t> slot_offsets;  // byte offset of each workspace slot
+    std::vector<uint64_t> slot_offsets;  // byte offset of each slot in the workspace or the residual
     uint64_t workspace_bytes = 0;
     Path path;
     PathCost cost;
     std::vector<StepValue> values;  // recorded mode: per path step but the last
-    // Recorded mode: the workspace is the call's output 1 (a residual) and keeps the values.
-    bool workspace_is_residual = false;
+    // Recorded mode: the slots of `values` lie in the call's output 1 (a residual), one after
+    // another in residual_bytes, the others (packed operands) in the workspace.
+    std::vector<bool> slot_kept;
+    uint64_t residual_bytes = 0;
 };
 
 // The dtype numpy promotion gives the operands (all of f32, f64, c64, c128).
@@ -82,9 +84,8 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
                 int64_t* output_strides);
 
 // The recorded mode, for an einsum the autodiff tape records (ABI 1.8, residuals): compile's
-// program, with the same output, but each step's value but the last stays where it was made (a
-// slot no later step reuses), and the workspace is the call's output 1, a residual the tape keeps
-// for the VJP rule. The rule compiles the program again to learn where the values lie (`values`)
+// program, with the same output, but each step's value but the last stays where it was made, in
+// the call's output 1, a residual the tape keeps for the VJP rule. The rule compiles the program again to learn where the values lie (`values`)
 // and reads them instead of recomputing them. Needs two steps or more and no label of size 0.
 Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                          int64_t* output_strides);
