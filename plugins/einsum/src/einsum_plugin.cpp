@@ -161,7 +161,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         if (args->op_index == static_cast<uint32_t>(Op::einsum) && keeps_values(e, in, recorded_inputs)) {
             auto recorded = compile_recorded_plan(e, in, options, args->output_strides);
             const Program& p = recorded->program;
-            log_program(host, e, p, (", steps' values kept (recorded): " + std::to_string(p.residual_bytes >> 20) + " MiB").c_str());
+            const std::string kept = ", steps' values kept (recorded): " + std::to_string(p.residual_bytes >> 20) + " MiB";
+            log_program(host, e, p, kept.c_str());
             out->workspace_bytes = p.workspace_bytes;
             out->retained_bytes = sizeof(RecordedProgram) + retained_bytes(p);
             out->n_residuals = 2;
