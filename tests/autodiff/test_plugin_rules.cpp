@@ -92,6 +92,16 @@ TEST_CASE("plugin rules: a recorded call's residuals reach its VJP rule and go w
     (void)rt.call("fixture_ad.split", {plain});
     CHECK(entries() == before + 1);
 
+    // A bound call alternating plain and recorded runs on one signature: the recorded run gets
+    // the recorded plan, not the one the plain run left behind (whose rule would find no residual).
+    const BoundOp square(rt, "fixture_residual.square");
+    check_close(square(plain).to_vector<double>(), std::vector<double>{1.0, 4.0, 9.0});
+    Tensor z = x.detach();
+    z.set_requires_grad();
+    square(z).sum().backward();
+    check_close(z.grad().to_vector<double>(), std::vector<double>{2.0, -4.0, 6.0});
+    check_close(square(plain).to_vector<double>(), std::vector<double>{1.0, 4.0, 9.0});
+
     // A plan may keep residuals only for a call the tape records.
     check_error([&] { rt.call("fixture_residual.leaky", {plain}); }, FERRO_INTERNAL,
                 "fixture_residual.leaky: module of plugin 'fixture_residual' returned a plan with 1 residuals for a "
