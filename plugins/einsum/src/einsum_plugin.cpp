@@ -66,8 +66,7 @@ bool keeps_values(const Expression& e, std::span<const ferro_signature> in, uint
     size_t wanted = 0;
     for (size_t i = 0; i < in.size(); ++i) wanted += (recorded_inputs & FERRO_MASK_BIT(i)) != 0 ? 1 : 0;
     if (wanted < 2) return false;
-    std::vector<std::span<const int64_t>> shapes;
-    for (const auto& s : in) shapes.push_back(plugin::shape_of(s));
+    const std::vector<std::span<const int64_t>> shapes = shapes_of(in);
     const std::vector<int64_t> sizes = label_sizes(e, shapes);
     if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return false;
     for (size_t i = 0; i < in.size(); ++i) {
@@ -146,9 +145,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         const Expression e = expression_of(args->attrs, in);
         const PathOptions options = path_options_of(args->attrs, static_cast<int>(args->n_inputs));
         if (args->op_index == static_cast<uint32_t>(Op::path)) {
-            std::vector<std::span<const int64_t>> shapes;
-            for (const auto& s : in) shapes.push_back(plugin::shape_of(s));
-            const Network net = network_of(e, label_sizes(e, shapes));
+            const Network net = network_of(e, label_sizes(e, shapes_of(in)));
             auto answer = std::make_unique<PathAnswer>();
             answer->path = choose_path(net, options);
             answer->cost = path_cost(net, answer->path);

@@ -137,12 +137,6 @@ Kept kept_by(const ferro_vjp_args& a) {
     return {a.residuals[0], a.residuals[1]};
 }
 
-std::vector<std::span<const int64_t>> shapes_of(std::span<const ferro_signature> sigs) {
-    std::vector<std::span<const int64_t>> shapes;
-    for (const auto& s : sigs) shapes.push_back(plugin::shape_of(s));
-    return shapes;
-}
-
 // A pairwise step of the tree: its children's values (where computed) to its labels.
 TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tensor left, ferro_tensor right) {
     return call_einsum(r, {left, right}, step.inputs, step.output);
@@ -151,8 +145,8 @@ TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tenso
 size_t at(int k) { return static_cast<size_t>(k); }
 
 // Whether a step's value in the program has the node's labels: those of size 1 aside, the
-// program sums a label early where the tree keeps it for an operand that broadcasts it (size 1
-// there), and that value is not the node's.
+// program sums or drops a label early where the tree keeps it for an operand that broadcasts it
+// (size 1 or stride 0 there), and that value is not the node's.
 bool lies_as(const StepValue& v, const TreeNode& node) {
     size_t longer = 0;
     for (size_t ax = 0; ax < node.labels.size(); ++ax) {
@@ -189,32 +183,6 @@ TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t of
     return t;
 }
 
-// Whether the values program `p` keeps are the tree's where `needed` (lies_as).
-bool values_lie_as_nodes(const Program& p, const std::vector<TreeNode>& nodes, size_t n, const std::vector<bool>& needed) {
-    for (size_t k = n; k < nodes.size(); ++k) {
-        if (needed[k] && !lies_as(p.values[k - n], nodes[k])) return false;
-    }
-    return true;
-}
-
-// The needed steps' values as views of `buffer`, where program `p` keeps them.
-void view_values(const plugin::Rules& r, const Program& p, const TensorRef& buffer, const std::vector<TreeNode>& nodes,
-                 size_t n, const std::vector<bool>& needed, std::vector<TensorRef>& value) {
-    const uint64_t element = FERRO_DTYPE_BITS(p.dtype) / 8;
-    for (size_t k = n; k < nodes.size(); ++k) {
-        if (!needed[k]) continue;
-        const StepValue& v = p.values[k - n];
-        value[k] = value_view(r, buffer, static_cast<int64_t>(p.slot_offsets[at(v.slot)] / element), nodes[k], v);
-    }
-}
-
-PathOptions explicit_path(const Path& path) {
-    PathOptions options;
-    options.explicit_path = path;
-    options.has_explicit_path = true;
-    return options;
-}
-
 std::vector<ferro_signature> signatures(const plugin::Rules& r, std::span<const ferro_tensor> inputs) {
     std::vector<ferro_signature> sigs;
     for (ferro_tensor t : inputs) sigs.push_back(r.signature(t));
@@ -226,17 +194,28 @@ std::vector<ferro_signature> signatures(const plugin::Rules& r, std::span<const 
 bool values_from_residuals(const plugin::Rules& r, const Expression& e, const Kept& kept, const std::vector<TreeNode>& nodes,
                            const Path& path, std::span<const ferro_tensor> inputs, const std::vector<bool>& needed,
                            std::vector<TensorRef>& value) {
+    const size_t n = inputs.size();
+    PathOptions options;
+    options.explicit_path = path;
+    options.has_explicit_path = true;
     std::vector<int64_t> output_strides(FERRO_MAX_NDIM);
-    const Program p = compile_recorded(e, signatures(r, inputs), explicit_path(path), output_strides.data());
-    const ferro_signature buffer = r.signature(kept.values);
-    if (buffer.dtype != p.dtype || buffer.ndim != 1 ||
-        static_cast<uint64_t>(buffer.shape[0]) != p.residual_bytes / (FERRO_DTYPE_BITS(p.dtype) / 8)) {
+    const Program p = compile_recorded(e, signatures(r, inputs), options, output_strides.data());
+    const uint64_t element = FERRO_DTYPE_BITS(p.dtype) / 8;
+    const ferro_signature kept_sig = r.signature(kept.values);
+    if (kept_sig.dtype != p.dtype || kept_sig.ndim != 1 || static_cast<uint64_t>(kept_sig.shape[0]) != p.residual_bytes / element) {
         throw plugin::Error(FERRO_INTERNAL, "einsum: the values a recorded forward kept do not match its program");
     }
-    if (!values_lie_as_nodes(p, nodes, inputs.size(), needed)) return false;
-    view_values(r, p, r.borrow(kept.values), nodes, inputs.size(), needed, value);
+    for (size_t k = n; k < nodes.size(); ++k) {
+        if (needed[k] && !lies_as(p.values[k - n], nodes[k])) return false;
+    }
+    const TensorRef buffer = r.borrow(kept.values);
+    for (size_t k = n; k < nodes.size(); ++k) {
+        if (!needed[k]) continue;
+        const StepValue& v = p.values[k - n];
+        value[k] = value_view(r, buffer, static_cast<int64_t>(p.slot_offsets[at(v.slot)] / element), nodes[k], v);
+    }
     if (r.host()->log_enabled(r.host(), FERRO_LOG_DEBUG)) {
-        const auto steps = std::count(needed.begin() + static_cast<std::ptrdiff_t>(inputs.size()), needed.end(), true);
+        const auto steps = std::count(needed.begin() + static_cast<std::ptrdiff_t>(n), needed.end(), true);
         plugin::log(r.host(), FERRO_LOG_DEBUG, "einsum",
                     "VJP: " + std::to_string(steps) + " step values read from what the recorded forward kept");
     }
@@ -384,10 +363,9 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
     return plugin::guard(host, [&] {
         const plugin::Rules r(host);
         const ferro_jvp_args& a = *args;
-        std::vector<ferro_signature> sigs;
-        for (uint32_t i = 0; i < a.n_inputs; ++i) sigs.push_back(r.signature(a.inputs[i]));
-        const Expression e = expression_of(a.attrs, sigs);
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
+        const std::vector<ferro_signature> sigs = signatures(r, inputs);
+        const Expression e = expression_of(a.attrs, sigs);
         const auto moving = static_cast<size_t>(std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
         if (a.n_inputs >= kTreeMinOperands && moving >= 2) {
             return tree_jvp(r, e, contraction_tree(e, shapes_of(sigs), forward_path(r, a.attrs, inputs)), a);

@@ -39,9 +39,7 @@ bool is_float(ferro_dtype d) {
 
 // Output shape of the contraction; checks the operands and the expression.
 std::vector<int64_t> output_shape(const Expression& e, std::span<const ferro_signature> inputs) {
-    std::vector<std::span<const int64_t>> shapes;
-    for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
-    const std::vector<int64_t> sizes = label_sizes(e, shapes);
+    const std::vector<int64_t> sizes = label_sizes(e, shapes_of(inputs));
     std::vector<int64_t> shape;
     for (int l : e.output) shape.push_back(sizes[static_cast<size_t>(l)]);
     return shape;

@@ -1,6 +1,7 @@
 #include "expression.hpp"
 
 #include <ferro/plugin.hpp>
+#include <ferro/rules.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -243,6 +244,12 @@ std::vector<int64_t> to_sublists(const std::vector<std::vector<int>>& inputs, co
     out.push_back(kOutput);
     out.insert(out.end(), output.begin(), output.end());
     return out;
+}
+
+std::vector<std::span<const int64_t>> shapes_of(std::span<const ferro_signature> sigs) {
+    std::vector<std::span<const int64_t>> shapes;
+    for (const auto& s : sigs) shapes.push_back(plugin::shape_of(s));
+    return shapes;
 }
 
 }  // namespace ferro::einsum

@@ -7,6 +7,8 @@
 // labels, encoded in one i64 array (see parse_sublists).
 #pragma once
 
+#include <ferro/types.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -35,6 +37,8 @@ Expression parse_sublists(std::span<const int64_t> sublists, std::span<const int
 // The size of every label: operands agree, except that a size-1 axis broadcasts (as PyTorch).
 // Repeated labels within one operand (a diagonal) must agree exactly.
 std::vector<int64_t> label_sizes(const Expression& e, std::span<const std::span<const int64_t>> shapes);
+// The operands' shapes, as label_sizes takes them (views of the signatures).
+std::vector<std::span<const int64_t>> shapes_of(std::span<const ferro_signature> sigs);
 
 // The expression in sublist form (as the autodiff rules pass it on).
 std::vector<int64_t> to_sublists(const std::vector<std::vector<int>>& inputs, const std::vector<int>& output);

@@ -45,9 +45,7 @@ public:
     Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
              int64_t* output_strides, bool recorded = false)
         : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded) {
-        std::vector<std::span<const int64_t>> shapes;
-        for (const auto& s : inputs) shapes.push_back(plugin::shape_of(s));
-        size_ = label_sizes(e, shapes);
+        size_ = label_sizes(e, shapes_of(inputs));
         p_.dtype = result_dtype(inputs);
         for (const auto& s : inputs) p_.input_dtypes.push_back(s.dtype);
         const Network net = network_of(e, size_);

@@ -48,7 +48,7 @@ struct Step {
     int64_t batch = 1, m = 1, n = 1, k = 1;
 };
 
-// Where the recorded mode (below) left one pairwise step's value: a workspace slot, its labels
+// Where the recorded mode (below) left one pairwise step's value: a residual slot, its labels
 // longer than 1 and their strides (the slot is dense in some order of them).
 struct StepValue {
     int slot = 0;
@@ -85,8 +85,9 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
 
 // The recorded mode, for an einsum the autodiff tape records (ABI 1.8, residuals): compile's
 // program, with the same output, but each step's value but the last stays where it was made, in
-// the call's output 1, a residual the tape keeps for the VJP rule. The rule compiles the program again to learn where the values lie (`values`)
-// and reads them instead of recomputing them. Needs two steps or more and no label of size 0.
+// the call's output 1, a residual the tape keeps for the VJP rule. The rule compiles the program
+// again to learn where the values lie (`values`) and reads them instead of recomputing them.
+// Needs two steps or more and no label of size 0.
 Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                          int64_t* output_strides);
 
