@@ -1,5 +1,7 @@
 // bench/run fft (ferro side): the cases of the fft issue — c2c 1-D n = 2^10, 2^16, 2^20 and
 // 3*5*7*11*13, r2c 1-D 2^20, 2-D 1024 x 1024 c2c, batched 1-D 64 x 4096, in f64 and f32 —
+// and batched 1-D 1024 x 1024, the least a pass of the 2^20-point and 2-D transforms does
+// (bench/README.md) —
 // through ferro::fft, through a bound call writing into one destination (ferro::BoundOp::into,
 // as FFTW's plan writes its own array) and through FFTW called directly with the same planner
 // flags and thread count, sampled in turn. One JSON line per case with plan_s, the time of
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
         {"c2c n=2^20", {1 << 20}, false, 1},        {"c2c n=15015 (3*5*7*11*13)", {15015}, false, 1},
         {"r2c n=2^20", {1 << 20}, true, 1},         {"c2c 2-D 1024x1024", {1024, 1024}, false, 2},
         {"c2c batched 64x4096", {64, 4096}, false, 1},
+        {"c2c batched 1024x1024", {1024, 1024}, false, 1},
     };
     for (const Case& c : cases) {
         if (list) std::printf("%s\n", c.name);

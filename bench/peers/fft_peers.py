@@ -17,7 +17,8 @@ only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else None
 
 cases = [("c2c n=2^10", (1024,), False, 1), ("c2c n=2^16", (65536,), False, 1), ("c2c n=2^20", (1 << 20,), False, 1),
          ("c2c n=15015 (3*5*7*11*13)", (15015,), False, 1), ("r2c n=2^20", (1 << 20,), True, 1),
-         ("c2c 2-D 1024x1024", (1024, 1024), False, 2), ("c2c batched 64x4096", (64, 4096), False, 1)]
+         ("c2c 2-D 1024x1024", (1024, 1024), False, 2), ("c2c batched 64x4096", (64, 4096), False, 1),
+         ("c2c batched 1024x1024", (1024, 1024), False, 1)]
 
 
 def attempt(f):
