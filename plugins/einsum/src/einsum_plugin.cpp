@@ -154,9 +154,10 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             out->self = answer.release();
             return;
         }
+        int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
         const uint64_t recorded_inputs = FERRO_HAS_FIELD(args, ferro_prepare_args, recorded_inputs) ? args->recorded_inputs : 0;
         if (args->op_index == static_cast<uint32_t>(Op::einsum) && keeps_values(e, in, recorded_inputs)) {
-            auto recorded = compile_recorded_plan(e, in, options, args->output_strides);
+            auto recorded = compile_recorded_plan(e, in, options, strides);
             const Program& p = recorded->program;
             const std::string kept = ", steps' values kept (recorded): " + std::to_string(p.residual_bytes >> 20) + " MiB";
             log_program(host, e, p, kept.c_str());
@@ -168,7 +169,6 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             out->self = recorded.release();
             return;
         }
-        int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
         auto program = std::make_unique<Program>(compile(e, in, options, strides));
         out->workspace_bytes = program->workspace_bytes;
         log_program(host, e, *program, "");
