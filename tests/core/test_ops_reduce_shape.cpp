@@ -178,3 +178,46 @@ TEST_CASE("core: matmul batches, broadcasts and handles vectors like numpy", "[c
     check_error([&] { matmul(rt.arange(0, 4), rt.arange(0, 4)); }, FERRO_INVALID_ARGUMENT,
                 "core.matmul: inputs are i64 and i64; matmul needs f32, f64, c64 or c128");
 }
+
+TEST_CASE("core: a shape whose element count overflows is refused by every path that makes one", "[core]") {
+    Runtime rt = make_runtime();
+    const Tensor a = rt.tensor<float>({1, 2, 3, 4}, {4});
+    constexpr int64_t big = int64_t{1} << 32;
+    // numel would wrap to 0: sum gave 0 and mean NaN.
+    check_error([&] { a.expand({big, big, 4}); }, FERRO_INVALID_ARGUMENT,
+                "core.expand: shape [4294967296,4294967296,4] has more elements than a tensor can hold");
+    // The bound is on bytes: 4 x (2^59 - 1) f32 elements take 2^63 - 16 bytes and are a view like
+    // any other; 4 x 2^59 take 2^63.
+    const Tensor wide = a.reshape({4, 1}).expand({4, (int64_t{1} << 59) - 1});
+    CHECK(wide.shape() == Shape{4, (int64_t{1} << 59) - 1});
+    check_error([&] { a.reshape({4, 1}).expand({4, int64_t{1} << 59}); }, FERRO_INVALID_ARGUMENT,
+                "has more elements than a tensor can hold");
+    check_error([&] { a.reshape({big, big, -1}); }, FERRO_INVALID_ARGUMENT,
+                "core.reshape: cannot reshape [4] (4 elements) into [4294967296,4294967296,-1]: its element count overflows");
+    check_error([&] { a.reshape({big, big, big, 0}); }, FERRO_INVALID_ARGUMENT, "core.reshape: cannot reshape [4]");
+    // A step longer than the axis: one element, no stride overflow.
+    const Tensor first = a.slice(0, 0, std::nullopt, std::numeric_limits<int64_t>::max());
+    CHECK(first.to_vector<float>() == std::vector<float>{1});
+    const Tensor last = a.slice(0, std::nullopt, std::nullopt, std::numeric_limits<int64_t>::min());
+    CHECK(last.to_vector<float>() == std::vector<float>{4});
+    // Broadcasting two views into an output of 2^64 bytes: refused before anything is allocated.
+    const Tensor col = a.slice(0, 0, 1).reshape({1, 1}).expand({int64_t{1} << 31, 1});
+    const Tensor row = a.slice(0, 0, 1).reshape({1, 1}).expand({1, int64_t{1} << 31});
+    check_error([&] { (void)(col + row); }, FERRO_RESOURCE_EXHAUSTED, "is too large");
+}
+
+TEST_CASE("core: borrowed memory described with an overflowing shape is refused", "[core]") {
+    Runtime rt = make_runtime();
+    float value = 1;
+    const int64_t shape[] = {int64_t{1} << 32, int64_t{1} << 32, 4};
+    const int64_t strides[] = {0, 0, 0};
+    ferro_tensor t = nullptr;
+    ferro_status st = ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F32, 3, shape, strides, &value, nullptr,
+                                               nullptr, &t);
+    REQUIRE(st != nullptr);
+    CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_borrow_host: shape [4294967296,4294967296,4] "
+                                                         "has more elements than a tensor can hold"));
+    ferro_status_free(st);
+    CHECK(t == nullptr);
+}

@@ -116,8 +116,11 @@ SliceSpan slice_span(int64_t size, const ferro_attr_value& start_attr, const fer
     };
     const int64_t start = bound(start_attr, step > 0 ? 0 : size - 1);
     const int64_t stop = bound(stop_attr, step > 0 ? size : -1);
-    const int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                                 : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+    // (distance - 1) / |step| + 1, in unsigned arithmetic: no step, INT64_MIN and INT64_MAX
+    // included, overflows.
+    const uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+    const int64_t distance = step > 0 ? stop - start : start - stop;
+    const int64_t len = distance > 0 ? static_cast<int64_t>(static_cast<uint64_t>(distance - 1) / magnitude) + 1 : 0;
     return {start, len};
 }
 

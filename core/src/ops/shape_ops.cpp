@@ -68,8 +68,9 @@ Layout reshape_layout(const CoreOp& op, const ferro_attr_value* attrs, const Lay
             infer_at = static_cast<int64_t>(i);
         } else if (shape[i] < 0) {
             invalid(op.qualified, fmt::format("shape {} has a negative size", shape_str(shape)));
-        } else {
-            known *= shape[i];
+        } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+            invalid(op.qualified, fmt::format("cannot reshape {} ({} elements) into {}: its element count overflows",
+                                              shape_str(in.shape), total, shape_str(shape)));
         }
     }
     if (infer_at >= 0) {
@@ -129,7 +130,9 @@ Layout slice_layout(const CoreOp& op, const ferro_attr_value* attrs, const Layou
     const auto [start, len] = slice_span(in.shape[axis], attrs[1], attrs[2], step);
     Layout out = in;
     out.shape[axis] = len;
-    out.strides[axis] = in.strides[axis] * step;
+    // A step longer than the axis leaves one element, whose stride is never used (and whose
+    // product with the step could overflow).
+    out.strides[axis] = len > 1 ? in.strides[axis] * step : in.strides[axis];
     out.offset = len > 0 ? start * in.strides[axis] : 0;
     return out;
 }
@@ -274,11 +277,11 @@ Outputs view_host(const HostOpCall& call) {
     if (out.needs_copy) {
         // No view can express it: copy to contiguous, whose reshape is always a view.
         TensorPtr packed = std::move(copy_then(call, &t)[0]);
-        return {make_view(*packed, t.dtype, out.shape, out.strides, packed->byte_offset)};
+        return {make_view(*packed, t.dtype, out.shape, out.strides, packed->byte_offset, call.op.c_str())};
     }
     const int64_t byte_delta = out.offset * itemsize(t.dtype);
     return {make_view(t, t.dtype, std::move(out.shape), std::move(out.strides),
-                      static_cast<uint64_t>(static_cast<int64_t>(t.byte_offset) + byte_delta))};
+                      static_cast<uint64_t>(static_cast<int64_t>(t.byte_offset) + byte_delta), call.op.c_str())};
 }
 
 template <size_t... I>

@@ -143,24 +143,55 @@ bool is_contiguous(const ferro_tensor_impl& t) {
     return true;
 }
 
-uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op) {
+namespace {
+
+void check_dims(std::span<const int64_t> shape, const char* op) {
     if (shape.size() > FERRO_MAX_NDIM) {
         throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: {} dimensions, at most {} are supported",
                                                         op, shape.size(), FERRO_MAX_NDIM));
     }
-    uint64_t elements = 1;
     for (int64_t s : shape) {
         if (s < 0) {
             throw Error(FERRO_INVALID_ARGUMENT,
                         fmt::format("{}: shape [{}] has a negative size", op, fmt::join(shape, ",")));
         }
-        if (s != 0 && elements > std::numeric_limits<uint64_t>::max() / 16 / static_cast<uint64_t>(s)) {
-            throw Error(FERRO_RESOURCE_EXHAUSTED,
-                        fmt::format("{}: shape [{}] is too large", op, fmt::join(shape, ",")));
-        }
-        elements *= static_cast<uint64_t>(s);
     }
-    return elements * static_cast<uint64_t>(itemsize(dtype));
+}
+
+// numel(shape) * itemsize, or -1 when it does not fit in int64 (sizes non-negative). Every
+// tensor the host describes stays under that bound, so the element and byte counts that code
+// computes from a shape (views of one element expanded included) never wrap.
+int64_t byte_count(ferro_dtype dtype, std::span<const int64_t> shape) {
+    int64_t bytes = itemsize(dtype);
+    for (int64_t s : shape) {
+        if (s == 0) return 0;
+        if (__builtin_mul_overflow(bytes, s, &bytes)) bytes = -1;
+        if (bytes < 0) return -1;
+    }
+    return bytes;
+}
+
+}  // namespace
+
+uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op) {
+    check_dims(shape, op);
+    const int64_t bytes = byte_count(dtype, shape);
+    if (bytes < 0) {
+        throw Error(FERRO_RESOURCE_EXHAUSTED,
+                    fmt::format("{}: shape [{}] is too large (more than 2^63 - 1 bytes of {})", op,
+                                fmt::join(shape, ","), dtype_name(dtype)));
+    }
+    return static_cast<uint64_t>(bytes);
+}
+
+void check_element_count(ferro_dtype dtype, std::span<const int64_t> shape, const char* op) {
+    check_dims(shape, op);
+    if (byte_count(dtype, shape) < 0) {
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    fmt::format("{}: shape [{}] has more elements than a tensor can hold (its {} elements would "
+                                "take more than 2^63 - 1 bytes, even as a view)",
+                                op, fmt::join(shape, ","), dtype_name(dtype)));
+    }
 }
 
 TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,

@@ -178,6 +178,9 @@ TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<cons
                       const char* op = "tensor");
 // The bytes of a row-major `dtype` tensor of `shape`, after make_tensor's checks.
 uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op);
+// The checks every tensor handle passes, views included: ndim, non-negative sizes, and numel
+// times the item size within int64 (INVALID_ARGUMENT naming `op`).
+void check_element_count(ferro_dtype dtype, std::span<const int64_t> shape, const char* op);
 // make_tensor for a layout already checked (a plan's outputs): `strides` contiguous for
 // `shape`, `bytes` its size. The tensor and its storage are one allocation, and on the
 // built-in cpu engine a small tensor's data shares it too.
@@ -190,9 +193,10 @@ inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const D
 // A tensor handle over `storage` with the given metadata (no checks).
 TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
                        std::span<const int64_t> strides, uint64_t byte_offset);
-// A view of `base`'s storage with other metadata (no copy, no checks beyond ndim).
+// A view of `base`'s storage with other metadata (no copy; check_element_count naming `op`).
 inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
-                           uint64_t byte_offset) {
+                           uint64_t byte_offset, const char* op) {
+    check_element_count(dtype, span_of(shape), op);
     return wrap_storage(base.storage, dtype, span_of(shape), span_of(strides), byte_offset);
 }
 

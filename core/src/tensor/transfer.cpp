@@ -14,9 +14,7 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
                         Storage::Deleter deleter, void* context, const char* what) {
     const std::string fn = what;
     if (!is_valid_dtype(dtype)) throw Error(FERRO_INVALID_ARGUMENT, fn + ": unsupported dtype " + dtype_name(dtype));
-    for (int64_t size : shape) {
-        if (size < 0) throw Error(FERRO_INVALID_ARGUMENT, fn + ": negative size in shape");
-    }
+    check_element_count(dtype, shape, what);
     Dims st = strides ? Dims(strides, strides + shape.size()) : contiguous_strides(shape);
     const StridedExtent e = strided_extent(shape, st.data());
     if (!e.empty && data == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fn + ": data is NULL");
