@@ -104,7 +104,7 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     }
     CHECK(found_identity);
 
-    CHECK(ferro_inventory_diagnostic_count(inv) == 12);
+    CHECK(ferro_inventory_diagnostic_count(inv) == 15);
     ferro_diagnostic_info d{};
     REQUIRE(ferro_inventory_diagnostic(inv, 0, &d) == nullptr);
     CHECK(std::string(d.file).find("/libferro_fixture_") != std::string::npos);
@@ -227,6 +227,19 @@ TEST_CASE("c api: scan counts loaded and failed plugins on the search path", "[c
     uint32_t loaded = 0, failed = 0;
     REQUIRE(ferro_runtime_scan(rt, &loaded, &failed) == nullptr);
     CHECK(loaded == 4);  // good family, good engine, bad family (loads fine), first duplicate
-    CHECK(failed == 12);
+    CHECK(failed == 15);
+    ferro_inventory* before = nullptr;
+    REQUIRE(ferro_runtime_inventory(rt, &before) == nullptr);
+    // Again: the loaded files are left alone, the broken ones fail again and replace their
+    // diagnostics instead of adding to them.
+    REQUIRE(ferro_runtime_scan(rt, &loaded, &failed) == nullptr);
+    CHECK(loaded == 0);
+    CHECK(failed == 15);
+    ferro_inventory* after = nullptr;
+    REQUIRE(ferro_runtime_inventory(rt, &after) == nullptr);
+    CHECK(ferro_inventory_diagnostic_count(after) == ferro_inventory_diagnostic_count(before));
+    CHECK(ferro_inventory_plugin_count(after) == ferro_inventory_plugin_count(before));
+    ferro_inventory_destroy(before);
+    ferro_inventory_destroy(after);
     ferro_runtime_destroy(rt);
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -227,6 +228,29 @@ TEST_CASE("inspector: doctor shows the search path with its origins, engines wit
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("null         0 devices (plugin engine_null): the null engine has no devices"));
     CHECK_THAT(text.out, Catch::Contains("plugins: every file in the search path loads"));
+}
+
+TEST_CASE("inspector: doctor names both files of a family two plugins provide, and the rule that chose", "[inspector]") {
+    const auto dir = std::filesystem::temp_directory_path() / "ferro_inspect_conflict";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (const char* name : {"dup_a", "dup_b"}) {
+        std::filesystem::copy_file(corpus_dir() + "/libferro_fixture_" + name + ".so",
+                                   dir / ("libferro_fixture_" + std::string(name) + ".so"));
+    }
+    const std::string first = (dir / "libferro_fixture_dup_a.so").string();
+    const std::string second = (dir / "libferro_fixture_dup_b.so").string();
+    const Run r = inspect("doctor --json --path " + dir.string());
+    const Run text = inspect("doctor --path " + dir.string());
+    std::filesystem::remove_all(dir);
+    const json d = json::parse(r.out);
+    REQUIRE(d["problems"].size() == 1);
+    CHECK(d["problems"][0]["file"] == second);
+    CHECK(d["problems"][0]["stage"] == "register");
+    const std::string reason = "family 'fixture_dup' is already provided by " + first +
+                               ", loaded first; this file is not registered (the first file on the search path wins)";
+    CHECK(d["problems"][0]["reason"] == reason);
+    CHECK_THAT(text.out, Catch::Contains("plugins that do not load:\n  " + second + ": skipped, " + reason));
 }
 
 TEST_CASE("inspector: show gives a plugin's ops with attributes, defaults, dtypes and rules, its modules and devices", "[inspector]") {

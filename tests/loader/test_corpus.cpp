@@ -22,6 +22,10 @@ const std::map<std::string, Expected>& expected_diagnostics() {
         {"empty", {LoadStage::open, FERRO_INVALID_ARGUMENT, "empty file"}},
         {"garbage", {LoadStage::open, FERRO_INVALID_ARGUMENT, "invalid ELF header"}},
         {"elf32", {LoadStage::open, FERRO_INVALID_ARGUMENT, "wrong ELF class: ELFCLASS32"}},
+        // Each of these three took the process down inside dlopen before it was checked first.
+        {"aarch64", {LoadStage::open, FERRO_INVALID_ARGUMENT, "built for AArch64, this process runs on x86-64"}},
+        {"truncated", {LoadStage::open, FERRO_INVALID_ARGUMENT, "reaches past the end of the file (3000 bytes): is it truncated?"}},
+        {"zero_padded", {LoadStage::open, FERRO_INVALID_ARGUMENT, "the dynamic section has no symbol table"}},
         {"missing_dep", {LoadStage::open, FERRO_INVALID_ARGUMENT, "libfixture_dep.so"}},
         {"no_entry", {LoadStage::entry, FERRO_NOT_FOUND, "does not export ferro_plugin_query"}},
         {"entry_error", {LoadStage::query, FERRO_FAILED_PRECONDITION, "no licence"}},

@@ -2,6 +2,7 @@
 // unloading, duplicate loads, logging.
 #include "corpus.hpp"
 
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -41,13 +42,81 @@ TEST_CASE("runtime: a failed load changes no registry entry", "[loader]") {
     CHECK(snap->families.at("fixture_dup").plugin == "fixture_dup_a");
 }
 
-TEST_CASE("runtime: loading the same plugin twice is refused with ALREADY_EXISTS", "[loader]") {
+TEST_CASE("runtime: loading a loaded file again, by any spelling, is reported as already loaded", "[loader]") {
     Runtime rt(isolated_options());
     REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
-    const auto again = rt.load_plugin(corpus_file("good_family"));
+    const auto epoch = rt.epoch();
+    const auto link = std::filesystem::temp_directory_path() / "ferro_test_corpus_link";
+    std::filesystem::remove(link);
+    std::filesystem::create_directory_symlink(corpus_dir(), link);
+    for (const std::filesystem::path& spelling :
+         {std::filesystem::path(corpus_file("good_family")), link / "libferro_fixture_good_family.so",
+          std::filesystem::path(corpus_dir() + "/./../corpus//libferro_fixture_good_family.so")}) {
+        INFO(spelling);
+        const auto again = rt.load_plugin(spelling);
+        CHECK(again.already_loaded);
+        CHECK_FALSE(again.diagnostic);
+        CHECK(again.plugin == "fixture_good");
+    }
+    std::filesystem::remove(link);
+    CHECK(rt.epoch() == epoch);
+    CHECK(rt.snapshot()->diagnostics.empty());
+    std::filesystem::remove(link);
+}
+
+TEST_CASE("runtime: a second file with a loaded plugin's name is refused naming both files and the rule", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
+    const auto dir = std::filesystem::temp_directory_path() / "ferro_test_copy";
+    std::filesystem::create_directories(dir);
+    const auto copy = dir / "libferro_fixture_good_family.so";
+    std::filesystem::copy_file(corpus_file("good_family"), copy, std::filesystem::copy_options::overwrite_existing);
+    const auto again = rt.load_plugin(copy);
+    std::filesystem::remove_all(dir);
     REQUIRE(again.diagnostic);
+    CHECK_FALSE(again.already_loaded);
     CHECK(again.diagnostic->code == FERRO_ALREADY_EXISTS);
-    CHECK_THAT(again.diagnostic->message, Catch::Contains("'fixture_good' is already loaded"));
+    CHECK(again.diagnostic->file == copy.string());
+    CHECK_THAT(again.diagnostic->message,
+               Catch::Contains("plugin name 'fixture_good' is already provided by plugin 'fixture_good' (" +
+                               corpus_file("good_family") + "), loaded first") &&
+                   Catch::Contains("the first file on the search path wins"));
+}
+
+TEST_CASE("runtime: an op missing from a family another file won names both files", "[loader]") {
+    Runtime rt(isolated_options());
+    REQUIRE_FALSE(rt.load_plugin(corpus_file("dup_a")).diagnostic);
+    REQUIRE(rt.load_plugin(corpus_file("dup_b")).diagnostic);
+    const std::string message = rt.snapshot()->missing_op_message("fixture_dup.absent");
+    CHECK_THAT(message, Catch::StartsWith("no op named 'fixture_dup.absent': family 'fixture_dup' is provided by "
+                                          "plugin 'fixture_dup_a' (" + corpus_file("dup_a") + "), which has no op 'absent'"));
+    CHECK_THAT(message, Catch::Contains(corpus_file("dup_b") + " also provides family 'fixture_dup' but was not "
+                                                               "registered, because the first file on the search path wins"));
+    CHECK(rt.snapshot()->missing_op_message("nofamily.op") == "no op named 'nofamily.op': no loaded plugin provides "
+                                                              "family 'nofamily' (1 plugin file(s) failed to load: see "
+                                                              "the runtime's diagnostics or ferro-inspect doctor)");
+}
+
+TEST_CASE("runtime: rescanning, or a search path naming one directory twice, loads each file once", "[loader]") {
+    const auto link = std::filesystem::temp_directory_path() / "ferro_test_plugins_link";
+    std::filesystem::remove(link);
+    std::filesystem::create_directory_symlink(plugin_dir(), link);
+    auto options = isolated_options();
+    options.plugin_paths = {plugin_dir() + "/", link.string(), plugin_dir() + "/../plugins"};
+    Runtime rt(options);
+    REQUIRE(rt.search_path().size() == 1);
+    const auto first = rt.load_search_path();
+    REQUIRE(first.size() == ferro::plugin_candidates(plugin_dir()).size());
+    for (const auto& r : first) CHECK_FALSE((r.already_loaded || r.diagnostic));
+    const auto epoch = rt.epoch();
+    for (const auto& r : rt.load_search_path()) {
+        INFO(r.plugin);
+        CHECK(r.already_loaded);
+        CHECK_FALSE(r.diagnostic);
+    }
+    CHECK(rt.epoch() == epoch);
+    CHECK(rt.snapshot()->diagnostics.empty());
+    std::filesystem::remove(link);
 }
 
 TEST_CASE("runtime: a missing file is NOT_FOUND at stage open", "[loader]") {

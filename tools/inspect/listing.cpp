@@ -41,19 +41,16 @@ void mark_duplicates(nlohmann::json& plugins) {
     for (auto& p : plugins) {
         if (p["status"] != "loaded") continue;
         std::string clash;
-        if (auto it = names.find(p["name"]); it != names.end()) {
-            clash = fmt::format("a plugin named '{}' is already loaded from {}", p["name"].get<std::string>(), it->second);
-        }
-        for (const auto& f : p["families"]) {
-            if (auto it = families.find(f["name"]); clash.empty() && it != families.end()) {
-                clash = fmt::format("family '{}' is already provided by {}", f["name"].get<std::string>(), it->second);
-            }
-        }
-        for (const auto& e : p["engines"]) {
-            if (auto it = kinds.find(e["kind"]); clash.empty() && it != kinds.end()) {
-                clash = fmt::format("engine kind '{}' is already provided by {}", e["kind"].get<std::string>(), it->second);
-            }
-        }
+        auto check = [&](const std::map<std::string, std::string>& seen, const std::string& key, const char* what) {
+            auto it = seen.find(key);
+            if (!clash.empty() || it == seen.end()) return;
+            clash = fmt::format("{} '{}' is already provided by {}, loaded first; this file is not registered (the "
+                                "first file on the search path wins)",
+                                what, key, it->second);
+        };
+        check(names, p["name"], "plugin name");
+        for (const auto& f : p["families"]) check(families, f["name"], "family");
+        for (const auto& e : p["engines"]) check(kinds, e["kind"], "engine kind");
         if (!clash.empty()) {
             p["status"] = "skipped";
             p["stage"] = "register";

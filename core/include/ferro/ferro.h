@@ -78,9 +78,11 @@ FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options
 FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime);
 
 /* Loads one plugin file. On failure the status says "<file>: stage <s>: <message>" with the
- * stage's code, and the same diagnostic is kept in the runtime. */
+ * stage's code, and the same diagnostic is kept in the runtime. A file already loaded (the same
+ * file by canonical path: symbolic links and "." or ".." resolved) is OK and changes nothing. */
 FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path);
-/* Loads every libferro_*.so on the search path; counts what loaded and what failed. */
+/* Loads every libferro_*.so on the search path; counts what loaded and what failed. Files
+ * already loaded count in neither, so a second scan of an unchanged path reports 0 and 0. */
 FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
                                           uint32_t* out_failed);
 /* Unloads a plugin by name: FAILED_PRECONDITION while objects it created are alive. */

@@ -161,7 +161,7 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
         *n_out = 0;
         const ferro::SnapshotPtr snap = runtime->runtime.snapshot();
         const auto entry = snap->ops.find(op);
-        if (entry == snap->ops.end()) throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: no op named '{}'", fn, op));
+        if (entry == snap->ops.end()) throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: {}", fn, snap->missing_op_message(op)));
         if (snap->engines.find(engine) == snap->engines.end()) {
             throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}'", fn, engine));
         }

@@ -74,7 +74,9 @@ FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_
     return ferro::guard([&] {
         require(runtime, "ferro_runtime_scan", "runtime");
         uint32_t loaded = 0, failed = 0;
-        for (const auto& r : runtime->runtime.load_search_path()) ++(r.diagnostic ? failed : loaded);
+        for (const auto& r : runtime->runtime.load_search_path()) {
+            if (!r.already_loaded) ++(r.diagnostic ? failed : loaded);
+        }
         if (out_loaded != nullptr) *out_loaded = loaded;
         if (out_failed != nullptr) *out_failed = failed;
     });

@@ -50,12 +50,7 @@ SnapshotPtr resolve(Runtime& runtime, ferro_op_impl& op, uint64_t epoch, const O
     if (op.epoch != epoch || !op.snapshot) {
         SnapshotPtr snap = runtime.snapshot();
         const OpEntry* e = snap->find_op(op.name);
-        if (e == nullptr) {
-            const auto dot = op.name.find('.');
-            throw Error(FERRO_NOT_FOUND,
-                        fmt::format("no op named '{}' (is a plugin providing family '{}' loaded?)",
-                                    op.name, op.name.substr(0, dot)));
-        }
+        if (e == nullptr) throw Error(FERRO_NOT_FOUND, snap->missing_op_message(op.name));
         op.entry = e;
         op.family = &snap->families.at(e->family_id);
         op.epoch = snap->epoch;

@@ -105,10 +105,8 @@ ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out
             *out = e.op;
             return;
         }
-        if (rt.snapshot()->find_op(name) == nullptr) {
-            const std::string_view qualified(name);
-            throw Error(FERRO_NOT_FOUND, fmt::format("op_find: no op named '{}' (is a plugin providing family '{}' loaded?)",
-                                                     qualified, qualified.substr(0, qualified.find('.'))));
+        if (const SnapshotPtr snap = rt.snapshot(); snap->find_op(name) == nullptr) {
+            throw Error(FERRO_NOT_FOUND, "op_find: " + snap->missing_op_message(name));
         }
         *out = &rt.op(name);
         if (std::strlen(name) < sizeof e.name) {

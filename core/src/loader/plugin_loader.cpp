@@ -1,6 +1,7 @@
 #include "loader/plugin_loader.hpp"
 
 #include "loader/descriptor_check.hpp"
+#include "loader/elf_check.hpp"
 #include "loader/load_error.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@ void check_file(const std::filesystem::path& path) {
         throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT,
                         "empty file: not a shared library");
     }
+    check_elf_image(path);
 }
 
 const ferro_plugin_desc* query(ferro_plugin_query_fn entry, const ferro_host_api* host) {

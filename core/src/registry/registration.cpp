@@ -35,28 +35,27 @@ const PluginRecord* owner_of_engine_kind(const Snapshot& s, const std::string& k
     return nullptr;
 }
 
+// Two files provide the same thing: the one loaded first keeps it (DESIGN §10's search order).
+[[noreturn]] void conflict(const std::string& what, const PluginRecord* first) {
+    throw LoadError(LoadStage::register_, FERRO_ALREADY_EXISTS,
+                    fmt::format("{} is already provided by plugin '{}' ({}), loaded first; this file is not "
+                                "registered (the first file on the search path wins: runtime option paths, then "
+                                "FERRO_PLUGIN_PATH, then the directory next to libferro, files by name within a "
+                                "directory)",
+                                what, first->name, first->builtin ? "built in" : first->path));
+}
+
 void check_no_conflicts(const Snapshot& draft, const ferro_plugin_desc& desc) {
-    if (const auto* other = draft.find_plugin(desc.name)) {
-        throw LoadError(LoadStage::register_, FERRO_ALREADY_EXISTS,
-                        fmt::format("a plugin named '{}' is already loaded from {}", desc.name,
-                                    other->builtin ? "(built in)" : other->path));
-    }
+    if (const auto* other = draft.find_plugin(desc.name)) conflict(fmt::format("plugin name '{}'", desc.name), other);
     for (uint32_t i = 0; i < desc.n_families; ++i) {
         auto it = draft.families.find(desc.families[i].id);
         if (it != draft.families.end()) {
-            const auto* other = draft.find_plugin(it->second.plugin);
-            throw LoadError(LoadStage::register_, FERRO_ALREADY_EXISTS,
-                            fmt::format("family '{}' is already provided by plugin '{}' ({}); "
-                                        "its ops would collide",
-                                        desc.families[i].id, it->second.plugin,
-                                        other && !other->builtin ? other->path : "built in"));
+            conflict(fmt::format("family '{}'", desc.families[i].id), draft.find_plugin(it->second.plugin));
         }
     }
     for (uint32_t i = 0; i < desc.n_engines; ++i) {
         if (const auto* other = owner_of_engine_kind(draft, desc.engines[i].kind)) {
-            throw LoadError(LoadStage::register_, FERRO_ALREADY_EXISTS,
-                            fmt::format("engine kind '{}' is already provided by plugin '{}'",
-                                        desc.engines[i].kind, other->name));
+            conflict(fmt::format("engine kind '{}'", desc.engines[i].kind), other);
         }
     }
 }

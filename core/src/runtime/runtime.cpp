@@ -124,16 +124,28 @@ Outputs Runtime::call(const std::string& qualified_name, std::span<const ferro_n
 
 EnginePtr Runtime::engine(const std::string& name) const { return snapshot()->engine_named(name); }
 
+// A file keeps its latest diagnostic only: rescanning a path with a broken file replaces it.
 void Runtime::record_diagnostic(Diagnostic diagnostic) {
-    reconfigure([&](Snapshot& s) { s.diagnostics.push_back(std::move(diagnostic)); });
+    reconfigure([&](Snapshot& s) {
+        std::erase_if(s.diagnostics, [&](const Diagnostic& d) { return d.file == diagnostic.file; });
+        s.diagnostics.push_back(std::move(diagnostic));
+    });
 }
 
-LoadResult Runtime::load_plugin(const std::filesystem::path& path) {
+LoadResult Runtime::load_plugin(const std::filesystem::path& given) {
     const RegistrationContext ctx{&host_api_, logger_};
+    const std::filesystem::path path = canonical_path(given);
+    if (const PluginRecord* loaded = snapshot()->find_plugin_file(path.string())) {
+        logger_.logf(FERRO_LOG_DEBUG, "loader", "{}: already loaded as plugin '{}'", path.string(), loaded->name);
+        return {loaded->name, std::nullopt, true};
+    }
     try {
         LoadedPlugin plugin = open_plugin(path, &host_api_, logger_);
         const std::string name = plugin.desc->name;
-        reconfigure([&](Snapshot& s) { register_plugin(s, plugin, path.string(), ctx); });
+        reconfigure([&](Snapshot& s) {
+            register_plugin(s, plugin, path.string(), ctx);
+            std::erase_if(s.diagnostics, [&](const Diagnostic& d) { return d.file == path.string(); });
+        });
         logger_.logf(FERRO_LOG_INFO, "loader", "loaded plugin '{}' {} (ABI {}.{}) from {}", name,
                      plugin.desc->version, plugin.desc->abi_major, plugin.desc->abi_minor,
                      path.string());

@@ -38,6 +38,7 @@ struct RuntimeOptions {
 struct LoadResult {
     std::string plugin;                   // name, when loaded
     std::optional<Diagnostic> diagnostic; // set when the load failed
+    bool already_loaded = false;          // the file (by canonical path) was loaded before: nothing done
 };
 
 class Runtime {
@@ -58,7 +59,8 @@ public:
 
     // Loads one plugin file: open, entry, query, abi, validate, probe, register. A failure is
     // recorded as a diagnostic (in the returned result and in the next snapshot) and leaves
-    // everything else as it was; it never throws for a bad file.
+    // everything else as it was; it never throws for a bad file. A file already loaded (the
+    // same file by canonical path) is left as it is and reported as already loaded.
     LoadResult load_plugin(const std::filesystem::path& path);
     // Loads every candidate file of every search directory; returns the results in order.
     std::vector<LoadResult> load_search_path();

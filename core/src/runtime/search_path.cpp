@@ -27,16 +27,23 @@ std::filesystem::path default_plugin_dir() {
     return dir / "ferro" / "plugins";
 }
 
+std::filesystem::path canonical_path(const std::filesystem::path& p) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+    if (ec) canonical = std::filesystem::absolute(p, ec).lexically_normal();
+    return canonical.has_filename() || !canonical.has_parent_path() ? canonical : canonical.parent_path();
+}
+
 std::vector<SearchDir> resolve_search_path(const std::vector<std::string>& explicit_paths,
                                            bool use_environment, bool use_default_dir) {
     std::vector<SearchDir> dirs;
     auto add = [&](const std::filesystem::path& p, const char* origin) {
         if (p.empty()) return;
         std::error_code ec;
-        const auto absolute = std::filesystem::absolute(p, ec).lexically_normal();
-        const bool seen = std::any_of(dirs.begin(), dirs.end(),
-                                      [&](const SearchDir& d) { return d.path == absolute; });
-        if (!seen) dirs.push_back({absolute, origin, std::filesystem::is_directory(absolute, ec)});
+        // A trailing slash or a symbolic link names a directory already listed: scan it once.
+        const auto dir = canonical_path(p);
+        const bool seen = std::any_of(dirs.begin(), dirs.end(), [&](const SearchDir& d) { return d.path == dir; });
+        if (!seen) dirs.push_back({dir, origin, std::filesystem::is_directory(dir, ec)});
     };
     for (const auto& p : explicit_paths) add(p, "runtime option");
     if (use_environment) {

@@ -35,7 +35,7 @@ struct EngineAvailability {
 };
 
 struct PluginRecord {
-    std::string name, version, description, path;
+    std::string name, version, description, path;  // path: canonical, empty for built-ins
     uint32_t abi_major = 0, abi_minor = 0;
     bool builtin = false;
     LibraryPtr library;  // null for built-ins
@@ -87,7 +87,12 @@ struct Snapshot {
     std::vector<ModuleSource> module_sources;
 
     const PluginRecord* find_plugin(const std::string& name) const;
+    // The plugin loaded from `path` (canonical), or nullptr.
+    const PluginRecord* find_plugin_file(const std::string& path) const;
     const OpEntry* find_op(const std::string& qualified_name) const;
+    // Why `qualified_name` is not an op here, for NOT_FOUND messages: which plugin provides its
+    // family and which other files that also provide it were not registered, or that none does.
+    std::string missing_op_message(const std::string& qualified_name) const;
     const Engine* find_engine(const std::string& name) const;
     // The engine named `name`, or NOT_FOUND "<context>: no engine named '...' (available:
     // ...)" (no prefix when `context` is empty).
