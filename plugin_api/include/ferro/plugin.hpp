@@ -10,6 +10,8 @@
 
 #include "ferro/plugin.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -87,6 +89,18 @@ inline void write_reason(char* buffer, uint32_t capacity, std::string_view reaso
     const std::size_t n = std::min<std::size_t>(reason.size(), capacity - 1);
     std::memcpy(buffer, reason.data(), n);
     buffer[n] = '\0';
+}
+
+// Keeps the shared library that holds `address` (pass a function of your own plugin) loaded
+// until the process exits, whatever the host unloads. For plugins linked with vendor libraries
+// whose process-wide state has no safe teardown (FFTW's threads and planner hooks, the CUDA
+// libraries' private C++ runtimes): each unload and reload of those leaks that state again. A
+// later load of the plugin reuses the resident image, static state included. Returns false when
+// the library could not be found.
+inline bool stay_resident(const void* address) noexcept {
+    Dl_info info{};
+    if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return false;
+    return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
 }
 
 // Logging through the host, which routes to spdlog or the application's callback.

@@ -414,9 +414,14 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
 
 }  // namespace
 
+// FFTW's threads and planner hooks are process-wide state whose only teardown
+// (fftw_cleanup_threads) also destroys the plans and wisdom of anyone else in the process using
+// FFTW, so it cannot run when this plugin unloads; unloaded without it, every load/unload cycle
+// leaked that state again. Once FFTW is initialised, the plugin stays resident.
 void init_fftw() {
     static std::once_flag once;
     std::call_once(once, [] {
+        ferro::plugin::stay_resident(reinterpret_cast<const void*>(&init_fftw));
         std::lock_guard lock(planner_mutex());
         fftw_init_threads();
         fftwf_init_threads();

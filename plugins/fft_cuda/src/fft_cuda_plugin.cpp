@@ -432,6 +432,9 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
 }
 
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
+    // libcufft carries its own C++ runtime, whose emergency exception pool is never freed:
+    // each unload and reload leaked one.
+    plugin::stay_resident(reinterpret_cast<const void*>(&query));
     static const plugin::ModuleProviderPlugin desc("fft_cuda", "0.1.0", "fft family: cuFFT module for cuda engines", "fft",
                                                    "cuFFT module for cuda engines", create_module);
     *out = desc.get();
