@@ -69,6 +69,7 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     bool found_good = false;
     for (uint32_t i = 0; i < ferro_inventory_plugin_count(inv); ++i) {
         ferro_plugin_info info{};
+        info.struct_size = sizeof info;
         REQUIRE(ferro_inventory_plugin(inv, i, &info) == nullptr);
         if (std::string(info.name) == "fixture_good") {
             found_good = true;
@@ -82,6 +83,7 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     // The built-in cpu engine and the fixture engine's one working device, in name order.
     REQUIRE(ferro_inventory_engine_count(inv) == 2);
     ferro_engine_info engine{};
+    engine.struct_size = sizeof engine;
     REQUIRE(ferro_inventory_engine(inv, 0, &engine) == nullptr);
     CHECK(std::string(engine.name) == "cpu");
     CHECK(std::string(engine.plugin) == "engine_cpu");
@@ -94,6 +96,7 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
     bool found_identity = false;
     for (uint32_t i = 0; i < ferro_inventory_op_count(inv); ++i) {
         ferro_op_info op{};
+        op.struct_size = sizeof op;
         REQUIRE(ferro_inventory_op(inv, i, &op) == nullptr);
         if (std::string(op.name) == "fixture_good.identity") {
             found_identity = true;
@@ -106,12 +109,14 @@ TEST_CASE("c api: the inventory lists plugins, engines, ops and diagnostics of o
 
     CHECK(ferro_inventory_diagnostic_count(inv) == 15);
     ferro_diagnostic_info d{};
+    d.struct_size = sizeof d;
     REQUIRE(ferro_inventory_diagnostic(inv, 0, &d) == nullptr);
     CHECK(std::string(d.file).find("/libferro_fixture_") != std::string::npos);
     CHECK(std::string(d.message).size() > 0);
 
     REQUIRE(ferro_inventory_search_dir_count(inv) == 1);
     ferro_search_dir_info dir{};
+    dir.struct_size = sizeof dir;
     REQUIRE(ferro_inventory_search_dir(inv, 0, &dir) == nullptr);
     CHECK(std::string(dir.origin) == "runtime option");
     CHECK(dir.exists == 1);
@@ -209,6 +214,7 @@ TEST_CASE("c api: bad arguments give INVALID_ARGUMENT or OUT_OF_RANGE naming the
     ferro_inventory* inv = nullptr;
     REQUIRE(ferro_runtime_inventory(rt, &inv) == nullptr);
     ferro_plugin_info info{};
+    info.struct_size = sizeof info;
     o = take(ferro_inventory_plugin(inv, 7, &info));
     CHECK(o.code == FERRO_OUT_OF_RANGE);
     CHECK(o.message == "ferro_inventory_plugin: index 7 is out of range (count 2)");  // cpu, core

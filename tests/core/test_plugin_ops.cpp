@@ -29,6 +29,14 @@ TEST_CASE("dispatch: an executor reaching outside its buffer gets an error, not 
     CHECK(rt.call("fixture_bad.scale", {x})[0].to_vector<double>() == std::vector<double>{2, 4, 6});
 }
 
+TEST_CASE("dispatch: kernel arguments whose struct_size is too small are refused", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    check_error([&] { rt.call("fixture_bad.unsized", {x}); }, FERRO_INVALID_ARGUMENT,
+                "binary: ferro_binary_args.struct_size is 0, expected at least " +
+                    std::to_string(sizeof(ferro_binary_args)));
+}
+
 TEST_CASE("dispatch: a session executor uses a tensor it owns and the engine's native context", "[core]") {
     Runtime rt = runtime_with_fixtures();
     const Tensor x = rt.tensor<double>({1, 2, 3}, {3});

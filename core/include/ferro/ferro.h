@@ -278,12 +278,33 @@ FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* en
                                           ferro_tensor* out_tensor);
 /* A cpu tensor over application memory, without copying. `strides` may be NULL (row-major).
  * `deleter(context)` (may be NULL) runs when no tensor uses the memory any more. The caller
- * keeps the memory valid and unmodified by others until then. */
+ * keeps the memory valid and unmodified by others until then. The host cannot check that the
+ * view stays inside the memory lent: prefer ferro_tensor_borrow, which is told its size. */
 FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype,
                                                 int32_t ndim, const int64_t* shape,
                                                 const int64_t* strides, void* data,
                                                 void (*deleter)(void* context), void* context,
                                                 ferro_tensor* out_tensor);
+
+/* Application memory lent to a cpu tensor, with its extent (since ABI 1.8's ferro.h). */
+typedef struct ferro_borrow_args {
+    uint32_t struct_size;
+    ferro_dtype dtype;
+    int32_t ndim;
+    uint32_t reserved;
+    const int64_t* shape;   /* borrowed for the call */
+    const int64_t* strides; /* in elements, borrowed for the call; NULL: row-major */
+    void* data;             /* element 0 (elements before it are reached by negative strides) */
+    const void* lent;       /* the first byte lent */
+    uint64_t lent_bytes;    /* bytes lent from `lent`: every element the view reaches lies inside */
+    void (*deleter)(void* context); /* may be NULL: runs when no tensor uses the memory any more */
+    void* context;
+} ferro_borrow_args;
+
+/* ferro_tensor_borrow_host with the memory's extent: a view reaching outside [lent, lent +
+ * lent_bytes) is INVALID_ARGUMENT, and nothing is borrowed (the deleter does not run). */
+FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args,
+                                           ferro_tensor* out_tensor);
 /* Copies the elements, row-major packed, into `dst` (`bytes` must equal numel * itemsize). */
 FERRO_API ferro_status ferro_tensor_copy_to_host(ferro_tensor tensor, void* dst, uint64_t bytes);
 /* A copy of `tensor` on another engine (explicit transfer; ops never move data implicitly). */

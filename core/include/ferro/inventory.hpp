@@ -96,6 +96,7 @@ inline Inventory Runtime::inventory() const {
     out.epoch = ferro_inventory_epoch(raw);
     for (uint32_t i = 0; i < ferro_inventory_plugin_count(raw); ++i) {
         ferro_plugin_info p{};
+        p.struct_size = sizeof p;
         check(ferro_inventory_plugin(raw, i, &p));
         PluginInfo info{p.name, p.version, p.description, p.path, p.abi_major, p.abi_minor, p.builtin != 0, {}};
         for (std::string_view rest = p.module_families; !rest.empty();) {
@@ -107,6 +108,7 @@ inline Inventory Runtime::inventory() const {
     }
     for (uint32_t i = 0; i < ferro_inventory_engine_count(raw); ++i) {
         ferro_engine_info e{};
+        e.struct_size = sizeof e;
         check(ferro_inventory_engine(raw, i, &e));
         ferro_engine_detail_info d{};
         d.struct_size = sizeof d;
@@ -117,11 +119,13 @@ inline Inventory Runtime::inventory() const {
     }
     for (uint32_t i = 0; i < ferro_inventory_engine_kind_count(raw); ++i) {
         ferro_engine_kind_info k{};
+        k.struct_size = sizeof k;
         check(ferro_inventory_engine_kind(raw, i, &k));
         out.engine_kinds.push_back({k.plugin, k.kind, k.reason, k.device_count});
     }
     for (uint32_t i = 0; i < ferro_inventory_op_count(raw); ++i) {
         ferro_op_info o{};
+        o.struct_size = sizeof o;
         check(ferro_inventory_op(raw, i, &o));
         ferro_op_detail_info d{};
         d.struct_size = sizeof d;
@@ -151,11 +155,13 @@ inline Inventory Runtime::inventory() const {
     }
     for (uint32_t i = 0; i < ferro_inventory_diagnostic_count(raw); ++i) {
         ferro_diagnostic_info d{};
+        d.struct_size = sizeof d;
         check(ferro_inventory_diagnostic(raw, i, &d));
         out.diagnostics.push_back({d.file, d.stage, d.message, d.code});
     }
     for (uint32_t i = 0; i < ferro_inventory_search_dir_count(raw); ++i) {
         ferro_search_dir_info s{};
+        s.struct_size = sizeof s;
         check(ferro_inventory_search_dir(raw, i, &s));
         out.search_path.push_back({s.path, s.origin, s.exists != 0});
     }

@@ -106,6 +106,7 @@ public:
 
     std::vector<TensorPtr> run() {
         const GradMode mode(args_.create_graph);
+        check_runtimes();
         find_targets();
         std::vector<std::pair<TensorPtr, size_t>> seeds = make_seeds();
         discover();
@@ -117,6 +118,20 @@ public:
 private:
     [[noreturn]] void fail(uint32_t code, const std::string& message) const {
         throw Error(code, fmt::format("{}: {}", args_.what, message));
+    }
+
+    // A graph is differentiated by the runtime whose ops recorded it.
+    void check_runtimes() const {
+        auto check = [&](std::span<ferro_tensor_impl* const> tensors, const char* what) {
+            for (size_t i = 0; i < tensors.size(); ++i) {
+                if (tensors[i] != nullptr) {
+                    check_runtime(rt_.id(), tensors[i]->storage->engine(), args_.what, fmt::format("{} {}", what, i));
+                }
+            }
+        };
+        check(args_.roots, "output");
+        check(args_.seeds, "cotangent");
+        check(args_.inputs, "input");
     }
 
     // The gradient of tensor `t`, named `what`, must be something backward can reach.

@@ -214,6 +214,8 @@ void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schem
 }
 
 TensorPtr make_dual(Runtime& rt, ferro_tensor_impl& primal, ferro_tensor_impl& tangent) {
+    check_runtime(rt.id(), primal.storage->engine(), "make_dual", "the primal");
+    check_runtime(rt.id(), tangent.storage->engine(), "make_dual", "the tangent");
     if (!std::equal(primal.shape.begin(), primal.shape.end(), tangent.shape.begin(), tangent.shape.end())) {
         throw Error(FERRO_INVALID_ARGUMENT, fmt::format("make_dual: the tangent has shape [{}], the primal [{}]",
                                                         fmt::join(tangent.shape, ","), fmt::join(primal.shape, ",")));

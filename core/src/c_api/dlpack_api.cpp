@@ -93,8 +93,9 @@ FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, DLManage
         }
         void* element0 = t.data != nullptr ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
         *out_tensor = ferro::borrow_memory(runtime->runtime, engine_for(t.device), from_dl(t.dtype),
-                                           {t.shape, static_cast<size_t>(t.ndim)}, t.strides, element0,
-                                           call_producer_deleter, managed, "ferro_tensor_from_dlpack")
+                                           {t.shape, static_cast<size_t>(t.ndim)}, t.strides,
+                                           {element0, call_producer_deleter, managed, std::nullopt},
+                                           "ferro_tensor_from_dlpack")
                           .release_ownership();
     });
 }

@@ -9,11 +9,8 @@
 #include <vector>
 
 struct ferro_runtime_impl {
-    explicit ferro_runtime_impl(ferro::RuntimeOptions options)
-        : runtime(std::move(options)), id(next_id.fetch_add(1) + 1) {}
+    explicit ferro_runtime_impl(ferro::RuntimeOptions options) : runtime(std::move(options)) {}
     ferro::Runtime runtime;
-    const uint64_t id;
-    static inline std::atomic<uint64_t> next_id{0};
 };
 
 // A pinned snapshot plus the rows the inventory accessors index.

@@ -43,6 +43,7 @@ ferro_status entry(const ferro_inventory* inventory, uint32_t index, Out* out, c
     return ferro::guard([&] {
         require(inventory, function, "inventory");
         require(out, function, "out");
+        ferro::require_struct_size(out->struct_size, sizeof(Out), function, "out");
         const auto& all = rows(*inventory);
         require_index(index, all.size(), function);
         fill(all, *out);

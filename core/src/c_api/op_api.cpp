@@ -33,10 +33,7 @@ FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const 
         require(op, "ferro_op_bind", "op");
         require(out_call, "ferro_op_bind", "out_call");
         if (n_attrs > 0) require(attrs, "ferro_op_bind", "attrs");
-        if (op->runtime != &runtime->runtime) {
-            throw ferro::Error(FERRO_INVALID_ARGUMENT,
-                               "ferro_op_bind: op '" + op->name + "' belongs to another runtime");
-        }
+        ferro::check_op_runtime(*op, runtime->runtime, "ferro_op_bind: " + op->name);
         runtime->runtime.dispatcher().check_attrs(*op, attrs, n_attrs);
         *out_call = new ferro_bound_call_impl(*op, attrs, n_attrs);
     });
@@ -46,6 +43,8 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
     return ferro::guard([&] {
         require(call, "ferro_bound_call_run", "call");
         require(args, "ferro_bound_call_run", "args");
+        ferro::require_struct_size(args->struct_size, FERRO_STRUCT_SIZE_UP_TO(ferro_op_call_args, reserved),
+                                   "ferro_bound_call_run", "args");
         const std::string& op = call->op.name;
         if (args->n_attrs > 0) {
             throw ferro::Error(FERRO_INVALID_ARGUMENT,
@@ -129,6 +128,7 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
     return ferro::guard([&] {
         require(runtime, "ferro_runtime_plan_cache_stats", "runtime");
         require(out, "ferro_runtime_plan_cache_stats", "out");
+        ferro::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_plan_cache_stats", "out");
         const auto s = const_cast<ferro_runtime*>(runtime)->runtime.plan_cache_stats();
         *out = {sizeof *out, 0, s.hits, s.misses, s.evictions, s.entries, s.bytes, s.max_entries, s.max_bytes};
     });
@@ -140,6 +140,7 @@ FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime,
         require(runtime, "ferro_runtime_engine_memory", "runtime");
         require(engine, "ferro_runtime_engine_memory", "engine");
         require(out, "ferro_runtime_engine_memory", "out");
+        ferro::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_engine_memory", "out");
         const auto s = runtime->runtime.engine(engine)->memory_stats();
         *out = {sizeof *out, 0, s.live_buffers, s.live_bytes, s.allocations};
     });

@@ -95,5 +95,5 @@ FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime) {
 }
 
 FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime) {
-    return runtime != nullptr ? runtime->id : 0;
+    return runtime != nullptr ? runtime->runtime.id() : 0;
 }

@@ -53,7 +53,25 @@ FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dt
         require(out_tensor, "ferro_tensor_borrow_host", "out_tensor");
         require_shape(ndim, shape, "ferro_tensor_borrow_host");
         *out_tensor = ferro::borrow_memory(runtime->runtime, "cpu", dtype, {shape, static_cast<size_t>(ndim)},
-                                           strides, data, deleter, context, "ferro_tensor_borrow_host")
+                                           strides, {data, deleter, context, std::nullopt}, "ferro_tensor_borrow_host")
+                          .release_ownership();
+    });
+}
+
+FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args,
+                                           ferro_tensor* out_tensor) {
+    return ferro::guard([&] {
+        const char* fn = "ferro_tensor_borrow";
+        require(runtime, fn, "runtime");
+        require(args, fn, "args");
+        require(out_tensor, fn, "out_tensor");
+        ferro::require_struct_size(args->struct_size, sizeof *args, fn, "args");
+        require_shape(args->ndim, args->shape, fn);
+        if (args->lent_bytes > 0) require(args->lent, fn, "args->lent");
+        const std::span<const std::byte> lent(static_cast<const std::byte*>(args->lent), args->lent_bytes);
+        *out_tensor = ferro::borrow_memory(runtime->runtime, "cpu", args->dtype,
+                                           {args->shape, static_cast<size_t>(args->ndim)}, args->strides,
+                                           {args->data, args->deleter, args->context, lent}, fn)
                           .release_ownership();
     });
 }

@@ -71,11 +71,24 @@ void check_arity(const ferro_op_schema& s, const std::string& op, size_t n) {
     }
 }
 
-// The engine the call runs on: the inputs' (which must agree), or for an op without inputs
-// its "engine" attribute, else cpu. The reference stays valid for the call: the inputs, or
-// the pinned snapshot, hold the engine.
-const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, const std::string& op,
-                             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
+}  // namespace
+
+void check_op_runtime(const ferro_op_impl& op, const Runtime& runtime, const std::string& context) {
+    if (op.runtime == &runtime) return;
+    throw Error(FERRO_INVALID_ARGUMENT,
+                fmt::format("{}: the op handle belongs to runtime {}, not to runtime {} that the call is made on "
+                            "(find the op on this runtime)",
+                            context, op.runtime->id(), runtime.id()));
+}
+
+namespace {
+
+// The engine the call runs on: the inputs' (which must agree and belong to `runtime`), or for
+// an op without inputs its "engine" attribute, else cpu. The reference stays valid for the
+// call: the inputs, or the pinned snapshot, hold the engine.
+const EnginePtr& pick_engine(const Runtime& runtime, const Snapshot& snap, const ferro_op_schema& s,
+                             const std::string& op, const AttrValues& attrs,
+                             std::span<ferro_tensor_impl* const> inputs) {
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i] == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is NULL", op, i));
     }
@@ -83,12 +96,18 @@ const EnginePtr& pick_engine(const Snapshot& snap, const ferro_op_schema& s, con
         const EnginePtr& first = inputs[0]->storage->engine_ptr();
         for (size_t i = 1; i < inputs.size(); ++i) {
             const Engine& other = inputs[i]->storage->engine();
-            if (&other != first.get()) {
+            if (&other == first.get()) continue;
+            if (other.runtime_id() != first->runtime_id()) {
                 throw Error(FERRO_INVALID_ARGUMENT,
-                            fmt::format("{}: input {} is on engine '{}' but input 0 is on '{}'; "
-                                        "move one with to() first", op, i, other.name(), first->name()));
+                            fmt::format("{}: input {} belongs to runtime {} but input 0 to runtime {}; a runtime's "
+                                        "calls take its own tensors only (copy through host memory or DLPack)",
+                                        op, i, other.runtime_id(), first->runtime_id()));
             }
+            throw Error(FERRO_INVALID_ARGUMENT,
+                        fmt::format("{}: input {} is on engine '{}' but input 0 is on '{}'; "
+                                    "move one with to() first", op, i, other.name(), first->name()));
         }
+        check_runtime(runtime.id(), *first, op, "input 0");
         return first;
     }
     std::string name = "cpu";
@@ -470,7 +489,7 @@ Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint3
     const ferro_op_schema& schema = *entry->schema;
     check_arity(schema, op.name, inputs.size());
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
-    const EnginePtr& engine = pick_engine(*snap, schema, op.name, attrs, inputs);
+    const EnginePtr& engine = pick_engine(runtime_, *snap, schema, op.name, attrs, inputs);
     const HostOpFn host_op = core_host_op(&schema);
     PlanPtr plan;
     if (!host_op) {

@@ -53,6 +53,14 @@ struct LastCall {
 // A resolved op name (the ABI's ferro_op). Caches its resolution per snapshot epoch (holding
 // that snapshot, so the cached pointers stay valid) and its most recent plan calls: a few,
 // because code that alternates signatures on one op (VJP rules do) would thrash just one.
+struct ferro_op_impl;
+
+namespace ferro {
+// INVALID_ARGUMENT naming `context` unless `op` is a handle of `runtime`: another runtime's
+// handle would run against that runtime's snapshot and plans.
+void check_op_runtime(const ferro_op_impl& op, const Runtime& runtime, const std::string& context);
+}  // namespace ferro
+
 struct ferro_op_impl {
     static constexpr size_t kRecent = 8;
     std::string name;

@@ -65,11 +65,12 @@ void same_shape(const ferro_tensor_view& a, const ferro_tensor_view& out, const 
 }
 
 template <class Args, class Check>
-ferro_status forward(ferro_session s, const Args* args, const char* kernel,
+ferro_status forward(ferro_session s, const Args* args, const char* kernel, const char* type,
                      ferro_status (*const ferro_engine_iface::*entry)(void*, ferro_engine_session, const Args*),
                      Check&& check) {
     return guard([&] {
         if (s == nullptr || args == nullptr) bad(kernel, "NULL session or arguments");
+        require_struct_size(args->struct_size, sizeof(Args), kernel, type);
         Args copy = *args;
         check(*s, copy);
         throw_if_error((s->engine->iface().*entry)(s->engine->self(), s->engine_session, &copy));
@@ -79,13 +80,13 @@ ferro_status forward(ferro_session s, const Args* args, const char* kernel,
 }  // namespace
 
 ferro_status session_fill(ferro_session s, const ferro_fill_args* a) {
-    return forward(s, a, "fill", &ferro_engine_iface::fill, [](auto& ss, ferro_fill_args& c) {
+    return forward(s, a, "fill", "ferro_fill_args", &ferro_engine_iface::fill, [](auto& ss, ferro_fill_args& c) {
         c.out = checked(ss, c.out, "fill", "out");
     });
 }
 
 ferro_status session_cast(ferro_session s, const ferro_cast_args* a) {
-    return forward(s, a, "cast", &ferro_engine_iface::cast, [](auto& ss, ferro_cast_args& c) {
+    return forward(s, a, "cast", "ferro_cast_args", &ferro_engine_iface::cast, [](auto& ss, ferro_cast_args& c) {
         c.in = checked(ss, c.in, "cast", "in");
         c.out = checked(ss, c.out, "cast", "out");
         same_shape(c.in, c.out, "cast", "in");
@@ -93,7 +94,7 @@ ferro_status session_cast(ferro_session s, const ferro_cast_args* a) {
 }
 
 ferro_status session_unary(ferro_session s, const ferro_unary_args* a) {
-    return forward(s, a, "unary", &ferro_engine_iface::unary, [](auto& ss, ferro_unary_args& c) {
+    return forward(s, a, "unary", "ferro_unary_args", &ferro_engine_iface::unary, [](auto& ss, ferro_unary_args& c) {
         c.in = checked(ss, c.in, "unary", "in");
         c.out = checked(ss, c.out, "unary", "out");
         same_shape(c.in, c.out, "unary", "in");
@@ -101,7 +102,7 @@ ferro_status session_unary(ferro_session s, const ferro_unary_args* a) {
 }
 
 ferro_status session_binary(ferro_session s, const ferro_binary_args* a) {
-    return forward(s, a, "binary", &ferro_engine_iface::binary, [](auto& ss, ferro_binary_args& c) {
+    return forward(s, a, "binary", "ferro_binary_args", &ferro_engine_iface::binary, [](auto& ss, ferro_binary_args& c) {
         c.a = checked(ss, c.a, "binary", "a");
         c.b = checked(ss, c.b, "binary", "b");
         c.out = checked(ss, c.out, "binary", "out");
@@ -111,7 +112,7 @@ ferro_status session_binary(ferro_session s, const ferro_binary_args* a) {
 }
 
 ferro_status session_where(ferro_session s, const ferro_where_args* a) {
-    return forward(s, a, "where", &ferro_engine_iface::where, [](auto& ss, ferro_where_args& c) {
+    return forward(s, a, "where", "ferro_where_args", &ferro_engine_iface::where, [](auto& ss, ferro_where_args& c) {
         c.cond = checked(ss, c.cond, "where", "cond");
         c.a = checked(ss, c.a, "where", "a");
         c.b = checked(ss, c.b, "where", "b");
@@ -123,7 +124,7 @@ ferro_status session_where(ferro_session s, const ferro_where_args* a) {
 }
 
 ferro_status session_reduce(ferro_session s, const ferro_reduce_args* a) {
-    return forward(s, a, "reduce", &ferro_engine_iface::reduce, [](auto& ss, ferro_reduce_args& c) {
+    return forward(s, a, "reduce", "ferro_reduce_args", &ferro_engine_iface::reduce, [](auto& ss, ferro_reduce_args& c) {
         c.in = checked(ss, c.in, "reduce", "in");
         c.out = checked(ss, c.out, "reduce", "out");
         if (c.in.ndim != c.out.ndim) bad("reduce", "in and out must have the same ndim (keepdim layout)");
@@ -131,7 +132,7 @@ ferro_status session_reduce(ferro_session s, const ferro_reduce_args* a) {
 }
 
 ferro_status session_copy_strided(ferro_session s, const ferro_copy_args* a) {
-    return forward(s, a, "copy_strided", &ferro_engine_iface::copy_strided, [](auto& ss, ferro_copy_args& c) {
+    return forward(s, a, "copy_strided", "ferro_copy_args", &ferro_engine_iface::copy_strided, [](auto& ss, ferro_copy_args& c) {
         c.in = checked(ss, c.in, "copy_strided", "in");
         c.out = checked(ss, c.out, "copy_strided", "out");
         same_shape(c.in, c.out, "copy_strided", "in");
@@ -139,7 +140,7 @@ ferro_status session_copy_strided(ferro_session s, const ferro_copy_args* a) {
 }
 
 ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* a) {
-    return forward(s, a, "gemm_batched", &ferro_engine_iface::gemm_batched, [](auto& ss, ferro_gemm_args& g) {
+    return forward(s, a, "gemm_batched", "ferro_gemm_args", &ferro_engine_iface::gemm_batched, [](auto& ss, ferro_gemm_args& g) {
         if (!is_valid_dtype(g.dtype)) bad("gemm_batched", "invalid dtype");
         const int64_t item = itemsize(g.dtype);
         auto check = [&](ferro_gemm_operand& op, int64_t rows, int64_t cols, const char* name) {

@@ -51,11 +51,12 @@ void check_iface(const ferro_engine_iface* iface, const std::string& name) {
 }  // namespace
 
 Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
-               ferro_engine_instance instance, LibraryPtr library)
+               ferro_engine_instance instance, LibraryPtr library, uint64_t runtime_id)
     : name_(std::move(name)),
       kind_(desc.kind),
       context_abi_(desc.context_abi),
       ordinal_(ordinal),
+      runtime_id_(runtime_id),
       self_(instance.self),
       iface_(instance.iface),
       library_(std::move(library)) {
@@ -83,5 +84,13 @@ Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal
 }
 
 Engine::~Engine() { iface_->destroy(self_); }
+
+void check_runtime(uint64_t runtime_id, const Engine& engine, const std::string& context, const std::string& what) {
+    if (engine.runtime_id() == runtime_id) return;
+    throw Error(FERRO_INVALID_ARGUMENT,
+                fmt::format("{}: {} belongs to runtime {}, not to runtime {} that the call is made on (copy it "
+                            "through host memory or DLPack)",
+                            context, what, engine.runtime_id(), runtime_id));
+}
 
 }  // namespace ferro

@@ -17,12 +17,14 @@ class Engine {
 public:
     // Takes ownership of `instance`. Throws LoadError(create) when the table is unusable.
     Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
-           ferro_engine_instance instance, LibraryPtr library);
+           ferro_engine_instance instance, LibraryPtr library, uint64_t runtime_id);
     ~Engine();
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
     const std::string& name() const noexcept { return name_; }  // "cpu", "vulkan:0"
+    // The runtime that created this engine (Runtime::id): tensors on it belong to that runtime.
+    uint64_t runtime_id() const noexcept { return runtime_id_; }
     const std::string& kind() const noexcept { return kind_; }
     const std::string& context_abi() const noexcept { return context_abi_; }
     uint32_t ordinal() const noexcept { return ordinal_; }
@@ -58,6 +60,7 @@ public:
 private:
     std::string name_, kind_, context_abi_;
     uint32_t ordinal_;
+    uint64_t runtime_id_;
     void* self_;
     const ferro_engine_iface* iface_;
     LibraryPtr library_;
@@ -68,5 +71,9 @@ private:
 };
 
 using EnginePtr = std::shared_ptr<Engine>;
+
+// Throws INVALID_ARGUMENT "<context>: <what> belongs to runtime N, not to runtime M (...)" unless
+// `engine` belongs to runtime `runtime_id`: objects of one runtime are refused by another's calls.
+void check_runtime(uint64_t runtime_id, const Engine& engine, const std::string& context, const std::string& what);
 
 }  // namespace ferro

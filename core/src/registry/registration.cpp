@@ -88,7 +88,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
                 throw_load_error(LoadStage::create, st, create);
             }
             auto engine = call_plugin(LoadStage::create, create, [&] {
-                return std::make_shared<Engine>(name, desc, ordinal, inst, library);
+                return std::make_shared<Engine>(name, desc, ordinal, inst, library, ctx.runtime_id);
             });
             draft.engines[name] = std::move(engine);
             record.engines.push_back(name);

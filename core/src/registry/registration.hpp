@@ -14,6 +14,7 @@ namespace ferro {
 struct RegistrationContext {
     const ferro_host_api* host;
     const Logger& logger;
+    uint64_t runtime_id;  // of the runtime registering: its engines belong to it
 };
 
 // Registers everything `plugin` describes. `path` is empty for built-ins.

@@ -26,7 +26,7 @@ Runtime::Runtime(RuntimeOptions options)
 // The cpu engine and the core family are plugins linked into libferro: registered through the
 // same descriptors and checks as any file, without a library to load.
 void Runtime::register_builtins() {
-    const RegistrationContext ctx{&host_api_, logger_};
+    const RegistrationContext ctx{&host_api_, logger_, id_};
     const ferro_plugin_desc* cpu = nullptr;
     throw_if_error(ferro_cpu_plugin_query(&host_api_, &cpu));
     for (const ferro_plugin_desc* desc : {cpu, core_plugin_desc()}) {
@@ -133,7 +133,7 @@ void Runtime::record_diagnostic(Diagnostic diagnostic) {
 }
 
 LoadResult Runtime::load_plugin(const std::filesystem::path& given) {
-    const RegistrationContext ctx{&host_api_, logger_};
+    const RegistrationContext ctx{&host_api_, logger_, id_};
     const std::filesystem::path path = canonical_path(given);
     if (const PluginRecord* loaded = snapshot()->find_plugin_file(path.string())) {
         logger_.logf(FERRO_LOG_DEBUG, "loader", "{}: already loaded as plugin '{}'", path.string(), loaded->name);

@@ -4,6 +4,7 @@
 
 #include <ferro/status.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,11 @@ private:
 
 // Builders for the common codes: throw invalid_argument("einsum: ...").
 [[noreturn]] void throw_error(uint32_t code, const std::string& message);
+
+// The check every versioned struct a caller hands the host passes (struct_size first, ABI rule
+// 2): INVALID_ARGUMENT "<context>: <type>.struct_size is N, expected at least M (...)" when
+// `struct_size` is below `minimum`, the size of the fields the host reads.
+void require_struct_size(uint32_t struct_size, std::size_t minimum, const std::string& context, const char* type);
 
 // A new status. Never throws: without memory it returns a static RESOURCE_EXHAUSTED status
 // that status_free ignores.

@@ -8,10 +8,25 @@
 #include <vector>
 
 namespace ferro {
+namespace {
+
+// The view's bytes [base, base + bytes) must lie in the memory lent.
+void check_inside(std::span<const std::byte> lent, const void* base, uint64_t bytes, const std::string& fn) {
+    const auto begin = reinterpret_cast<uintptr_t>(lent.data()), first = reinterpret_cast<uintptr_t>(base);
+    if (first < begin || first - begin > lent.size() || bytes > lent.size() - (first - begin)) {
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    fmt::format("{}: the view reaches bytes [{}, {}) of the memory lent, which holds {} bytes", fn,
+                                static_cast<int64_t>(first - begin), static_cast<int64_t>(first - begin + bytes),
+                                lent.size()));
+    }
+}
+
+}  // namespace
 
 TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype dtype,
-                        std::span<const int64_t> shape, const int64_t* strides, void* data,
-                        Storage::Deleter deleter, void* context, const char* what) {
+                        std::span<const int64_t> shape, const int64_t* strides, const ForeignMemory& memory,
+                        const char* what) {
+    void* data = memory.data;
     const std::string fn = what;
     if (!is_valid_dtype(dtype)) throw Error(FERRO_INVALID_ARGUMENT, fn + ": unsupported dtype " + dtype_name(dtype));
     check_element_count(dtype, shape, what);
@@ -27,7 +42,8 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
     const auto lo_bytes = static_cast<int64_t>(e.lo * item);
     void* base = static_cast<char*>(data) + lo_bytes;
     const auto bytes = static_cast<uint64_t>(e.empty ? 0 : span_bytes);
-    StoragePtr storage = Storage::borrow(runtime.engine(engine), base, bytes, deleter, context);
+    if (memory.lent && bytes > 0) check_inside(*memory.lent, base, bytes, fn);
+    StoragePtr storage = Storage::borrow(runtime.engine(engine), base, bytes, memory.deleter, memory.context);
     return wrap_storage(std::move(storage), dtype, shape, span_of(st), static_cast<uint64_t>(-lo_bytes));
 }
 
