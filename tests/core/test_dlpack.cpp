@@ -76,7 +76,20 @@ TEST_CASE("dlpack: unsupported devices and dtypes are refused and leave ownershi
     p.managed.dl_tensor.dtype = {kDLFloat, 64, 2};  // vector lanes
     st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
     CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
-    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_from_dlpack: unsupported dtype"));
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_from_dlpack: unsupported dtype f64x2"));
+    ferro_status_free(st);
+    // Named as DLPack names it, not as a raw hex code.
+    p.managed.dl_tensor.dtype = {kDLInt, 32, 1};
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::EndsWith("ferro_tensor_from_dlpack: unsupported dtype i32"));
+    ferro_status_free(st);
+    p.managed.dl_tensor.dtype = {kDLBfloat, 16, 1};
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::EndsWith("unsupported dtype bf16"));
+    ferro_status_free(st);
+    p.managed.dl_tensor.dtype = {kDLOpaqueHandle, 64, 1};
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::EndsWith("unsupported dtype dtype(code 3, 64 bits)"));
     ferro_status_free(st);
     CHECK(p.deleted == 0);
 }

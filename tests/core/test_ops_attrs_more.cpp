@@ -20,6 +20,12 @@ TEST_CASE("attrs: wrong types, duplicates and coercions are handled as documente
     CHECK(f.to_vector<double>() == std::vector<double>{3, 3});
     check_error([&] { a.call("core.transpose", {Attr("dim0", 2.5)}); }, FERRO_INVALID_ARGUMENT,
                 "core.transpose: attribute 'dim0' expects i64, got f64");
+    // None for an attribute with a default means the default (keepdim=None sums as keepdim=False);
+    // a required attribute has none to fall back on.
+    CHECK(a.call("core.sum", {Attr("keepdim", std::nullopt)}).shape() == Shape{});
+    CHECK(a.call("core.transpose", {Attr("dim0", std::nullopt), Attr("dim1", std::nullopt)}).shape() == Shape{3, 2});
+    check_error([&] { a.call("core.reshape", {Attr("shape", std::nullopt)}); }, FERRO_INVALID_ARGUMENT,
+                "core.reshape: attribute 'shape' expects i64[], got None");
 }
 
 TEST_CASE("core: where broadcasts condition and both branches and promotes them", "[core]") {

@@ -196,7 +196,7 @@ TEST_CASE("cuda linalg: failures name the matrix of the batch as the LAPACK modu
     check_error([&] { (void)linalg::inv(a.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.inv: matrix [1] of the batch is singular");
     CHECK(linalg::det(a.to(kCuda)).to("cpu").to_vector<double>()[1] == 0.0);  // a zero determinant is no error
     check_error([&] { (void)linalg::cholesky(-rt.eye(3).to(kCuda)); }, FERRO_INVALID_ARGUMENT,
-                "linalg.cholesky: the matrix is not positive definite: its leading minor of order 1 is not");
+                "linalg.cholesky: the matrix is not positive definite: its leading minor of order 1 is not positive definite");
     const Tensor nan = rt.tensor<double>({1, std::nan(""), std::nan(""), 1}, {2, 2});
     check_error([&] { (void)linalg::eigh(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.eigh: the matrix contains NaN or Inf");
     check_error([&] { (void)linalg::svd(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.svd: the matrix contains NaN or Inf");

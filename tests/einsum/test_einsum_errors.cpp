@@ -88,3 +88,16 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     // Operands on different engines or none at all are the host's and the API's to refuse.
     check_error([&] { einsum("ij", {}); }, FERRO_INVALID_ARGUMENT, "at least one operand is required");
 }
+
+TEST_CASE("einsum errors: a message names the op once, and no stage of the host", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    const Tensor A = rt.rand({2, 3}, DType::f64, 1), B = rt.rand({3, 4}, DType::f64, 2);
+    try {
+        einsum("ij,jk->il", {A, B});
+        FAIL("einsum with an unknown output label ran");
+    } catch (const Error& e) {
+        // It read "einsum.einsum: infer: einsum: label 'l' ...".
+        CHECK(std::string(e.what()) ==
+              "einsum.einsum: label 'l' of the output does not appear in any operand (character 8 of \"ij,jk->il\")");
+    }
+}

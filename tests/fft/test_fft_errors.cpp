@@ -33,3 +33,16 @@ TEST_CASE("fft errors: bad axis, n <= 0, wrong dtypes, s and axes that disagree,
     check_error([&] { fft::fft(x, std::nullopt, -1, "backward", "fast"); }, bad,
                 "fft.fft: attribute planner must be estimate, measure, patient or exhaustive, got \"fast\"");
 }
+
+TEST_CASE("fft: axes not given and norm=None are the defaults, through the typed calls and by name", "[fft]") {
+    const Runtime rt = fft_runtime();
+    const Tensor x = random_signal(rt, {3, 4, 6}, DType::c128, 85);
+    const std::vector<std::complex<double>> want = fft::fft2(x, {}, {-2, -1}, "ortho").to_vector<std::complex<double>>();
+    // fft2(x, {}, {}, "ortho") said "attribute 'axes' expects i64[], got None".
+    check_close(fft::fft2(x, {}, {}, "ortho").to_vector<std::complex<double>>(), want, 0, 0);
+    const Tensor by_name = rt.call("fft.fft", {x}, {Attr("n", std::nullopt), Attr("norm", std::nullopt)})[0];
+    check_close(by_name.to_vector<std::complex<double>>(), fft::fft(x).to_vector<std::complex<double>>(), 0, 0);
+    // An explicit None is numpy's: fft2(x, axes=None) transforms every axis, as fftn.
+    const Tensor axes_none = rt.call("fft.fft2", {x}, {Attr("axes", std::nullopt)})[0];
+    check_close(axes_none.to_vector<std::complex<double>>(), fft::fftn(x).to_vector<std::complex<double>>(), 0, 0);
+}

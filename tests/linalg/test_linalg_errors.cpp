@@ -51,7 +51,7 @@ TEST_CASE("linalg errors: singular and non-positive-definite matrices name the b
         // Not positive definite at the leading minor of order 2.
         const Tensor N = rt.tensor<double>({1, 2, 2, 1}, {2, 2}).to(dt);
         check_error([&] { linalg::cholesky(N); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 2 is not");
+                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 2 is not positive definite");
     }
 }
 

@@ -145,7 +145,7 @@ TEST_CASE("linalg values: lower Cholesky of a matrix above the one-BLAS-thread s
         std::vector<double> d(static_cast<size_t>(n), 1.0);
         d[2] = -1;
         check_error([&] { linalg::cholesky(rt.eye(n, dt) * rt.tensor<double>(d, {n}).to(dt)); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 3 is not");
+                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 3 is not positive definite");
     }
 }
 

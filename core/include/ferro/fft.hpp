@@ -58,10 +58,11 @@ public:
     }
     // axes, whose default is None (fftn: all axes)
     void axes(const Dims& d) { dims("axes", d); }
-    // axes, whose default is the list `by_default` (fft2: the last two; None is refused)
+    // axes, whose default is the list `by_default` (fft2: the last two): not given is the default
     void axes(const Dims& d, std::initializer_list<int64_t> by_default) {
-        if (!d.given()) next("axes", FERRO_ATTR_NONE);
-        else if (!std::equal(d.values().begin(), d.values().end(), by_default.begin(), by_default.end())) dims("axes", d);
+        if (d.given() && !std::equal(d.values().begin(), d.values().end(), by_default.begin(), by_default.end())) {
+            dims("axes", d);
+        }
     }
     void str(const char* name, const std::string& v, const char* by_default) {
         if (v == by_default) return;

@@ -68,7 +68,12 @@ AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op,
         }
         if (given[k]) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: attribute '{}' given twice", op, name));
         given[k] = true;
-        values[k] = coerce(schema.attrs[k], attrs[i].value, op);
+        // None for an attribute that has a default and does not take None means the default, as
+        // numpy's and torch's norm=None does: it counts as not given.
+        const ferro_attr_spec& spec = schema.attrs[k];
+        const bool none_means_default = attrs[i].value.type == FERRO_ATTR_NONE &&
+                                        (spec.flags & (FERRO_ATTR_FLAG_OPTIONAL | FERRO_ATTR_FLAG_REQUIRED)) == 0;
+        values[k] = none_means_default ? spec.default_value : coerce(spec, attrs[i].value, op);
     }
     for (uint32_t k = 0; k < schema.n_attrs; ++k) {
         if (given[k]) continue;

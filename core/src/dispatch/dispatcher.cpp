@@ -4,6 +4,7 @@
 #include "autodiff/node.hpp"
 #include "dispatch/into.hpp"
 #include "dispatch/session.hpp"
+#include "host_api/host_api.hpp"
 #include "ops/core_family.hpp"
 #include "runtime/runtime.hpp"
 #include "support/status.hpp"
@@ -20,12 +21,23 @@ namespace ferro {
 namespace {
 
 // Moves a plugin's status into a ferro::Error whose message names the op.
-[[noreturn]] void rethrow(ferro_status st, const std::string& op, const char* what) {
+// Rethrows a plugin's failure with the qualified op name in front, once. A plugin may name the
+// op itself ("linalg.solve: ..."), or by its family or its own name ("einsum: ...", as users
+// spell the call): that prefix gives way to the qualified name. Which stage failed (infer,
+// prepare, execute) is the host's business, not the user's: it goes to the debug log.
+[[noreturn]] void rethrow(ferro_status st, const std::string& op, const char* stage, const ferro_host_api* host) {
     const uint32_t code = st->code;
     std::string message = st->message;
     free_status(st);
-    if (message.rfind(op, 0) != 0) message = fmt::format("{}: {}: {}", op, what, message);
-    throw Error(code, message);
+    runtime_of(host).logger().logf(FERRO_LOG_DEBUG, "dispatch", "{}: {} failed: {}", op, stage, message);
+    const auto dot = op.find('.');
+    for (const std::string& prefix : {op, op.substr(0, dot), op.substr(dot + 1)}) {
+        if (message.rfind(prefix + ": ", 0) == 0) {
+            message.erase(0, prefix.size() + 2);
+            break;
+        }
+    }
+    throw Error(code, op + ": " + message);
 }
 
 // Calls plugin code that must not throw; an escaping exception is an ABI violation.
@@ -334,7 +346,7 @@ std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& 
     for (auto& sig : out) sig.struct_size = sizeof sig;
     ferro_infer_args args{sizeof args, static_cast<uint32_t>(in.size()), attrs.data(), in.data(),
                           out.data(), capacity, 0};
-    if (ferro_status st = call_plugin(op, "infer", [&] { return s.infer(host, &args); })) rethrow(st, op, "infer");
+    if (ferro_status st = call_plugin(op, "infer", [&] { return s.infer(host, &args); })) rethrow(st, op, "infer", host);
     if (args.n_outputs > capacity || (s.n_outputs >= 0 && args.n_outputs != capacity)) {
         throw Error(FERRO_INTERNAL, fmt::format("{}: infer reported {} outputs, the schema declares {}",
                                                 op, args.n_outputs, s.n_outputs));
@@ -429,7 +441,7 @@ std::vector<OutputSig> take_residuals(const ferro_plan_instance& plan, uint64_t 
         throw_if_error(engine->iface().native_context(engine->self(), session.get()->engine_session, &context));
         st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_context(plan.self(), host, &args, context); });
     }
-    if (st != nullptr) rethrow(st, op, "execute");
+    if (st != nullptr) rethrow(st, op, "execute", host);
     session.end();
 }
 
@@ -603,7 +615,7 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             inst.struct_size = sizeof inst;
             const Module& m = *slot.module;
             if (ferro_status st = call_plugin(op, "prepare", [&] { return m.iface().prepare(m.self(), host, &args, &inst); })) {
-                rethrow(st, op, "prepare");
+                rethrow(st, op, "prepare", host);
             }
             if (inst.iface == nullptr) {
                 reasons += fmt::format("; {}: {}", slot.plugin, reason[0] ? reason : "declined");

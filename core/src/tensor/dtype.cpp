@@ -16,17 +16,7 @@ bool is_floating(ferro_dtype d) { return d == FERRO_DTYPE_F32 || d == FERRO_DTYP
 bool is_complex(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
 bool is_inexact(ferro_dtype d) { return is_floating(d) || is_complex(d); }
 
-std::string dtype_name(ferro_dtype d) {
-    switch (d) {
-        case FERRO_DTYPE_F32: return "f32";
-        case FERRO_DTYPE_F64: return "f64";
-        case FERRO_DTYPE_C64: return "c64";
-        case FERRO_DTYPE_C128: return "c128";
-        case FERRO_DTYPE_I64: return "i64";
-        case FERRO_DTYPE_BOOL: return "bool";
-        default: return fmt::format("dtype(0x{:08x})", d);
-    }
-}
+std::string dtype_name(ferro_dtype d) { return plugin::dtype_name(d); }
 
 ferro_dtype parse_dtype(std::string_view n) {
     if (n == "f32" || n == "float32") return FERRO_DTYPE_F32;

@@ -17,7 +17,7 @@ bool is_valid_dtype(ferro_dtype dtype);  // one of the six ferro supports
 bool is_floating(ferro_dtype dtype);     // f32, f64
 bool is_complex(ferro_dtype dtype);      // c64, c128
 bool is_inexact(ferro_dtype dtype);      // floating or complex: differentiable
-// "f32", "c128", ...; "dtype(0x...)" for anything else.
+// "f32", "c128", ...; the DLPack name ("i32", "f16", "bf16") of dtypes ferro does not compute with.
 std::string dtype_name(ferro_dtype dtype);
 // Accepts ferro names (f32, c64, i64, bool) and numpy names (float32, complex64, int64).
 // Returns FERRO_DTYPE_INVALID for anything else.

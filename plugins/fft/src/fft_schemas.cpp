@@ -48,7 +48,9 @@ constexpr const char* planner_doc =
     "FERRO_FFT_WISDOM keeps measured plans across runs)";
 
 ferro_attr_spec axes_default_last_two() {
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64_ARRAY, 0, 0, "axes", {}, "the two axes to transform"};
+    // None is numpy's too: every axis, or the last len(s), as fftn.
+    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64_ARRAY, FERRO_ATTR_FLAG_OPTIONAL, 0, "axes", {},
+                      "the axes to transform (None: all, or the last len(s), as fftn)"};
     s.default_value.type = FERRO_ATTR_I64_ARRAY;
     s.default_value.count = 2;
     s.default_value.v.i64_array = last_two;

@@ -303,7 +303,7 @@ public:
                 if (!p_.upper) copy_lower(input<T>(0, b), A.strides[nd - 2], A.strides[nd - 1], work, 1, n, n, false);
                 if (const lapack_int info = lapack::potrf('L', ln, work, ldn); info > 0) {
                     return fail(FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " +
-                                                            std::to_string(info) + " is not");
+                                                            std::to_string(info) + " is not positive definite");
                 }
                 if (in_place) {  // potrf leaves the strictly upper triangle as it found it: unwritten
                     for (int64_t j = 1; j < n; ++j) std::fill(out + j * n, out + j * n + j, T(0));

@@ -436,7 +436,8 @@ void Run::run_cholesky() {
     const std::vector<int> codes = fetch<int>(info, p_.count);
     for (int64_t b = 0; b < p_.count; ++b) {
         if (codes[b] > 0) {
-            record(b, FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " + std::to_string(codes[b]) + " is not");
+            record(b, FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " + std::to_string(codes[b]) +
+                                                      " is not positive definite");
         }
     }
     report();
