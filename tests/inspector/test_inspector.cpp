@@ -253,6 +253,41 @@ TEST_CASE("inspector: doctor names both files of a family two plugins provide, a
     CHECK_THAT(text.out, Catch::Contains("plugins that do not load:\n  " + second + ": skipped, " + reason));
 }
 
+TEST_CASE("inspector: an op that kills its process is that op's cell or row; ops and check report the rest", "[inspector]") {
+    const std::string dir = build_dir() + "/tests/fixtures/crashing_op";
+    const std::string crash = "crashed while running fixture_crash.crashes_in_f64 in f64 on cpu (signal 11, SIGSEGV)";
+    // ops failed as a whole (exit 3) for every family before, blaming "stage create".
+    for (const std::string filter : {"", " --family fixture_crash", " --family core --engine cpu"}) {
+        INFO(filter);
+        const Run r = inspect("ops --json --path " + dir + filter);
+        CHECK(r.exit_code == 0);
+        const json report = json::parse(r.out);
+        bool crashed = false, square = false, core = false;
+        for (const json& row : report["ops"]) {
+            core = core || row["op"] == "core.add";
+            if (row["op"] == "fixture_crash.square") square = row["dtypes"].size() == 2 && row["dtypes"][1]["supported"] == true;
+            if (row["op"] != "fixture_crash.crashes_in_f64") continue;
+            REQUIRE(row["dtypes"].size() == 2);
+            CHECK(row["dtypes"][0]["supported"] == true);
+            CHECK(row["dtypes"][1]["supported"] == false);
+            CHECK(row["dtypes"][1]["reason"] == crash);
+            crashed = true;
+        }
+        CHECK(crashed == (filter.find("core") == std::string::npos));
+        CHECK(square == crashed);
+        CHECK(core == (filter.find("fixture_crash") == std::string::npos));
+    }
+    const Run check = inspect("check fixture_crash --json --path " + dir);
+    CHECK(check.exit_code == 1);
+    const json c = json::parse(check.out);
+    CHECK(c["summary"] == json::parse(R"({"pass": 3, "fail": 1, "not_checked": 0})"));
+    for (const json& row : c["results"]) {
+        const bool culprit = row["op"] == "fixture_crash.crashes_in_f64" && row["dtype"] == "f64";
+        CHECK(row["status"] == (culprit ? "fail" : "pass"));
+        if (culprit) CHECK(row["messages"] == json::array({crash}));
+    }
+}
+
 TEST_CASE("inspector: show gives a plugin's ops with attributes, defaults, dtypes and rules, its modules and devices", "[inspector]") {
     const Run r = inspect("show fft --json");
     CHECK(r.exit_code == 0);

@@ -1,5 +1,6 @@
 #include "check.hpp"
 
+#include "cases.hpp"
 #include "isolate.hpp"
 #include "show.hpp"
 
@@ -52,6 +53,21 @@ std::vector<Tensor> call(const Runtime& rt, const std::string& op, const std::ve
     return call_all(rt.ref(), op.c_str(), inputs, attrs);
 }
 
+nlohmann::json empty_row(const nlohmann::json& key) {
+    nlohmann::json row = key;
+    row.update({{"status", "pass"}, {"max_error", 0.0}, {"examples", 0}, {"gradcheck", false},
+                {"messages", nlohmann::json::array()}});
+    return row;
+}
+
+// The row of a case whose child died running it.
+nlohmann::json killed_row(const nlohmann::json& the_case, const ProbeOutcome& outcome) {
+    nlohmann::json row = empty_row(the_case);
+    row["status"] = "fail";
+    row["messages"].push_back(outcome.failure());
+    return row;
+}
+
 struct Row {
     nlohmann::json json;
     void fail(const std::string& why) {
@@ -62,9 +78,9 @@ struct Row {
 
 }  // namespace
 
-nlohmann::json run_check(Runtime& rt, const std::string& plugin, const CheckOptions& o) {
+void run_check(Runtime& rt, const std::string& plugin, const CheckOptions& o, size_t from) {
     const Inventory inv = rt.inventory();
-    nlohmann::json rows = nlohmann::json::array();
+    CaseStream cases(from);
     std::vector<std::string> families;
     for (const FamilyInfo& f : inv.families) {
         if (f.plugin == plugin) families.push_back(f.id);
@@ -79,15 +95,15 @@ nlohmann::json run_check(Runtime& rt, const std::string& plugin, const CheckOpti
                 for (const ModuleInfo& m : inv.modules) module = module || (m.family == op.family && m.engine == engine.name && m.available);
                 if (!module) continue;
                 if (!engine.dtypes.empty() && std::find(engine.dtypes.begin(), engine.dtypes.end(), dtype) == engine.dtypes.end()) continue;
-                Row row{{{"op", op.name}, {"dtype", dtype_name(dtype)}, {"engine", engine.name}, {"status", "pass"},
-                         {"max_error", 0.0}, {"examples", 0}, {"gradcheck", false}, {"messages", nlohmann::json::array()}}};
+                const nlohmann::json key = {{"op", op.name}, {"dtype", dtype_name(dtype)}, {"engine", engine.name}};
+                cases.run(key, [&] {
+                Row row{empty_row(key)};
                 try {
                     auto examples = rt.op_examples(op.name, dtype, engine.name);
                     if (examples.empty()) {
                         row.json["status"] = "not checked";
                         row.json["messages"].push_back("the family's modules provide no examples for this op and dtype");
-                        rows.push_back(row.json);
-                        continue;
+                        return row.json;
                     }
                     if (o.quick) examples.resize(1);
                     const auto on_cpu = engine.name == "cpu" ? examples : rt.op_examples(op.name, dtype, "cpu");
@@ -152,16 +168,11 @@ nlohmann::json run_check(Runtime& rt, const std::string& plugin, const CheckOpti
                     row.json["status"] = "fail";
                     row.json["messages"].push_back(fmt::format("{}: {}", e.code_name(), e.what()));
                 }
-                rows.push_back(row.json);
+                return row.json;
+                });
             }
         }
     }
-    int pass = 0, fail = 0, unchecked = 0;
-    for (const auto& r : rows) {
-        const std::string s = r["status"];
-        (s == "pass" ? pass : s == "fail" ? fail : unchecked)++;
-    }
-    return {{"results", rows}, {"summary", {{"pass", pass}, {"fail", fail}, {"not_checked", unchecked}}}};
 }
 
 nlohmann::json check(const ListOptions& list, const std::string& target, const CheckOptions& o) {
@@ -190,17 +201,23 @@ nlohmann::json check(const ListOptions& list, const std::string& target, const C
         if (p["status"] == "loaded" && p["file"] != plugin["file"]) files.push_back(p["file"]);
     }
     std::vector<std::string> flags{"--check", plugin["name"].get<std::string>()};
-    if (!o.engine.empty()) flags.insert(flags.end(), {"--check-engine", o.engine});
+    if (!o.engine.empty()) flags.insert(flags.end(), {"--only-engine", o.engine});
     if (o.quick) flags.push_back("--quick");
-    const ProbeOutcome outcome = probe_isolated(list.self, files, std::max(list.timeout_s, 900.0), flags);
-    if (!outcome.finished) {
-        r["results"] = nlohmann::json::array();
-        r["summary"] = {{"pass", 0}, {"fail", 1}, {"not_checked", 0}};
-        r["error"] = "the check " + outcome.failure() + (outcome.stderr_tail.empty() ? "" : ": " + outcome.stderr_tail);
-        return r;
+    r["results"] = nlohmann::json::array();
+    try {
+        // Examples on a GPU compile kernels: more than the time a plugin may take to load.
+        for (nlohmann::json& row : run_cases(list.self, files, std::max(list.timeout_s, 900.0), flags, killed_row)) {
+            r["results"].push_back(std::move(row));
+        }
+    } catch (const std::runtime_error& e) {
+        r["error"] = e.what();
     }
-    r["results"] = outcome.result["check"]["results"];
-    r["summary"] = outcome.result["check"]["summary"];
+    int pass = 0, fail = r.contains("error") ? 1 : 0, unchecked = 0;
+    for (const auto& row : r["results"]) {
+        const std::string s = row["status"];
+        (s == "pass" ? pass : s == "fail" ? fail : unchecked)++;
+    }
+    r["summary"] = {{"pass", pass}, {"fail", fail}, {"not_checked", unchecked}};
     return r;
 }
 

@@ -17,8 +17,9 @@ struct CheckOptions {
     bool quick = false;  // the first example per op and dtype; gradcheck in f64 only
 };
 
-// Child side: checks the ops of plugin `plugin` in runtime `rt` (everything loaded).
-nlohmann::json run_check(Runtime& rt, const std::string& plugin, const CheckOptions& options);
+// Child side: checks the ops of plugin `plugin` in runtime `rt` (everything loaded), one case per
+// op, dtype and engine (cases.hpp: each case's result is its row), from case `from` on.
+void run_check(Runtime& rt, const std::string& plugin, const CheckOptions& options, size_t from);
 
 // Parent side.
 nlohmann::json check(const ListOptions& list, const std::string& target, const CheckOptions& options);

@@ -36,8 +36,17 @@ void parse_lines(const std::string& text, ProbeOutcome& o) {
                                                 text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
         start = end + 1;
         if (!line.is_object()) continue;
-        if (line.value("event", "") == "stage") o.last_stage = line.value("stage", "");
-        if (line.value("event", "") == "result") o.result = line;
+        const std::string event = line.value("event", "");
+        if (event == "stage") o.last_stage = line.value("stage", "");
+        if (event == "result") o.result = line;
+        if (event == "case") {
+            o.running = line["case"];
+            o.running_index = line.value("index", size_t{0});
+        }
+        if (event == "done") {
+            o.done.push_back(line["result"]);
+            o.running = nullptr;
+        }
     }
 }
 
@@ -59,7 +68,12 @@ std::vector<std::string> child_environment() {
 }  // namespace
 
 std::string ProbeOutcome::failure() const {
-    const std::string where = last_stage.empty() ? "before loading" : "in stage " + last_stage;
+    std::string where = last_stage.empty() ? "before loading" : "in stage " + last_stage;
+    if (running.is_object()) {
+        where = fmt::format("while running {}{} on {}", running.value("op", "?"),
+                            running.contains("dtype") ? " in " + running["dtype"].get<std::string>() : "",
+                            running.value("engine", "?"));
+    }
     if (timed_out) return fmt::format("timed out {}", where);
     if (signal != 0) {
         const char* name = sigabbrev_np(signal);
@@ -138,6 +152,21 @@ ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::stri
     o.finished = !o.timed_out && o.signal == 0 && o.exit_code == 0 && o.result.is_object();
     o.stderr_tail = err.size() > 400 ? err.substr(err.size() - 400) : err;
     return o;
+}
+
+std::vector<nlohmann::json> run_cases(const std::string& self, const std::vector<std::string>& files, double timeout_s,
+                                      const std::vector<std::string>& flags, KilledCase killed) {
+    std::vector<nlohmann::json> results;
+    for (size_t from = 0;;) {
+        std::vector<std::string> with_from = flags;
+        with_from.insert(with_from.end(), {"--from", std::to_string(from)});
+        const ProbeOutcome o = probe_isolated(self, files, timeout_s, with_from);
+        results.insert(results.end(), o.done.begin(), o.done.end());
+        if (o.finished) return results;
+        if (!o.running.is_object()) throw std::runtime_error("the plugins that load one by one failed together: " + o.failure());
+        results.push_back(killed(o.running, o));
+        from = o.running_index + 1;
+    }
 }
 
 }  // namespace ferro::inspect

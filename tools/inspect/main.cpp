@@ -42,9 +42,11 @@ int main(int argc, char** argv) {
     app.add_option("--probe", probe.files, "internal: load FILE... in this process and report (the isolated child)")->group("");
     app.add_flag("--detail", probe.detail, "internal: with --probe, every op's attributes and every device")->group("");
     app.add_flag("--matrix", probe.matrix, "internal: with --probe, the op x engine x dtype support")->group("");
+    app.add_option("--matrix-family", probe.family, "internal: with --matrix, this family's ops only")->group("");
     app.add_option("--check", probe.check, "internal: with --probe, the conformance kit on this plugin")->group("");
-    app.add_option("--check-engine", probe.check_engine, "internal: with --check, this engine only")->group("");
+    app.add_option("--only-engine", probe.engine, "internal: with --matrix or --check, this engine only")->group("");
     app.add_flag("--quick", probe.quick, "internal: with --check, the quick kit")->group("");
+    app.add_option("--from", probe.from, "internal: with --matrix or --check, the first case to run")->group("");
 
     ferro::inspect::ListOptions options;
     auto* list = app.add_subcommand("list", "every file in the plugin search path, with its status, plugin, ABI and what it provides");

@@ -1,5 +1,6 @@
 #include "probe.hpp"
 
+#include "cases.hpp"
 #include "check.hpp"
 
 #include <ferro/ferro.hpp>
@@ -12,10 +13,8 @@
 #include <unistd.h>
 
 namespace ferro::inspect {
-namespace {
 
-// One line, written straight to the pipe: a plugin that crashes next must not take buffered
-// lines down with it. It starts on a line of its own, whatever a plugin printed before it.
+// Written straight to the pipe, starting on a line of its own whatever a plugin printed before.
 void emit(const nlohmann::json& line) {
     std::string text(1, '\n');
     text += line.dump();
@@ -27,6 +26,8 @@ void emit(const nlohmann::json& line) {
         done += static_cast<size_t>(n);
     }
 }
+
+namespace {
 
 // The loader logs "stage S: FILE" at trace level before running plugin code in stage S.
 void on_log(void*, uint32_t level, const char* source, const char* message) {
@@ -163,11 +164,16 @@ std::string try_example(const Runtime& rt, const OpInfo& op, DType dtype, const 
     }
 }
 
-// Every op of the runtime on every engine: the dtypes it runs in, or why not.
-nlohmann::json support_matrix(const Runtime& rt, const Inventory& inv) {
-    nlohmann::json rows = nlohmann::json::array();
+// Every op of the runtime on every engine (of the request's family and engine, when given): one
+// case per dtype the op declares, or one without a dtype when it declares none. A case's result
+// is {"op", "engine", "cell": {"dtype", "supported", "reason", "tried"} or null, "row_reason"
+// (no module for the family there)}.
+void support_matrix(const Runtime& rt, const Inventory& inv, const ProbeRequest& request) {
+    CaseStream cases(request.from);
     for (const OpInfo& op : inv.ops) {
+        if (!request.family.empty() && op.family != request.family) continue;
         for (const EngineInfo& engine : inv.engines) {
+            if (!request.engine.empty() && engine.name != request.engine) continue;
             std::string reason;
             bool module = false;
             for (const ModuleInfo& m : inv.modules) {
@@ -176,31 +182,37 @@ nlohmann::json support_matrix(const Runtime& rt, const Inventory& inv) {
                 else if (reason.empty()) reason = m.reason.empty() ? "the module failed to start" : m.reason;
             }
             if (!module && reason.empty()) reason = "no plugin provides family " + op.family + " for this engine";
-            nlohmann::json row = {{"op", op.name}, {"engine", engine.name}};
-            nlohmann::json dtypes = nlohmann::json::array();
+            const nlohmann::json row = {{"op", op.name}, {"engine", engine.name}};
+            const auto result = [&](nlohmann::json cell) {
+                nlohmann::json r = row;
+                r["cell"] = std::move(cell);
+                if (!module) r["row_reason"] = reason;
+                return r;
+            };
+            if (op.dtypes.empty()) cases.run(row, [&] { return result(nullptr); });
             for (DType d : op.dtypes) {
-                const bool kernels = engine.dtypes.empty() ||
-                                     std::find(engine.dtypes.begin(), engine.dtypes.end(), d) != engine.dtypes.end();
-                nlohmann::json cell = {{"dtype", dtype_name(d)}, {"supported", module && kernels}};
-                if (!module) cell["reason"] = reason;
-                else if (!kernels) cell["reason"] = "the engine has no kernels for this dtype";
-                if (module && kernels) {
-                    bool tried = false;
-                    const std::string failed = try_example(rt, op, d, engine.name, tried);
-                    cell["tried"] = tried;  // false: the family has no example to run it on
-                    if (!failed.empty()) {
-                        cell["supported"] = false;
-                        cell["reason"] = failed;
+                nlohmann::json key = row;
+                key["dtype"] = dtype_name(d);
+                cases.run(key, [&] {
+                    const bool kernels = engine.dtypes.empty() ||
+                                         std::find(engine.dtypes.begin(), engine.dtypes.end(), d) != engine.dtypes.end();
+                    nlohmann::json cell = {{"dtype", dtype_name(d)}, {"supported", module && kernels}};
+                    if (!module) cell["reason"] = reason;
+                    else if (!kernels) cell["reason"] = "the engine has no kernels for this dtype";
+                    if (module && kernels) {
+                        bool tried = false;
+                        const std::string failed = try_example(rt, op, d, engine.name, tried);
+                        cell["tried"] = tried;  // false: the family has no example to run it on
+                        if (!failed.empty()) {
+                            cell["supported"] = false;
+                            cell["reason"] = failed;
+                        }
                     }
-                }
-                dtypes.push_back(cell);
+                    return result(std::move(cell));
+                });
             }
-            row["dtypes"] = dtypes;
-            if (!module) row["reason"] = reason;
-            rows.push_back(row);
         }
     }
-    return rows;
 }
 
 }  // namespace
@@ -224,8 +236,8 @@ int run_probe(const ProbeRequest& request) {
     const Inventory inv = rt.inventory();
     nlohmann::json result = {{"event", "result"}, {"plugins", nlohmann::json::array()}};
     for (const std::string& file : files) result["plugins"].push_back(describe_file(inv, file, request.detail));
-    if (request.matrix) result["support"] = support_matrix(rt, inv);
-    if (!request.check.empty()) result["check"] = run_check(rt, request.check, {request.check_engine, request.quick});
+    if (request.matrix) support_matrix(rt, inv, request);
+    if (!request.check.empty()) run_check(rt, request.check, {request.engine, request.quick}, request.from);
     emit(result);
     return 0;
 }

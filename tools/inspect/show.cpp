@@ -99,16 +99,25 @@ nlohmann::json ops(const ListOptions& o, const std::string& engine, const std::s
         if (p["status"] == "loaded") files.push_back(p["file"]);
     }
     nlohmann::json r = {{"command", "ops"}, {"schema", 1}, {"ops", nlohmann::json::array()}};
-    // The plugins that load on their own, together in one child: a family on another plugin's engine.
-    // The child calls every op on every engine (a GPU library compiles kernels for each), so
-    // like check it gets more than the time a plugin may take to load.
-    const ProbeOutcome outcome = probe_isolated(o.self, files, std::max(o.timeout_s, 900.0), {"--matrix"});
-    if (!outcome.finished) throw std::runtime_error("the plugins that load one by one failed together: " + outcome.failure());
-    for (const auto& row : outcome.result["support"]) {
-        const std::string op = row["op"];
-        if (!engine.empty() && row["engine"] != engine) continue;
-        if (!family.empty() && op.rfind(family + ".", 0) != 0) continue;
-        r["ops"].push_back(row);
+    // The plugins that load on their own, together: a family on another plugin's engine. The
+    // child calls every op on every engine (a GPU library compiles kernels for each), so like
+    // check it gets more than the time a plugin may take to load; an op that kills it is that
+    // op's cell, and the rest of the matrix runs in a new child.
+    std::vector<std::string> flags{"--matrix"};
+    if (!family.empty()) flags.insert(flags.end(), {"--matrix-family", family});
+    if (!engine.empty()) flags.insert(flags.end(), {"--only-engine", engine});
+    const auto killed = [](const nlohmann::json& the_case, const ProbeOutcome& outcome) {
+        return nlohmann::json{{"op", the_case["op"]}, {"engine", the_case["engine"]},
+                              {"cell", {{"dtype", the_case.value("dtype", "")}, {"supported", false}, {"tried", true},
+                                        {"crashed", true}, {"reason", outcome.failure()}}}};
+    };
+    for (const nlohmann::json& c : run_cases(o.self, files, std::max(o.timeout_s, 900.0), flags, killed)) {
+        nlohmann::json& rows = r["ops"];
+        if (rows.empty() || rows.back()["op"] != c["op"] || rows.back()["engine"] != c["engine"]) {
+            rows.push_back({{"op", c["op"]}, {"engine", c["engine"]}, {"dtypes", nlohmann::json::array()}});
+            if (c.contains("row_reason")) rows.back()["reason"] = c["row_reason"];
+        }
+        if (!c["cell"].is_null()) rows.back()["dtypes"].push_back(c["cell"]);
     }
     r["engines_without_devices"] = nlohmann::json::array();
     for (const auto& p : list["plugins"]) {
