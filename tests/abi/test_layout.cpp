@@ -48,11 +48,14 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_engine_desc, create, 40);
     PIN_SIZE(ferro_attr_spec, 48);
     PIN_OFFSET(ferro_attr_spec, default_value, 24);
-    PIN_SIZE(ferro_infer_args, 40);
-    PIN_SIZE(ferro_vjp_args, 88);  // 1.8 appended n_residuals, residuals
+    PIN_SIZE(ferro_infer_args, 48);  // 1.9 appended schema
+    PIN_OFFSET(ferro_infer_args, schema, 40);
+    PIN_SIZE(ferro_vjp_args, 96);  // 1.8 appended n_residuals, residuals; 1.9 schema
     PIN_OFFSET(ferro_vjp_args, residuals, 80);
+    PIN_OFFSET(ferro_vjp_args, schema, 88);
     PIN_OFFSET(ferro_vjp_args, input_cotangents, 64);
-    PIN_SIZE(ferro_jvp_args, 56);
+    PIN_SIZE(ferro_jvp_args, 64);  // 1.9 appended schema
+    PIN_OFFSET(ferro_jvp_args, schema, 56);
     PIN_SIZE(ferro_op_schema, 120);
     PIN_OFFSET(ferro_op_schema, infer, 64);
     PIN_OFFSET(ferro_op_schema, diff_inputs, 72);
@@ -79,7 +82,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_examples_args, n_examples, 32);
     PIN_SIZE(ferro_module_instance, 24);
     PIN_SIZE(ferro_engine_target, 40);
-    PIN_SIZE(ferro_module_create_args, 24);
+    PIN_SIZE(ferro_module_create_args, 32);  // 1.9 appended family
+    PIN_OFFSET(ferro_module_create_args, family, 24);
     PIN_SIZE(ferro_family_desc, 48);
     PIN_OFFSET(ferro_family_desc, create_module, 40);
     PIN_SIZE(ferro_module_provider_desc, 32);

@@ -327,7 +327,8 @@ private:
         for (const TensorPtr& t : n.residuals()) residuals.push_back(t.get());
         ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n_out, 0, n.attrs().data(),
                          sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data(),
-                         static_cast<uint32_t>(residuals.size()), 0, residuals.empty() ? nullptr : residuals.data()};
+                         static_cast<uint32_t>(residuals.size()), 0, residuals.empty() ? nullptr : residuals.data(),
+                         &n.schema()};
         const ferro_host_api* host = rt_.host_api();
         ferro_status st = nullptr;
         try {

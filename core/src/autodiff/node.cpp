@@ -171,7 +171,7 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
     for (ferro_tensor_impl* t : inputs) in_t.push_back(t->autograd ? t->autograd->tangent.get() : nullptr);
     out_t.assign(outputs.size(), nullptr);
     ferro_jvp_args a{sizeof a, static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()), 0,
-                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data()};
+                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data(), &schema};
     ferro_status st = nullptr;
     {
         const NoTangents one_level;

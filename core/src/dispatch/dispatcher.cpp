@@ -345,7 +345,7 @@ std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& 
     std::vector<ferro_signature> out(capacity);
     for (auto& sig : out) sig.struct_size = sizeof sig;
     ferro_infer_args args{sizeof args, static_cast<uint32_t>(in.size()), attrs.data(), in.data(),
-                          out.data(), capacity, 0};
+                          out.data(), capacity, 0, &s};
     if (ferro_status st = call_plugin(op, "infer", [&] { return s.infer(host, &args); })) rethrow(st, op, "infer", host);
     if (args.n_outputs > capacity || (s.n_outputs >= 0 && args.n_outputs != capacity)) {
         throw Error(FERRO_INTERNAL, fmt::format("{}: infer reported {} outputs, the schema declares {}",

@@ -5,8 +5,6 @@
 
 #include <ferro/schema.hpp>
 
-#include <array>
-#include <utility>
 
 namespace ferro {
 namespace ops {
@@ -24,8 +22,6 @@ ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc) 
 
 namespace {
 
-constexpr size_t kMaxCoreOps = 128;
-
 // The op table and the ABI view of it, built once.
 struct Family {
     std::vector<CoreOp> ops;
@@ -35,43 +31,28 @@ struct Family {
 };
 const Family& family();
 
-// infer trampolines: the ABI's infer has no op argument, so each table index gets its own.
-template <size_t I>
-ferro_status infer_at(const ferro_host_api*, ferro_infer_args* args) {
+// One infer, vjp and jvp for every op: the schema the host passes (ABI 1.9) is an element of
+// the family's table, at the op's index.
+const CoreOp& op_of(const ferro_op_schema* schema) {
+    const Family& f = family();
+    return f.ops[static_cast<size_t>(schema - f.schemas.data())];
+}
+
+ferro_status infer(const ferro_host_api*, ferro_infer_args* args) {
     return guard([&] {
-        const CoreOp& op = family().ops[I];
+        const CoreOp& op = op_of(args->schema);
         op.infer(op, *args);
     });
 }
-template <size_t I>
-ferro_status vjp_at(const ferro_host_api* host, const ferro_vjp_args* args) {
-    return plugin::guard(host, [&] {
-        const CoreOp& op = family().ops[I];
-        op.vjp(Vjp(plugin::Rules(host), *args));
-    });
+ferro_status vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
+    return plugin::guard(host, [&] { op_of(args->schema).vjp(Vjp(plugin::Rules(host), *args)); });
 }
-template <size_t I>
-ferro_status jvp_at(const ferro_host_api* host, const ferro_jvp_args* args) {
+ferro_status jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return plugin::guard(host, [&] {
-        const CoreOp& op = family().ops[I];
+        const CoreOp& op = op_of(args->schema);
         op.jvp(Jvp(plugin::Rules(host), op, *args));
     });
 }
-template <size_t... I>
-constexpr std::array<decltype(&jvp_at<0>), sizeof...(I)> make_jvp_trampolines(std::index_sequence<I...>) {
-    return {&jvp_at<I>...};
-}
-template <size_t... I>
-constexpr std::array<decltype(&infer_at<0>), sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
-    return {&infer_at<I>...};
-}
-template <size_t... I>
-constexpr std::array<decltype(&vjp_at<0>), sizeof...(I)> make_vjp_trampolines(std::index_sequence<I...>) {
-    return {&vjp_at<I>...};
-}
-constexpr auto kInferTrampolines = make_trampolines(std::make_index_sequence<kMaxCoreOps>{});
-constexpr auto kVjpTrampolines = make_vjp_trampolines(std::make_index_sequence<kMaxCoreOps>{});
-constexpr auto kJvpTrampolines = make_jvp_trampolines(std::make_index_sequence<kMaxCoreOps>{});
 
 ferro_status execute(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
     const auto& op = *static_cast<const CoreOp*>(self);
@@ -127,7 +108,6 @@ const Family& family() {
         add_elementwise_rules(f.ops);
         add_structural_rules(f.ops);
         add_jvp_rules(f.ops);
-        if (f.ops.size() > kMaxCoreOps) std::abort();  // a build-time invariant, not input
         for (size_t i = 0; i < f.ops.size(); ++i) {
             CoreOp& op = f.ops[i];
             op.qualified = "core." + op.name;
@@ -140,15 +120,15 @@ const Family& family() {
             s.n_outputs = op.n_outputs;
             s.n_attrs = static_cast<uint32_t>(op.attrs.size());
             s.attrs = op.attrs.data();
-            s.infer = kInferTrampolines[i];
+            s.infer = infer;
             if (op.vjp != nullptr) {
-                s.vjp = kVjpTrampolines[i];
+                s.vjp = vjp;
                 s.diff_inputs = op.diff_inputs;
                 s.diff_outputs = FERRO_MASK_ALL;
                 s.save_inputs = op.save_inputs;
                 s.save_outputs = op.save_outputs;
             }
-            if (op.jvp != nullptr) s.jvp = kJvpTrampolines[i];
+            if (op.jvp != nullptr) s.jvp = jvp;
             f.schemas.push_back(s);
         }
         f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",

@@ -126,11 +126,11 @@ void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc
     }
 }
 
-ModuleSlot create_module(const ModuleSource& source, const Engine& engine,
+ModuleSlot create_module(const ModuleSource& source, const FamilySlot& family, const Engine& engine,
                          const RegistrationContext& ctx) {
     ModuleSlot slot{source.plugin, nullptr, {}};
     char reason[512] = {};
-    ferro_module_create_args args{sizeof args, sizeof reason, &engine.target(), reason};
+    ferro_module_create_args args{sizeof args, sizeof reason, &engine.target(), reason, family.desc};
     ferro_module_instance inst{};
     inst.struct_size = sizeof inst;
     const std::string what =
@@ -196,7 +196,7 @@ void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx) {
                 });
                 if (asked) continue;
                 log_stage(ctx.logger, LoadStage::create, source.plugin);  // the family's module factory
-                slots.push_back(create_module(source, *engine, ctx));
+                slots.push_back(create_module(source, family, *engine, ctx));
             }
         }
     }

@@ -14,6 +14,9 @@
  *     Out-structs (a struct one side provides for the other to fill, e.g. ferro_probe_result,
  *     ferro_engine_instance) are zero-filled by the provider, which sets struct_size to its own
  *     sizeof; the filler writes only fields that lie within that struct_size.
+ *     Structs that travel in arrays (ferro_op_schema, ferro_attr_spec, ferro_family_desc,
+ *     ferro_engine_desc, ferro_module_provider_desc, ferro_signature, ferro_tensor_view) never
+ *     grow within a major: a reader indexes an array with its own sizeof.
  *  3. No exception, abort, longjmp or C++ type crosses the boundary. Strings are UTF-8 and
  *     NUL-terminated. Integers are fixed width; enums travel in fixed-width fields.
  *     Shapes and strides are int64_t; strides count elements, offsets count bytes (as DLPack).
@@ -32,7 +35,7 @@
 #include <stdint.h>
 
 #define FERRO_ABI_MAJOR 1u
-#define FERRO_ABI_MINOR 8u
+#define FERRO_ABI_MINOR 9u
 
 /* True when `ptr` (a pointer to a struct whose first field is struct_size) was filled by a
  * party that knew about `field`. Use before reading any field appended after 1.0. */

@@ -46,6 +46,10 @@ typedef struct ferro_infer_args {
     ferro_signature* outputs;        /* host storage of outputs_capacity entries */
     uint32_t outputs_capacity;
     uint32_t n_outputs;              /* out: how many outputs were written */
+    /* Since 1.9 (check FERRO_HAS_FIELD): the schema being inferred, an element of the family's
+     * `ops` array, so one function can serve many ops (its index is schema - ops). Borrowed for
+     * the call. */
+    const struct ferro_op_schema* schema;
 } ferro_infer_args;
 
 /* ---- autodiff rules ----------------------------------------------------------------------- *
@@ -73,6 +77,8 @@ typedef struct ferro_vjp_args {
     uint32_t n_residuals;
     uint32_t reserved2;
     const ferro_tensor* residuals;
+    /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
+    const struct ferro_op_schema* schema;
 } ferro_vjp_args;
 
 typedef struct ferro_jvp_args {
@@ -85,6 +91,8 @@ typedef struct ferro_jvp_args {
     const ferro_tensor* outputs;         /* every primal output */
     const ferro_tensor* input_tangents;  /* per input; NULL = zero */
     ferro_tensor* output_tangents;       /* out, per output: a new reference, or NULL = zero */
+    /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
+    const struct ferro_op_schema* schema;
 } ferro_jvp_args;
 
 /* ---- schemas ----------------------------------------------------------------------------- */
@@ -281,6 +289,12 @@ typedef struct ferro_module_create_args {
     uint32_t decline_capacity;
     const ferro_engine_target* target;
     char* decline_reason; /* host buffer: write why when declining */
+    /* Since 1.9 (check FERRO_HAS_FIELD): the family the module is for, as the plugin defining it
+     * declares it, borrowed for the lifetime of the module. A module provider for another
+     * plugin's family binds to it here: it checks the family's version and maps each op it
+     * serves by name (prepare's op_index indexes family->ops), declining what it does not
+     * know, instead of assuming the defining plugin's op order. */
+    const struct ferro_family_desc* family;
 } ferro_module_create_args;
 
 /* Module factory: fills *out for the target engine, or declines (returns NULL, leaves
