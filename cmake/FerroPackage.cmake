@@ -16,3 +16,13 @@ install(EXPORT ferroTargets NAMESPACE ferro:: DESTINATION ${FERRO_CMAKE_INSTALL_
 install(FILES ${FERRO_CMAKE_BUILD_DIR}/ferroConfig.cmake ${FERRO_CMAKE_BUILD_DIR}/ferroConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FerroPlugin.cmake ${PROJECT_SOURCE_DIR}/cmake/ferro_plugin.map
         DESTINATION ${FERRO_CMAKE_INSTALL_DIR})
+
+# pkg-config, relocatable (paths relative to the .pc file).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/ferro.pc.in ${CMAKE_BINARY_DIR}/ferro.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/ferro.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The documentation and the examples, for people who have only the install.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/plugin_api/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/embed ${PROJECT_SOURCE_DIR}/examples/plugin
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)

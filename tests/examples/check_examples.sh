@@ -21,11 +21,21 @@ run_examples() {  # $1: CMAKE_PREFIX_PATH, $2: label
     # An out-of-tree plugin built with ferro_add_plugin exports exactly the entry point.
     "$src/tests/abi/check_exports.sh" plugin "$work/$label-plugin/plugins/libferro_example.so"
     "$work/$label-embed/ferro_embed" "$work/$label-plugin/plugins/libferro_example.so"
+    "$work/$label-embed/ferro_embed_cpp" "$work/$label-plugin/plugins/libferro_example.so"
 }
 
 run_examples "$build" build
 quiet cmake --install "$build" --prefix "$work/prefix"
 run_examples "$work/prefix" install
+# pkg-config builds the C app against the install, and the docs and examples are installed.
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+quiet cc -std=c11 -o "$work/embed-pc" "$src/examples/embed/embed.c" $(pkg-config --cflags --libs ferro) -lm
+"$work/embed-pc" >/dev/null
+[ "$(pkg-config --variable=plugindir ferro)" -ef "$work/prefix/lib/ferro/plugins" ]
+for doc in README.md CHANGELOG.md plugin-guide.md abi.md examples/plugin/softplus.cpp examples/embed/embed.c; do
+    [ -f "$work/prefix/share/doc/ferro/$doc" ] || { echo "FAILED: share/doc/ferro/$doc is not installed"; exit 1; }
+done
+echo "pkg-config builds against the install; docs and examples are in share/doc/ferro"
 # The installed demo finds the installed plugin directory next to the installed libferro.
 "$work/prefix/bin/ferro-demo" | grep -q "engine_null"
 echo "installed ferro-demo loaded the installed null engine"

@@ -353,12 +353,30 @@ inline Tensor Tensor::call(const char* op, Attrs attrs, std::vector<Tensor> more
 }
 
 namespace detail {
+// The arguments of one op call, every field set by name (user code builds without
+// -Wmissing-field-initializers firing in this header).
+inline ferro_op_call_args call_args(const ferro_named_attr* attrs, size_t n_attrs, const ferro_tensor* inputs,
+                                    size_t n_inputs, ferro_tensor* outputs, size_t capacity,
+                                    const ferro_tensor* into = nullptr, size_t n_into = 0) {
+    ferro_op_call_args a{};
+    a.struct_size = sizeof a;
+    a.n_attrs = static_cast<uint32_t>(n_attrs);
+    a.attrs = attrs;
+    a.n_inputs = static_cast<uint32_t>(n_inputs);
+    a.outputs_capacity = static_cast<uint32_t>(capacity);
+    a.inputs = inputs;
+    a.outputs = outputs;
+    a.into = into;
+    a.n_into = static_cast<uint32_t>(n_into);
+    return a;
+}
+
 // The hot path for attribute-free binary core ops: a cached handle, no allocation.
 template <OpName Name>
 Tensor binary(const Tensor& a, const Tensor& b) {
     ferro_tensor in[2] = {a.get(), b.get()};
     ferro_tensor out = nullptr;
-    ferro_op_call_args args{sizeof args, 0, nullptr, 2, 1, in, &out, 0, 0};
+    ferro_op_call_args args = call_args(nullptr, 0, in, 2, &out, 1);
     check(ferro_op_call(a.runtime(), op_handle<Name>(a.runtime()), &args));
     return {a.runtime_ref(), out};
 }
@@ -387,7 +405,7 @@ template <OpName Name>
 Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, const ferro_named_attr* attrs,
              uint32_t n_attrs) {
     ferro_tensor out = nullptr;
-    ferro_op_call_args args{sizeof args, n_attrs, attrs, static_cast<uint32_t>(inputs.size()), 1, inputs.begin(), &out, 0, 0};
+    ferro_op_call_args args = call_args(attrs, n_attrs, inputs.begin(), inputs.size(), &out, 1);
     check(ferro_op_call(first.runtime(), op_handle<Name>(first.runtime()), &args));
     return {first.runtime_ref(), out};
 }
@@ -403,8 +421,7 @@ template <OpName Name, size_t Outs>
 std::array<Tensor, Outs> call_n(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
                                 std::initializer_list<ferro_named_attr> attrs = {}) {
     ferro_tensor out[Outs] = {};
-    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.begin(),
-                            static_cast<uint32_t>(inputs.size()), static_cast<uint32_t>(Outs), inputs.begin(), out, 0, 0};
+    ferro_op_call_args args = call_args(attrs.begin(), attrs.size(), inputs.begin(), inputs.size(), out, Outs);
     check(ferro_op_call(first.runtime(), op_handle<Name>(first.runtime()), &args));
     std::array<Tensor, Outs> result;
     for (uint32_t i = 0; i < args.n_outputs && i < Outs; ++i) result[i] = Tensor(first.runtime_ref(), out[i]);
@@ -660,7 +677,7 @@ public:
     Tensor operator()(const Tensor& first, const More&... more) const {
         const ferro_tensor in[] = {first.get(), more.get()...};
         ferro_tensor out = nullptr;
-        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(std::size(in)), 1, in, &out, 0, 0};
+        ferro_op_call_args args = detail::call_args(nullptr, 0, in, std::size(in), &out, 1);
         check(ferro_bound_call_run(call_.get(), &args));
         return {rt_, out};
     }
@@ -668,7 +685,7 @@ public:
     std::vector<Tensor> all(const std::vector<Tensor>& inputs) const {
         const std::vector<ferro_tensor> in = detail::handles_of(inputs);
         ferro_tensor out[16] = {};
-        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(in.size()), 16, in.data(), out, 0, 0};
+        ferro_op_call_args args = detail::call_args(nullptr, 0, in.data(), in.size(), out, 16);
         check(ferro_bound_call_run(call_.get(), &args));
         std::vector<Tensor> result;
         for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(rt_, out[i]);
@@ -692,8 +709,7 @@ private:
         void operator()(ferro_bound_call c) const noexcept { ferro_bound_call_destroy(c); }
     };
     void run_into(const ferro_tensor* in, size_t n_in, const ferro_tensor* dst, size_t n_dst) const {
-        ferro_op_call_args args{sizeof args, 0, nullptr, static_cast<uint32_t>(n_in), 0, in, nullptr, 0, 0,
-                                dst, static_cast<uint32_t>(n_dst), 0};
+        ferro_op_call_args args = detail::call_args(nullptr, 0, in, n_in, nullptr, 0, dst, n_dst);
         check(ferro_bound_call_run(call_.get(), &args));
     }
     detail::RuntimeRef rt_;  // declared first: the call is destroyed before its runtime
@@ -707,8 +723,8 @@ inline void call_into(const Runtime& rt, const char* name, const std::vector<Ten
     check(ferro_op_find(rt.get(), name, &op));
     const std::vector<ferro_named_attr> named = detail::named_of(attrs);
     const std::vector<ferro_tensor> in = detail::handles_of(inputs), dst = detail::handles_of(outs);
-    ferro_op_call_args args{sizeof args, static_cast<uint32_t>(named.size()), named.data(), static_cast<uint32_t>(in.size()),
-                            0, in.data(), nullptr, 0, 0, dst.data(), static_cast<uint32_t>(dst.size()), 0};
+    ferro_op_call_args args = detail::call_args(named.data(), named.size(), in.data(), in.size(), nullptr, 0, dst.data(),
+                                                dst.size());
     check(ferro_op_call(rt.get(), op, &args));
 }
 

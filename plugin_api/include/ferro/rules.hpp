@@ -127,8 +127,7 @@ public:
         ferro_op op = nullptr;
         check(host_, host_->op_find(host_, name, &op));
         std::vector<ferro_tensor> out(max_outputs, nullptr);
-        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.data(),
-                                static_cast<uint32_t>(inputs.size()), max_outputs, inputs.data(), out.data(), 0, 0};
+        ferro_op_call_args args = call_args(attrs, inputs, out.data(), max_outputs);
         check(host_, host_->op_call(host_, op, &args));
         std::vector<TensorRef> result;
         result.reserve(args.n_outputs);
@@ -149,8 +148,7 @@ public:
         ferro_op op = nullptr;
         check(host_, host_->op_find(host_, name, &op));
         ferro_tensor out = nullptr;
-        ferro_op_call_args args{sizeof args, static_cast<uint32_t>(attrs.size()), attrs.data(),
-                                static_cast<uint32_t>(inputs.size()), 1, inputs.data(), &out, 0, 0};
+        ferro_op_call_args args = call_args(attrs, inputs, &out, 1);
         check(host_, host_->op_call(host_, op, &args));
         return TensorRef(host_, out);
     }
@@ -262,6 +260,19 @@ public:
     }
 
 private:
+    // Every field set by name: plugins build without -Wmissing-field-initializers firing here.
+    static ferro_op_call_args call_args(std::span<const ferro_named_attr> attrs, std::span<const ferro_tensor> inputs,
+                                        ferro_tensor* outputs, uint32_t capacity) {
+        ferro_op_call_args a{};
+        a.struct_size = sizeof a;
+        a.n_attrs = static_cast<uint32_t>(attrs.size());
+        a.attrs = attrs.data();
+        a.n_inputs = static_cast<uint32_t>(inputs.size());
+        a.outputs_capacity = capacity;
+        a.inputs = inputs.data();
+        a.outputs = outputs;
+        return a;
+    }
     const ferro_host_api* host_;
 };
 

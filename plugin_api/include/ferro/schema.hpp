@@ -48,6 +48,22 @@ inline ferro_attr_spec spec_optional(const char* name, uint32_t type, const char
     return {sizeof(ferro_attr_spec), type, FERRO_ATTR_FLAG_OPTIONAL, 0, name, {}, doc};
 }
 
+// An op schema with its name (unqualified: "softplus"), one-line doc, arity (n_inputs may be
+// FERRO_VARIADIC) and infer; set attributes, dtypes, differentiability masks and rules on the
+// result by name.
+inline ferro_op_schema op_schema(const char* name, const char* doc, int32_t n_inputs, int32_t n_outputs,
+                                 ferro_status (*infer)(const ferro_host_api*, ferro_infer_args*)) {
+    ferro_op_schema s{};
+    s.struct_size = sizeof s;
+    s.name = name;
+    s.doc = doc;
+    s.n_inputs = n_inputs;
+    s.min_inputs = n_inputs >= 0 ? n_inputs : 0;
+    s.n_outputs = n_outputs;
+    s.infer = infer;
+    return s;
+}
+
 // For module factories of host-memory modules (LAPACK, FFTW): true when the target engine
 // offers the cpu engine's native context; otherwise writes why `module` declines it and
 // returns false.
