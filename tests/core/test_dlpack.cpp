@@ -3,6 +3,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstring>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -71,6 +73,27 @@ TEST_CASE("dlpack: unsupported devices and dtypes are refused and leave ownershi
     ferro_status st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
     CHECK(ferro_status_code(st) == FERRO_NOT_FOUND);
     CHECK_THAT(ferro_status_message(st), Catch::Contains("no engine for DLPack device type 7"));
+    ferro_status_free(st);
+    // A device type newer than this DLPack header's enum, as a C producer writes it (found by
+    // fuzz_dlpack: loading it as the enum was undefined).
+    const int32_t future_device = 40;
+    std::memcpy(&p.managed.dl_tensor.device.device_type, &future_device, sizeof future_device);
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("no engine for DLPack device type 40"));
+    ferro_status_free(st);
+    // Offsets and layouts that wrap around the address space (found by fuzz_dlpack: the
+    // pointer arithmetic overflowed).
+    p.managed.dl_tensor.device = {kDLCPU, 0};
+    p.managed.dl_tensor.dtype = {kDLFloat, 64, 1};
+    p.managed.dl_tensor.byte_offset = UINT64_MAX - 8;
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("byte_offset 18446744073709551607 reaches beyond addressable memory"));
+    ferro_status_free(st);
+    p.managed.dl_tensor.byte_offset = 0;
+    const int64_t backwards[] = {-(int64_t{1} << 55), 1};  // 2^58 bytes below element 0: below address 0
+    p.managed.dl_tensor.strides = const_cast<int64_t*>(backwards);
+    st = ferro_tensor_from_dlpack(rt.get(), &p.managed, &raw);
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("shape and strides reach beyond addressable memory"));
     ferro_status_free(st);
     p.managed.dl_tensor.device = {kDLCPU, 0};
     p.managed.dl_tensor.dtype = {kDLFloat, 64, 2};  // vector lanes

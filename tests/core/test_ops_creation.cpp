@@ -1,6 +1,9 @@
 // Creation ops, the plan cache and host memory borrowing.
 #include "ferro_test.hpp"
 
+#include <cmath>
+#include <limits>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -18,6 +21,25 @@ TEST_CASE("core: zeros, ones, full, eye and arange fill as numpy does", "[core]"
     CHECK(rt.arange(5, 0, -2).to_vector<int64_t>() == std::vector<int64_t>{5, 3, 1});
     CHECK(rt.arange(3, 3).numel() == 0);
     check_error([&] { rt.arange(0, 1, 0); }, FERRO_INVALID_ARGUMENT, "core.arange: start, stop and step must be finite and step non-zero");
+    // Counts past int64 (found by fuzz_op_call: the conversion was undefined and gave an empty tensor).
+    check_error([&] { rt.arange(0, 1e300); }, FERRO_RESOURCE_EXHAUSTED, "core.arange: [0, 1e+300) by 1 holds 1e+300 elements");
+    check_error([&] { rt.arange(-1e308, 1e308); }, FERRO_RESOURCE_EXHAUSTED, "holds inf elements");
+    check_error([&] { rt.arange(0, 1, 1e-300); }, FERRO_RESOURCE_EXHAUSTED, "more than a tensor can hold");
+    check_error([&] { rt.arange(0, 0x1p62); }, FERRO_RESOURCE_EXHAUSTED, "core.arange: shape [4611686018427387904] is too large");
+    check_error([&] { rt.arange(-1e300, -1e300 + 3e284, 1e284); }, FERRO_INVALID_ARGUMENT,
+                "core.arange: values from -1e+300 to -9.999999999999999e+299 do not fit in i64");
+    // Sizes whose product overflows (found by fuzz_op_call), and values no i64 holds.
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    check_error([&] { rt.randn({2, big}); }, FERRO_RESOURCE_EXHAUSTED, "core.randn: shape [2,9223372036854775807] is too large");
+    check_error([&] { rt.rand({big, big}, DType::f32); }, FERRO_RESOURCE_EXHAUSTED, "is too large");
+    check_error([&] { rt.zeros({big, 2}); }, FERRO_RESOURCE_EXHAUSTED, "core.zeros: shape [9223372036854775807,2] is too large");
+    // Empty, but its row-major strides would overflow.
+    check_error([&] { rt.randn({0, 2, big}); }, FERRO_RESOURCE_EXHAUSTED, "core.randn: shape [0,2,9223372036854775807] is too large");
+    check_error([&] { rt.zeros({0, big, big}); }, FERRO_RESOURCE_EXHAUSTED, "is too large");
+    CHECK(rt.zeros({0, int64_t{1} << 40}).numel() == 0);
+    check_error([&] { rt.full({2}, 1e300, DType::i64); }, FERRO_INVALID_ARGUMENT, "core.full: value 1e+300 does not fit in i64");
+    check_error([&] { rt.full({2}, std::nan(""), DType::i64); }, FERRO_INVALID_ARGUMENT, "core.full: value nan does not fit in i64");
+    CHECK(rt.full({1}, -0x1p63, DType::i64).to_vector<int64_t>() == std::vector<int64_t>{std::numeric_limits<int64_t>::min()});
     check_error([&] { rt.zeros({2, -1}); }, FERRO_INVALID_ARGUMENT, "core.zeros: shape [2,-1] has a negative size");
     check_error([&] { rt.zeros({2}, DType::f64, "vulkan:0"); }, FERRO_NOT_FOUND, "core.zeros: no engine named 'vulkan:0' (available: cpu)");
 }

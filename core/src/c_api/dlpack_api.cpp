@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include <vector>
 
 using ferro::c_api::require;
@@ -37,14 +39,16 @@ DLDataType to_dl(ferro_dtype d) {
 ferro_dtype from_dl(DLDataType t) { return t.code | (uint32_t{t.bits} << 8) | (uint32_t{t.lanes} << 16); }
 
 std::string engine_for(const DLDevice& device) {
-    switch (device.device_type) {
-        case kDLCPU: return "cpu";
-        case kDLCUDA: return fmt::format("cuda:{}", device.device_id);
-        default:
-            throw ferro::Error(FERRO_NOT_FOUND, fmt::format("ferro_tensor_from_dlpack: no engine for DLPack device "
-                                                            "type {} (cpu and cuda are supported)",
-                                                            static_cast<int>(device.device_type)));
-    }
+    // Read as the integer a C producer wrote: a device type newer than this header's enum
+    // (or any other value) is not a DLDeviceType, and loading it as one is undefined.
+    int32_t type = 0;
+    static_assert(sizeof type == sizeof device.device_type);
+    std::memcpy(&type, &device.device_type, sizeof type);
+    if (type == kDLCPU) return "cpu";
+    if (type == kDLCUDA) return fmt::format("cuda:{}", device.device_id);
+    throw ferro::Error(FERRO_NOT_FOUND, fmt::format("ferro_tensor_from_dlpack: no engine for DLPack device type {} "
+                                                    "(cpu and cuda are supported)",
+                                                    type));
 }
 
 }  // namespace
@@ -91,7 +95,14 @@ FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, DLManage
         if (t.ndim < 0 || t.ndim > FERRO_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
             throw ferro::Error(FERRO_INVALID_ARGUMENT, fmt::format("ferro_tensor_from_dlpack: ndim {} or shape is invalid", t.ndim));
         }
-        void* element0 = t.data != nullptr ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
+        // In integers: an offset past the end of the address space is refused, not wrapped.
+        const auto data = reinterpret_cast<uintptr_t>(t.data);
+        if (t.data != nullptr && t.byte_offset > UINTPTR_MAX - data) {
+            throw ferro::Error(FERRO_INVALID_ARGUMENT, fmt::format("ferro_tensor_from_dlpack: byte_offset {} reaches "
+                                                                   "beyond addressable memory",
+                                                                   t.byte_offset));
+        }
+        void* element0 = t.data != nullptr ? reinterpret_cast<void*>(data + t.byte_offset) : nullptr;
         *out_tensor = ferro::borrow_memory(runtime->runtime, engine_for(t.device), from_dl(t.dtype),
                                            {t.shape, static_cast<size_t>(t.ndim)}, t.strides,
                                            {element0, call_producer_deleter, managed, std::nullopt},

@@ -27,7 +27,12 @@ void check_shape(const std::string& op, std::span<const int64_t> shape) {
 void fill_infer(const CoreOp& op, ferro_infer_args& a) {
     const auto shape = shape_attr(a.attrs[0]);
     check_shape(op.qualified, shape);
-    set_output(a.outputs[0], attr_dtype(op.qualified, a.attrs, 1), shape);
+    const ferro_dtype dtype = attr_dtype(op.qualified, a.attrs, 1);
+    // The value converts to i64 only within its range (the conversion of any other is undefined).
+    if (op.name == "full" && dtype == FERRO_DTYPE_I64 && !(a.attrs[3].v.f64 >= -0x1p63 && a.attrs[3].v.f64 < 0x1p63)) {
+        invalid(op.qualified, fmt::format("value {} does not fit in i64", a.attrs[3].v.f64));
+    }
+    set_output(a.outputs[0], dtype, shape);
     a.n_outputs = 1;
 }
 
@@ -79,10 +84,23 @@ ArangeSpec arange_spec(const std::string& op, const ferro_attr_value* attrs) {
     if (s.step == 0 || !std::isfinite(s.step) || !std::isfinite(s.start) || !std::isfinite(s.stop)) {
         invalid(op, "start, stop and step must be finite and step non-zero");
     }
-    s.length = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((s.stop - s.start) / s.step)));
+    // In double first: a count past int64 (or an infinite one, from stop - start overflowing)
+    // has no conversion, and wrapped it would make an empty or a wrong tensor.
+    const double count = std::ceil((s.stop - s.start) / s.step);
+    if (!(count < 0x1p63)) {
+        throw Error(FERRO_RESOURCE_EXHAUSTED, fmt::format("{}: [{}, {}) by {} holds {:g} elements, more than a tensor "
+                                                          "can hold",
+                                                          op, s.start, s.stop, s.step, count));
+    }
+    s.length = count > 0 ? static_cast<int64_t>(count) : 0;
     const bool integral = s.start == std::floor(s.start) && s.stop == std::floor(s.stop) && s.step == std::floor(s.step);
     s.dtype = attrs[3].type == FERRO_ATTR_NONE ? (integral ? FERRO_DTYPE_I64 : FERRO_DTYPE_F64)
                                                : attr_dtype(op, attrs, 3);
+    const double last = s.start + static_cast<double>(s.length - 1) * s.step;  // the values are monotone
+    const auto fits = [](double v) { return v >= -0x1p63 && v < 0x1p63; };
+    if (s.dtype == FERRO_DTYPE_I64 && s.length > 0 && !(fits(s.start) && fits(last))) {
+        invalid(op, fmt::format("values from {} to {} do not fit in i64", s.start, last));
+    }
     return s;
 }
 
@@ -116,9 +134,10 @@ Outputs from_host_values(const HostOpCall& call, ferro_dtype dtype, std::span<co
 
 Outputs arange_host(const HostOpCall& call) {
     const auto s = arange_spec(call.op, call.attrs.data());
+    const int64_t shape[1] = {s.length};
+    checked_bytes(s.dtype, shape, call.op.c_str());  // before the values are staged
     std::vector<std::complex<double>> values(static_cast<size_t>(s.length));
     for (int64_t i = 0; i < s.length; ++i) values[static_cast<size_t>(i)] = s.start + static_cast<double>(i) * s.step;
-    const int64_t shape[1] = {s.length};
     return from_host_values(call, s.dtype, shape, values);
 }
 
@@ -161,6 +180,7 @@ Outputs random_host(const HostOpCall& call) {
     check_shape(call.op, shape);
     const ferro_dtype dt = attr_dtype(call.op, call.attrs.data(), 1);
     if (!is_inexact(dt)) invalid(call.op, "dtype must be f32, f64, c64 or c128, got " + dtype_name(dt));
+    checked_bytes(dt, shape, call.op.c_str());  // before the values are staged
     const uint64_t seed = call.attrs[2].type == FERRO_ATTR_NONE ? next_seed() : static_cast<uint64_t>(call.attrs[2].v.i64);
     const uint64_t state = splitmix64(seed);
     const auto n = static_cast<uint64_t>(numel(shape));

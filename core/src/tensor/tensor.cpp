@@ -158,17 +158,19 @@ void check_dims(std::span<const int64_t> shape, const char* op) {
     }
 }
 
-// numel(shape) * itemsize, or -1 when it does not fit in int64 (sizes non-negative). Every
-// tensor the host describes stays under that bound, so the element and byte counts that code
-// computes from a shape (views of one element expanded included) never wrap.
+// numel(shape) * itemsize, or -1 when the row-major extent, the product of max(size, 1) times
+// the item size, does not fit in int64 (sizes non-negative). Every tensor the host describes
+// stays under that bound, so the element counts, byte counts and row-major strides that code
+// computes from a shape (views of one element expanded, empty tensors of huge other sizes
+// included) never wrap.
 int64_t byte_count(ferro_dtype dtype, std::span<const int64_t> shape) {
-    int64_t bytes = itemsize(dtype);
+    int64_t extent = itemsize(dtype);
+    bool empty = false;
     for (int64_t s : shape) {
-        if (s == 0) return 0;
-        if (__builtin_mul_overflow(bytes, s, &bytes)) bytes = -1;
-        if (bytes < 0) return -1;
+        empty = empty || s == 0;
+        if (s > 1 && __builtin_mul_overflow(extent, s, &extent)) return -1;
     }
-    return bytes;
+    return empty ? 0 : extent;
 }
 
 }  // namespace

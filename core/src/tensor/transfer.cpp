@@ -38,13 +38,19 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
     if (span_bytes > std::numeric_limits<int64_t>::max()) {
         throw Error(FERRO_INVALID_ARGUMENT, fn + ": shape and strides reach beyond addressable memory");
     }
-    // The storage starts at the lowest byte any element uses; element 0 sits -lo items in.
-    const auto lo_bytes = static_cast<int64_t>(e.lo * item);
-    void* base = static_cast<char*>(data) + lo_bytes;
+    // The storage starts at the lowest byte any element uses; element 0 sits -lo items in. The
+    // addresses are computed as integers: a layout that would wrap around the address space is
+    // refused.
+    const auto lo_bytes = static_cast<uint64_t>(-static_cast<int64_t>(e.lo * item));
     const auto bytes = static_cast<uint64_t>(e.empty ? 0 : span_bytes);
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    if (lo_bytes > address || bytes > UINTPTR_MAX - (address - lo_bytes)) {
+        throw Error(FERRO_INVALID_ARGUMENT, fn + ": shape and strides reach beyond addressable memory");
+    }
+    void* base = reinterpret_cast<void*>(address - lo_bytes);
     if (memory.lent && bytes > 0) check_inside(*memory.lent, base, bytes, fn);
     StoragePtr storage = Storage::borrow(runtime.engine(engine), base, bytes, memory.deleter, memory.context);
-    return wrap_storage(std::move(storage), dtype, shape, span_of(st), static_cast<uint64_t>(-lo_bytes));
+    return wrap_storage(std::move(storage), dtype, shape, span_of(st), lo_bytes);
 }
 
 TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& engine) {
