@@ -63,3 +63,12 @@ if(FERRO_SANITIZE)
     # Keep plugins mapped after dlclose so leak reports can name their frames.
     add_compile_definitions(FERRO_SANITIZER_BUILD=1)
 endif()
+
+# Fuzzing (the fuzz preset): everything instrumented for libFuzzer's coverage, the fuzz targets
+# linked with its driver (fuzz/CMakeLists.txt).
+if(FERRO_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+        message(FATAL_ERROR "FERRO_FUZZ needs clang (libFuzzer); configure with the fuzz preset")
+    endif()
+    add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>")
+endif()

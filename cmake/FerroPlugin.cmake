@@ -25,7 +25,10 @@ function(ferro_add_plugin target)
     if(TARGET ferro_warnings)
         target_link_libraries(${target} PRIVATE ferro_warnings)
     endif()
-    target_link_options(${target} PRIVATE -Wl,--no-undefined
-        -Wl,--version-script=${FERRO_PLUGIN_EXPORTS_MAP})
+    target_link_options(${target} PRIVATE -Wl,--version-script=${FERRO_PLUGIN_EXPORTS_MAP})
+    # Fuzz builds (clang) leave the sanitizer and coverage runtimes to the fuzz target's executable.
+    if(NOT FERRO_FUZZ)
+        target_link_options(${target} PRIVATE -Wl,--no-undefined)
+    endif()
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FERRO_PLUGIN_EXPORTS_MAP})
 endfunction()
