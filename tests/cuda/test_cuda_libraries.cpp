@@ -1,6 +1,6 @@
 // The cuda plugins open cuBLAS and cuSOLVER at run time (engines/cuda/src/cuda_libraries.hpp):
 // every function they call must be found in the toolkit's libraries, which need no GPU to load.
-#include "cuda_libraries.hpp"
+#include <ferro/cuda/libraries.hpp>
 
 #include <catch2/catch.hpp>
 

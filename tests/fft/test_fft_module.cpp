@@ -3,6 +3,7 @@
 #include "stub_host.hpp"
 
 #include <ferro/cpu_context.h>
+#include <ferro/family/fft.hpp>
 #include <ferro/plugin.h>
 
 #include <catch2/catch.hpp>
@@ -29,8 +30,10 @@ TEST_CASE("fft module: 14 ops, a module for the cpu engine, a declined one with 
     REQUIRE(family.n_ops == 14);
     const char* names[] = {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2",
                            "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"};
+    CHECK(std::string(family.version) == ferro::family::fft::kVersion);  // the contract's, which providers check
     for (uint32_t i = 0; i < family.n_ops; ++i) {
         CHECK(std::string(family.ops[i].name) == names[i]);
+        CHECK(std::string(family.ops[i].name) == ferro::family::fft::op_name(static_cast<ferro::family::fft::Op>(i)));
         CHECK(family.ops[i].vjp != nullptr);
         CHECK(family.ops[i].jvp != nullptr);
     }

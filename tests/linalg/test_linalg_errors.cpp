@@ -3,6 +3,10 @@
 // never crash.
 #include "linalg_test.hpp"
 
+#include <ferro/family/linalg.hpp>
+
+#include <algorithm>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -167,4 +171,20 @@ TEST_CASE("linalg errors: the wrappers' cached op handles follow the runtime, an
     const Tensor A = rt.eye(3);
     check_error([&] { detail::call_n<"linalg.qr", 3>(A, {A.get()}); }, FERRO_INTERNAL, "linalg.qr: expected 3 outputs, got 2");
     check_error([&] { detail::call_n<"linalg.svd", 2>(A, {A.get()}); }, FERRO_OUT_OF_RANGE, "linalg.svd: 3 outputs, capacity 2");
+}
+
+TEST_CASE("linalg: the family's ops and version are its public contract's (ferro/family/linalg.hpp)", "[linalg]") {
+    const Runtime rt = linalg_runtime();
+    const Inventory inv = rt.inventory();
+    size_t ops = 0;
+    for (const OpInfo& op : inv.ops) ops += op.family == "linalg";
+    CHECK(ops == static_cast<size_t>(ferro::family::linalg::Op::count));
+    for (uint32_t i = 0; i < static_cast<uint32_t>(ferro::family::linalg::Op::count); ++i) {
+        const std::string name = std::string("linalg.") + ferro::family::linalg::op_name(static_cast<ferro::family::linalg::Op>(i));
+        INFO(name);
+        CHECK(std::any_of(inv.ops.begin(), inv.ops.end(), [&](const OpInfo& op) { return op.name == name; }));
+    }
+    for (const FamilyInfo& f : inv.families) {
+        if (f.id == "linalg") CHECK(f.version == ferro::family::linalg::kVersion);
+    }
 }

@@ -2,8 +2,8 @@
 // the session states (each with its cuBLAS/cuSOLVER handles) that threads take and return.
 #pragma once
 
-#include "cuda_errors.hpp"
-#include "cuda_libraries.hpp"
+#include <ferro/cuda/errors.hpp>
+#include <ferro/cuda/libraries.hpp>
 
 #include <ferro/cuda_context.h>
 #include <ferro/plugin.h>

@@ -93,16 +93,18 @@ inline ferro_plugin_desc plugin_desc(const char* name, const char* version, cons
 }
 
 // The descriptor of a plugin that defines one family named like itself (linalg, einsum, fft):
-// keep it in a function-local static and return get() from the plugin's query.
+// keep it in a function-local static and return get() from the plugin's query. The family's
+// version is the plugin's unless `family_version` (its contract's, which module providers of
+// other plugins check) is given.
 class OneFamilyPlugin {
 public:
     OneFamilyPlugin(const char* name, const char* version, const char* plugin_description,
                     const char* family_description, uint32_t n_ops, const ferro_op_schema* ops,
-                    ferro_create_module_fn create_module) {
+                    ferro_create_module_fn create_module, const char* family_version = nullptr) {
         family_.struct_size = sizeof family_;
         family_.n_ops = n_ops;
         family_.id = name;
-        family_.version = version;
+        family_.version = family_version != nullptr ? family_version : version;
         family_.description = family_description;
         family_.ops = ops;
         family_.create_module = create_module;

@@ -90,7 +90,7 @@ ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "fft", "0.1.0", "fft family: FFTW module for the cpu engine",
         "discrete Fourier transforms: fft, ifft, rfft, irfft, hfft, ihfft in 1, 2 and N dimensions (numpy.fft semantics)",
-        static_cast<uint32_t>(Op::count), schemas(), create_module);
+        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion);
     *out = desc.get();
     return nullptr;
 }

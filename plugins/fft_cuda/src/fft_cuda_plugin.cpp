@@ -17,11 +17,12 @@
 //    the real parts of its points 0 and n/2; cuFFT's multidimensional c2r does not promise
 //    that. In this layout both steps are single strided cuFFT calls: the complex axes with
 //    stride B*half over B*half interleaved batches, then the c2r over contiguous rows.
-#include "../../fft/src/fft_device.hpp"
 
-#include "cuda_errors.hpp"
+#include <ferro/cuda/errors.hpp>
 
 #include <ferro/cuda_context.h>
+#include <ferro/family/fft.hpp>
+#include <ferro/family_binding.hpp>
 #include <ferro/plugin.hpp>
 #include <ferro/rules.hpp>
 #include <ferro/schema.hpp>
@@ -33,11 +34,14 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ferro::fft::cuda {
 namespace {
+
+using namespace ferro::family::fft;
 
 constexpr uint64_t kAlign = 256;
 
@@ -367,6 +371,7 @@ void destroy_plan(void* self) { delete static_cast<Plan*>(self); }
 constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_session, nullptr, destroy_plan};
 
 struct Module {
+    plugin::FamilyBinding<Op> family;  // the fft family's ops, bound by name
     std::string engine;  // "cuda:0"
     int device = 0;      // its CUDA ordinal
 };
@@ -386,11 +391,15 @@ std::string decline_reason(const Transform& t) {
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
         const Module& m = *static_cast<Module*>(self);
-        if (args->op_index >= static_cast<uint32_t>(Op::count)) {
-            throw plugin::Error(FERRO_INTERNAL, "fft (cuda): prepare for an unknown op index " + std::to_string(args->op_index));
+        const std::optional<Op> op = m.family.op(args->op_index);
+        if (!op) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity,
+                                 "the cuFFT module does not know " + m.family.qualified(args->op_index) + " (fft family version " +
+                                     kVersion + ")");
+            return;
         }
         auto p = std::make_unique<Plan>();
-        p->t = describe(static_cast<Op>(args->op_index), args->attrs, args->inputs[0]);
+        p->t = describe(*op, args->attrs, args->inputs[0]);
         p->device = m.device;
         if (const std::string why = decline_reason(p->t); !why.empty()) {
             plugin::write_reason(args->decline_reason, args->decline_capacity, why);
@@ -423,6 +432,11 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
             return;
         }
         auto m = std::make_unique<Module>();
+        if (const std::string unbound = m->family.bind(args, kId, kMajor, static_cast<uint32_t>(Op::count), op_name);
+            !unbound.empty()) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity, "the cuFFT module: " + unbound);
+            return;
+        }
         m->engine = target->name;
         const char* colon = std::strchr(target->name, ':');
         m->device = colon != nullptr ? std::atoi(colon + 1) : 0;

@@ -10,9 +10,10 @@
 // its kernels, shared by the plans of that layout, is what makes them reusable across sessions
 // and threads: every use starts with a full barrier (session_native_context), which orders it
 // after the previous use on the engine's one queue.
-#include "../../fft/src/fft_device.hpp"
 #include "vkfft_app.hpp"
 
+#include <ferro/family/fft.hpp>
+#include <ferro/family_binding.hpp>
 #include <ferro/plugin.hpp>
 #include <ferro/rules.hpp>
 #include <ferro/schema.hpp>
@@ -23,11 +24,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ferro::fft::vulkan {
 namespace {
+
+using namespace ferro::family::fft;
 
 // VkFFT applications for one buffer layout and the buffer they are bound to, shared by every
 // plan whose transform has that layout (fft in each norm, padded or truncated to the same
@@ -72,6 +76,7 @@ struct Kernels {
 };
 
 struct Module {
+    plugin::FamilyBinding<Op> family;  // the fft family's ops, bound by name
     std::string engine;  // "vulkan:0"
     bool f64 = false;    // the device computes in double precision
     std::mutex mutex;    // guards kernels (prepare may run concurrently)
@@ -291,12 +296,16 @@ constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_se
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
         Module& m = *static_cast<Module*>(self);
-        if (args->op_index >= static_cast<uint32_t>(Op::count)) {
-            throw plugin::Error(FERRO_INTERNAL, "fft (vulkan): prepare for an unknown op index " + std::to_string(args->op_index));
+        const std::optional<Op> op = m.family.op(args->op_index);
+        if (!op) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity,
+                                 "the VkFFT module does not know " + m.family.qualified(args->op_index) + " (fft family version " +
+                                     kVersion + ")");
+            return;
         }
         auto p = std::make_unique<Plan>();
         p->host = host;
-        p->t = describe(static_cast<Op>(args->op_index), args->attrs, args->inputs[0]);
+        p->t = describe(*op, args->attrs, args->inputs[0]);
         if (const std::string why = decline_reason(p->t, m); !why.empty()) {
             plugin::write_reason(args->decline_reason, args->decline_capacity, why);
             return;
@@ -355,6 +364,11 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
             return;
         }
         auto m = std::make_unique<Module>();
+        if (const std::string unbound = m->family.bind(args, kId, kMajor, static_cast<uint32_t>(Op::count), op_name);
+            !unbound.empty()) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity, "the VkFFT module: " + unbound);
+            return;
+        }
         m->engine = target->name;
         m->f64 = has_dtype(target->props, FERRO_DTYPE_F64);
         out->self = m.release();

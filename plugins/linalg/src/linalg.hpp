@@ -3,6 +3,7 @@
 // reaches the host only through plugin_api.
 #pragma once
 
+#include <ferro/family/linalg.hpp>
 #include <ferro/rules.hpp>
 
 #include <algorithm>
@@ -14,42 +15,12 @@
 
 namespace ferro::linalg {
 
-// Index of each op in the family's schema table (linalg_schemas.cpp keeps the same order).
-enum class Op : uint32_t {
-    solve,
-    inv,
-    det,
-    slogdet,
-    cholesky,
-    qr,
-    eigh,
-    eigvalsh,
-    svd,
-    svdvals,
-    triangular_solve,
-    lu_factor,
-    lu,
-    lu_unpack,
-    lu_solve,
-    eig,
-    eigvals,
-    matrix_exp,
-    pinv,
-    matrix_rank,
-    vector_norm,
-    matrix_norm,
-    cond,
-    lstsq,
-    inverse_gaps,
-    solve_with_lu,  // solve that also returns the LU factorisation it made (appended: indices stay)
-    count
-};
+// The family's contract (ops in table order, their attributes, QrMode, solve's vector rule):
+// public, since the modules of other plugins serve the same family.
+using namespace ferro::family::linalg;
 
-const ferro_op_schema* schemas();  // Op::count entries
-inline const char* op_name(Op op) { return schemas()[static_cast<uint32_t>(op)].name; }
-std::string qualified(Op op);  // "linalg.solve"
-
-enum class QrMode : uint32_t { reduced, complete, r };
+const ferro_op_schema* schemas();  // Op::count entries, named as the contract's op_name
+std::string qualified(Op op);      // "linalg.solve"
 
 // matrix_norm's orders.
 enum class MatrixOrd { fro, nuc, one, minus_one, two, minus_two, inf, minus_inf };
@@ -108,12 +79,6 @@ void require_matrix(Op op, const ferro_signature& s, int index, bool square);
 void require_float(Op op, const ferro_signature& s, int index);
 // numpy broadcasting of two batch shapes; the error names both inputs.
 std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::span<const int64_t> b);
-
-// solve's b is a vector (or a batch of them) when it is 1-D, or when its shape is A's without
-// the last dimension (PyTorch's rule; numpy 2 only has the first).
-inline bool solve_vector_rhs(const ferro_signature& a, const ferro_signature& b) {
-    return b.ndim == 1 || (b.ndim == a.ndim - 1 && std::equal(b.shape, b.shape + b.ndim, a.shape));
-}
 
 using plugin::complex_dtype;
 using plugin::is_complex;

@@ -50,7 +50,7 @@ ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "linalg", "0.1.0", "linalg family: LAPACK (OpenBLAS) module for the cpu engine",
         "dense linear algebra: solve, inverse, determinants, Cholesky, QR, eigh, SVD (numpy.linalg semantics)",
-        static_cast<uint32_t>(Op::count), schemas(), create_module);
+        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion);
     *out = desc.get();
     return nullptr;
 }

@@ -8,11 +8,13 @@
 #include "solver.hpp"
 
 #include <ferro/cuda_context.h>
+#include <ferro/family_binding.hpp>
 #include <ferro/plugin.hpp>
 #include <ferro/schema.hpp>
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ferro::linalg::cuda {
@@ -26,22 +28,26 @@ void destroy_plan(void* self) { delete static_cast<CudaPlan*>(self); }
 
 constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_session, nullptr, destroy_plan};
 
+// The module: the linalg family's ops bound by name, and cuBLAS and cuSOLVER's functions.
+struct Module {
+    plugin::FamilyBinding<Op> family;
+    const ferro::cuda::CudaLibraries* lib = nullptr;
+};
+
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
-        if (args->op_index >= static_cast<uint32_t>(Op::count)) {
-            throw plugin::Error(FERRO_INTERNAL, "linalg (cuda): prepare for an unknown op index " + std::to_string(args->op_index));
-        }
-        const auto op = static_cast<Op>(args->op_index);
-        if (!supported(op)) {
+        const Module& m = *static_cast<const Module*>(self);
+        const std::optional<Op> op = m.family.op(args->op_index);
+        if (!op || !supported(*op)) {
             plugin::write_reason(args->decline_reason, args->decline_capacity,
-                                 "the cuSOLVER module does not implement " + op_label(op) +
+                                 "the cuSOLVER module does not implement " + m.family.qualified(args->op_index) +
                                      " (it runs solve, inv, det, slogdet, cholesky, qr, eigh, eigvalsh, svd, svdvals, "
                                      "triangular_solve, lu_factor, lu, lu_solve and solve_with_lu); move the tensors to "
                                      "the cpu for it");
             return;
         }
-        auto plan = std::make_unique<CudaPlan>(make_cuda_plan(op, *args));
-        plan->lib = static_cast<const ferro::cuda::CudaLibraries*>(self);
+        auto plan = std::make_unique<CudaPlan>(make_cuda_plan(*op, *args));
+        plan->lib = m.lib;
         out->workspace_bytes = plan->workspace_bytes;
         out->retained_bytes = sizeof(CudaPlan);
         out->iface = &plan_iface;
@@ -49,7 +55,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
     });
 }
 
-void destroy_module(void*) {}
+void destroy_module(void* self) { delete static_cast<Module*>(self); }
 
 constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, nullptr};
 
@@ -57,13 +63,16 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
     return plugin::guard(host, [&] {
         const std::string why = plugin::context_decline(host, args->target, "the cuSOLVER module", FERRO_CUDA_CONTEXT_ABI, "cuda", 5,
                                                         "session_native_context");
-        std::string missing;
-        const ferro::cuda::CudaLibraries* lib = why.empty() ? ferro::cuda::cuda_libraries(missing) : nullptr;
-        if (!why.empty() || lib == nullptr) {
-            plugin::write_reason(args->decline_reason, args->decline_capacity, why.empty() ? "the cuSOLVER module: " + missing : why);
+        auto m = std::make_unique<Module>();
+        std::string missing = why;
+        if (missing.empty()) missing = m->family.bind(args, kId, kMajor, static_cast<uint32_t>(Op::count), op_name);
+        if (missing.empty()) m->lib = ferro::cuda::cuda_libraries(missing);
+        if (!missing.empty()) {
+            plugin::write_reason(args->decline_reason, args->decline_capacity,
+                                 why.empty() ? "the cuSOLVER module: " + missing : why);
             return;
         }
-        out->self = const_cast<ferro::cuda::CudaLibraries*>(lib);  // the module's state: the functions, shared by its plans
+        out->self = m.release();
         out->iface = &module_iface;
     });
 }

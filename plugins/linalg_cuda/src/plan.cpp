@@ -16,14 +16,7 @@ bool supported(Op op) {
     }
 }
 
-std::string op_label(Op op) {
-    static const char* const names[] = {"solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-                                        "triangular_solve", "lu_factor", "lu", "lu_unpack", "lu_solve", "eig", "eigvals",
-                                        "matrix_exp", "pinv", "matrix_rank", "vector_norm", "matrix_norm", "cond", "lstsq",
-                                        "inverse_gaps", "solve_with_lu"};
-    static_assert(sizeof names / sizeof names[0] == static_cast<size_t>(Op::count), "one name per op");
-    return std::string("linalg.") + names[static_cast<uint32_t>(op)];
-}
+std::string op_label(Op op) { return std::string("linalg.") + op_name(op); }
 
 namespace {
 

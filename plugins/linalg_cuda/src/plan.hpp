@@ -2,14 +2,21 @@
 // how it reads its attributes. Made in prepare (linalg_cuda_plugin.cpp), run by solver.cpp.
 #pragma once
 
-#include "../../linalg/src/linalg.hpp"
-#include "cuda_libraries.hpp"
+#include <ferro/cuda/libraries.hpp>
+#include <ferro/family/linalg.hpp>
+#include <ferro/plugin.hpp>
+#include <ferro/rules.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ferro::linalg::cuda {
+
+using namespace ferro::family::linalg;
+using plugin::complex_dtype;
+using plugin::is_complex;
+using plugin::real_dtype;
 
 // The ops this module runs; the others of the family are declined with the reason.
 bool supported(Op op);

@@ -4,7 +4,7 @@
 // loop, and the lowest failing matrix of the batch is reported as the cpu module reports it.
 #include "solver.hpp"
 
-#include "cuda_errors.hpp"
+#include <ferro/cuda/errors.hpp>
 #include "kernels.hpp"
 
 #include <ferro/cuda_context.h>

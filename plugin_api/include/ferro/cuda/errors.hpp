@@ -1,18 +1,35 @@
-// The one place where vendor error codes turn into ferro statuses (see cuda_errors.hpp).
-// cuBLAS, cuSOLVER and cuFFT names are spelled out here rather than asked of the libraries, so
-// a plugin that links only one of them can still describe all of them.
-#include "cuda_errors.hpp"
+// ferro plugin helpers for CUDA plugins (header-only C++; needs the CUDA toolkit's headers): every
+// CUDA, cuBLAS, cuSOLVER and cuFFT error becomes a ferro status here, as the cuda engine and its
+// modules translate them: the status code says what the caller can do about it (out of memory is
+// RESOURCE_EXHAUSTED, a missing or lost device UNAVAILABLE, a bad argument of ours INTERNAL), and
+// the message names the plugin, the call and the library's own name and text for the error.
+// cuBLAS, cuSOLVER and cuFFT names are spelled out rather than asked of the libraries, so a
+// plugin that links only one of them can still describe all of them.
+//
+// Since: 1.9 (header-only; it was the cuda engine's own source before).
+#pragma once
+
+#include "ferro/host.h"
+
+#include <cublas_api.h>
+#include <cufft.h>
+#include <cuda_runtime_api.h>
+#include <cusolver_common.h>
+
+#include <string>
 
 namespace ferro::cuda {
 
-std::string error_text(cudaError_t e) {
+// "cudaErrorMemoryAllocation: out of memory", "CUBLAS_STATUS_NOT_SUPPORTED", ..., and the
+// ferro_status_code for each.
+inline std::string error_text(cudaError_t e) {
     std::string text = cudaGetErrorName(e);
     text += ": ";
     text += cudaGetErrorString(e);
     return text;
 }
 
-uint32_t status_code(cudaError_t e) {
+inline uint32_t status_code(cudaError_t e) {
     switch (e) {
         case cudaSuccess: return FERRO_OK;
         case cudaErrorMemoryAllocation: return FERRO_RESOURCE_EXHAUSTED;
@@ -47,7 +64,7 @@ uint32_t status_code(cudaError_t e) {
     }
 }
 
-std::string error_text(cublasStatus_t e) {
+inline std::string error_text(cublasStatus_t e) {
     switch (e) {
         case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
         case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED: the library was not initialized";
@@ -63,7 +80,7 @@ std::string error_text(cublasStatus_t e) {
     return "cuBLAS status " + std::to_string(static_cast<int>(e));
 }
 
-uint32_t status_code(cublasStatus_t e) {
+inline uint32_t status_code(cublasStatus_t e) {
     switch (e) {
         case CUBLAS_STATUS_SUCCESS: return FERRO_OK;
         case CUBLAS_STATUS_ALLOC_FAILED: return FERRO_RESOURCE_EXHAUSTED;
@@ -75,7 +92,7 @@ uint32_t status_code(cublasStatus_t e) {
     }
 }
 
-std::string error_text(cusolverStatus_t e) {
+inline std::string error_text(cusolverStatus_t e) {
     switch (e) {
         case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
         case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED: the library was not initialized";
@@ -92,7 +109,7 @@ std::string error_text(cusolverStatus_t e) {
     return "cuSOLVER status " + std::to_string(static_cast<int>(e));
 }
 
-uint32_t status_code(cusolverStatus_t e) {
+inline uint32_t status_code(cusolverStatus_t e) {
     switch (e) {
         case CUSOLVER_STATUS_SUCCESS: return FERRO_OK;
         case CUSOLVER_STATUS_ALLOC_FAILED: return FERRO_RESOURCE_EXHAUSTED;
@@ -105,7 +122,7 @@ uint32_t status_code(cusolverStatus_t e) {
     }
 }
 
-std::string error_text(cufftResult e) {
+inline std::string error_text(cufftResult e) {
     switch (e) {
         case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
         case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN: the plan handle is invalid";
@@ -126,7 +143,7 @@ std::string error_text(cufftResult e) {
     return "cuFFT result " + std::to_string(static_cast<int>(e));
 }
 
-uint32_t status_code(cufftResult e) {
+inline uint32_t status_code(cufftResult e) {
     switch (e) {
         case CUFFT_SUCCESS: return FERRO_OK;
         case CUFFT_ALLOC_FAILED: return FERRO_RESOURCE_EXHAUSTED;
@@ -138,6 +155,17 @@ uint32_t status_code(cufftResult e) {
         case CUFFT_INVALID_DEVICE: return FERRO_UNAVAILABLE;
         default: return FERRO_INTERNAL;
     }
+}
+
+// A status "<who>: <call> failed: <error text>" with the error's code.
+template <class Error>
+ferro_status make_error(const ferro_host_api* host, const char* who, const std::string& call, Error e) {
+    std::string text = who;
+    text += ": ";
+    text += call;
+    text += " failed: ";
+    text += error_text(e);
+    return host->status_make(status_code(e), text.c_str());
 }
 
 }  // namespace ferro::cuda
