@@ -43,8 +43,7 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
     return ferro::guard([&] {
         require(call, "ferro_bound_call_run", "call");
         require(args, "ferro_bound_call_run", "args");
-        ferro::require_struct_size(args->struct_size, FERRO_STRUCT_SIZE_UP_TO(ferro_op_call_args, reserved),
-                                   "ferro_bound_call_run", "args");
+        ferro::require_struct_size(args->struct_size, ferro::kOpCallArgsMinSize, "ferro_bound_call_run", "args");
         const std::string& op = call->op.name;
         if (args->n_attrs > 0) {
             throw ferro::Error(FERRO_INVALID_ARGUMENT,

@@ -119,8 +119,7 @@ ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out
 ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args* args) {
     return guard([&] {
         if (op == nullptr || args == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_call: NULL argument");
-        require_struct_size(args->struct_size, FERRO_STRUCT_SIZE_UP_TO(ferro_op_call_args, reserved), op->name,
-                            "ferro_op_call_args");
+        require_struct_size(args->struct_size, kOpCallArgsMinSize, op->name, "ferro_op_call_args");
         check_op_runtime(*op, runtime_of(host), op->name);
         if (args->n_inputs > 0 && args->inputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op->name + ": inputs is NULL");
         if (const auto into = into_of(op->name, *args); !into.empty()) {

@@ -6,6 +6,7 @@
 
 #include <ferro/host.h>
 
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -18,6 +19,10 @@ ferro_host_api make_host_api(Runtime* runtime);
 
 // The runtime a table belongs to.
 Runtime& runtime_of(const ferro_host_api* host);
+
+// The struct_size every caller's op-call args must reach: the 1.0 fields (into and n_into, 1.7,
+// are read only when present, see into_of).
+inline constexpr std::size_t kOpCallArgsMinSize = FERRO_STRUCT_SIZE_UP_TO(ferro_op_call_args, reserved);
 
 // The call's out tensors (ferro_op_call_args.into, 1.7), empty when it has none; INVALID_ARGUMENT
 // naming `op` when into is given with n_into 0.
