@@ -80,15 +80,23 @@ TEST_CASE("plan cache: repeated calls hit, new signatures miss, clear empties it
     CHECK(rt.plan_cache_stats().entries == 0);
 }
 
-TEST_CASE("plan cache: the entry bound evicts least recently used plans", "[core]") {
+namespace {
+// A runtime without plugins whose plan cache keeps at most `max_plans` plans.
+ferro_runtime* runtime_with_plans_up_to(uint64_t max_plans) {
     ferro_runtime_options o;
     ferro_runtime_options_init(&o);
     o.autoload = 0;
     o.use_default_dir = 0;
     o.use_environment_path = 0;
-    o.plan_cache_max_entries = 2;
+    o.plan_cache_max_entries = max_plans;
     ferro_runtime* raw = nullptr;
     check(ferro_runtime_create(&o, &raw));
+    return raw;
+}
+}  // namespace
+
+TEST_CASE("plan cache: the entry bound evicts least recently used plans", "[core]") {
+    ferro_runtime* raw = runtime_with_plans_up_to(2);
     ferro_tensor a = nullptr, out = nullptr;
     for (int64_t n = 1; n <= 4; ++n) {
         const int64_t shape[1] = {n};
@@ -103,6 +111,36 @@ TEST_CASE("plan cache: the entry bound evicts least recently used plans", "[core
     CHECK(s.entries == 2);
     CHECK(s.evictions == 2);
     CHECK(s.misses == 4);
+    ferro_runtime_destroy(raw);
+}
+
+TEST_CASE("plan cache: a plan used since the last eviction outlives an unused one", "[core]") {
+    ferro_runtime* raw = runtime_with_plans_up_to(2);
+    const auto add_of_length = [&](int64_t n) {
+        const int64_t shape[1] = {n};
+        ferro_tensor a = nullptr, out = nullptr;
+        check(ferro_tensor_empty(raw, "cpu", FERRO_DTYPE_F64, 1, shape, &a));
+        check(ferro_add(raw, a, a, &out));
+        ferro_tensor_release(out);
+        ferro_tensor_release(a);
+    };
+    const auto stats = [&] {
+        ferro_plan_cache_stats s{};
+        s.struct_size = sizeof s;
+        check(ferro_runtime_plan_cache_stats(raw, &s));
+        return s;
+    };
+    add_of_length(1);
+    add_of_length(2);
+    add_of_length(1);  // used again: kept over length 2's plan
+    add_of_length(3);  // evicts length 2's
+    auto s = stats();
+    CHECK(s.evictions == 1);
+    CHECK(s.misses == 3);
+    add_of_length(1);
+    CHECK(stats().hits == s.hits + 1);
+    add_of_length(2);
+    CHECK(stats().misses == s.misses + 1);
     ferro_runtime_destroy(raw);
 }
 

@@ -2,6 +2,7 @@
 // serialises planning and plan destruction; finished plans execute concurrently.
 #include "fft_test.hpp"
 
+#include <latch>
 #include <thread>
 
 using namespace ferro;
@@ -36,4 +37,28 @@ TEST_CASE("concurrency: fft plans made, executed and dropped from several thread
     for (std::thread& th : threads) th.join();
     for (double e : errors) CHECK(e <= 1e-12);
     for (double e : errors_f32) CHECK(e <= 1e-5);
+}
+
+TEST_CASE("concurrency: threads that miss on one call at once prepare its plan once", "[fft][concurrency]") {
+    const Runtime rt = fft_runtime();
+    // FFTW_MEASURE plans take milliseconds, so the threads' misses overlap.
+    const Tensor x = random_signal(rt, {8, 4096}, DType::c128, 3);
+    const Array want = Array::of(fft::fft(x));
+    const auto before = rt.plan_cache_stats();
+    constexpr int kThreads = 4;
+    std::latch start(kThreads);
+    std::vector<std::thread> threads;
+    std::vector<double> errors(kThreads, INFINITY);
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            start.arrive_and_wait();
+            const Tensor y = fft::fft(x, std::nullopt, -1, "backward", "measure");
+            errors[static_cast<size_t>(t)] = relative_error(Array::of(y), want);
+        });
+    }
+    for (std::thread& th : threads) th.join();
+    const auto after = rt.plan_cache_stats();
+    CHECK(after.misses == before.misses + 1);
+    CHECK(after.hits == before.hits + kThreads - 1);
+    for (double e : errors) CHECK(e <= 1e-13);
 }

@@ -13,16 +13,18 @@ using ferro::c_api::require;
 FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op) {
     return ferro::guard([&] {
         require(runtime, "ferro_op_find", "runtime");
-        const ferro_host_api* host = runtime->runtime.host_api();
-        ferro::throw_if_error(host->op_find(host, name, out_op));
+        require(name, "ferro_op_find", "name");
+        require(out_op, "ferro_op_find", "out_op");
+        *out_op = ferro::find_op(runtime->runtime, name, "op_find");
     });
 }
 
 FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_op_call_args* args) {
     return ferro::guard([&] {
         require(runtime, "ferro_op_call", "runtime");
-        const ferro_host_api* host = runtime->runtime.host_api();
-        ferro::throw_if_error(host->op_call(host, op, args));
+        require(op, "ferro_op_call", "op");
+        require(args, "ferro_op_call", "args");
+        ferro::call_op(runtime->runtime, *op, *args);
     });
 }
 
@@ -74,8 +76,7 @@ FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, cons
         require(outputs, "ferro_call", "outputs");
         // The same path as ferro_op_call, through the runtime's handle for `name`.
         ferro_op_call_args args{sizeof args, n_attrs, attrs, n_inputs, outputs_capacity, inputs, outputs, 0, 0};
-        const ferro_host_api* host = runtime->runtime.host_api();
-        ferro::throw_if_error(host->op_call(host, &runtime->runtime.op(name), &args));
+        ferro::call_op(runtime->runtime, runtime->runtime.op(name), args);
         if (out_n_outputs != nullptr) *out_n_outputs = args.n_outputs;
     });
 }

@@ -1,18 +1,8 @@
 #include "dispatch/plan_cache.hpp"
 
-namespace ferro {
+#include "dispatch/op_handle.hpp"
 
-size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
-    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over 64-bit words, then a final avalanche
-    for (uint64_t w : key) {
-        h ^= w;
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return static_cast<size_t>(h);
-}
+namespace ferro {
 
 CachedPlan::CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs,
                        std::vector<OutputSig> residuals)
@@ -25,87 +15,78 @@ CachedPlan::~CachedPlan() {
     if (module_->library()) module_->library()->remove_user_object();
 }
 
-PlanCache::PlanCache(uint64_t max_entries, uint64_t max_bytes) {
-    stats_.max_entries = max_entries;
-    stats_.max_bytes = max_bytes;
+uint64_t PlanEntry::cost() const noexcept {
+    return (plan ? plan->retained_bytes() : 0) + 256 + key.words.size() * sizeof(uint64_t);
 }
 
-// What an entry costs against the byte budget: what the plan retains plus a fixed estimate of
-// the host's own bookkeeping.
-uint64_t PlanCache::cost(const CachedPlan& plan) { return plan.retained_bytes() + 256; }
+PlanCache::PlanCache(uint64_t max_entries, uint64_t max_bytes, const std::atomic<uint64_t>& epoch)
+    : epoch_(epoch), max_plans_(max_entries), max_bytes_(max_bytes) {}
 
-PlanPtr PlanCache::find(const PlanKey& key) {
-    std::lock_guard lock(mutex_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
-        ++stats_.misses;
-        return nullptr;
+PlanCache::~PlanCache() { clear(); }
+
+void PlanCache::unlink(std::list<EntryPtr>::iterator it, std::vector<EntryPtr>& dropped) {
+    const EntryPtr& e = *it;
+    {
+        std::lock_guard lock(e->op->mutex);
+        e->op->entries.erase(e);
+        if (e->op->last == e) e->op->last.reset();
     }
-    ++stats_.hits;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
+    if (e->plan) --plans_;
+    bytes_ -= e->cost();
+    dropped.push_back(std::move(*it));
+    ring_.erase(it);
 }
 
-void PlanCache::insert(PlanKey key, PlanPtr plan) {
-    PlanPtr replaced;
+void PlanCache::insert(const EntryPtr& entry) {
+    std::vector<EntryPtr> dropped;  // destroyed after the lock is released: plans run plugin code
     std::lock_guard lock(mutex_);
-    if (auto it = index_.find(key); it != index_.end()) {
-        // Another thread prepared the same key meanwhile: keep the newer plan.
-        stats_.bytes -= cost(*it->second->second);
-        replaced = std::move(it->second->second);
-        lru_.erase(it->second);
-        index_.erase(it);
+    // A reconfiguration purges older epochs after publishing the new one: an entry checked
+    // here is either purged by it or never added.
+    if (entry->key.epoch != epoch_.load(std::memory_order_acquire)) return;
+    {
+        std::lock_guard handle_lock(entry->op->mutex);
+        if (!entry->op->entries.insert(entry).second) return;
     }
-    stats_.bytes += cost(*plan);
-    lru_.emplace_front(std::move(key), std::move(plan));
-    index_.emplace(lru_.front().first, lru_.begin());
-    evict_over_limits();
-    stats_.entries = lru_.size();
+    ring_.push_back(entry);
+    if (entry->plan) ++plans_;
+    bytes_ += entry->cost();
+    // CLOCK: the hand (the front) passes entries used since its last pass to the back, once
+    // each, and evicts the first that was not. Host-op entries hold no plan: the byte bound
+    // keeps them, the entry bound counts plans.
+    while (!ring_.empty() && (plans_ > max_plans_ || bytes_ > max_bytes_)) {
+        auto hand = ring_.begin();
+        if ((*hand)->used.exchange(false, std::memory_order_relaxed) && std::next(hand) != ring_.end()) {
+            ring_.splice(ring_.end(), ring_, hand);
+            continue;
+        }
+        if ((*hand)->plan) ++evictions_;
+        unlink(hand, dropped);
+    }
 }
 
-void PlanCache::evict_over_limits() {
-    while (!lru_.empty() && (lru_.size() > stats_.max_entries || stats_.bytes > stats_.max_bytes)) {
-        auto& victim = lru_.back();
-        stats_.bytes -= cost(*victim.second);
-        index_.erase(victim.first);
-        lru_.pop_back();
-        ++stats_.evictions;
+void PlanCache::remove_if(const std::function<bool(const PlanEntry&)>& drop) {
+    std::vector<EntryPtr> dropped;
+    std::lock_guard lock(mutex_);
+    for (auto it = ring_.begin(); it != ring_.end();) {
+        const auto next = std::next(it);
+        if (drop(**it)) unlink(it, dropped);
+        it = next;
     }
 }
 
 void PlanCache::clear() {
-    std::list<Entry> dropped;  // destroyed outside the lock: plan destructors run plugin code
-    {
-        std::lock_guard lock(mutex_);
-        dropped.swap(lru_);
-        index_.clear();
-        stats_.bytes = 0;
-        stats_.entries = 0;
-    }
-}
-
-void PlanCache::remove_if(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop) {
-    std::list<Entry> dropped;
-    {
-        std::lock_guard lock(mutex_);
-        for (auto it = lru_.begin(); it != lru_.end();) {
-            if (!drop(it->first, *it->second)) {
-                ++it;
-                continue;
-            }
-            stats_.bytes -= cost(*it->second);
-            index_.erase(it->first);
-            auto next = std::next(it);
-            dropped.splice(dropped.end(), lru_, it);
-            it = next;
-        }
-        stats_.entries = lru_.size();
-    }
+    remove_if([](const PlanEntry&) { return true; });
 }
 
 PlanCacheStats PlanCache::stats() const {
     std::lock_guard lock(mutex_);
-    return stats_;
+    PlanCacheStats s;
+    s.evictions = evictions_;
+    s.entries = plans_;
+    s.bytes = bytes_;
+    s.max_entries = max_plans_;
+    s.max_bytes = max_bytes_;
+    return s;
 }
 
 }  // namespace ferro

@@ -1,30 +1,30 @@
-// The host's plan cache (DESIGN §3): bounded by entries and bytes, least recently used first
-// out, keyed by (op schema, engine, epoch, attributes, input signatures) with an exact compare
-// on hit. Plans are shared: an execution in flight keeps its plan alive after eviction.
+// The host's plan cache (DESIGN §3): one per runtime. An entry is a call made once (its key,
+// the plan a module prepared or the host op that runs it, the engine and the normalised
+// attributes), so a repeat runs at once. Each op handle indexes its own entries (op_handle.hpp:
+// a hit takes only that handle's lock); the cache bounds them all together by plans and bytes
+// and evicts by CLOCK (second chance: an entry used since the hand last passed it stays).
+// Plans are shared: an execution in flight keeps its entry alive after eviction.
 #pragma once
 
+#include "dispatch/attrs.hpp"
+#include "dispatch/host_op.hpp"
+#include "dispatch/plan_key.hpp"
 #include "registry/module.hpp"
 #include "tensor/tensor.hpp"
 
 #include <ferro/family.h>
 
-#include <boost/container/small_vector.hpp>
-
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
+struct ferro_op_impl;
+
 namespace ferro {
-
-using PlanKey = boost::container::small_vector<uint64_t, 48>;
-
-struct PlanKeyHash {
-    size_t operator()(const PlanKey& key) const noexcept;
-};
 
 // An output as the plan allocates it: row-major, checked once when the plan was made.
 struct OutputSig {
@@ -63,6 +63,27 @@ private:
 
 using PlanPtr = std::shared_ptr<const CachedPlan>;
 
+// A call as the cache keeps it. Immutable once made, except for the CLOCK bit.
+struct PlanEntry {
+    explicit PlanEntry(const AttrValues& normalised) : attrs(normalised) {}
+
+    PlanKey key;
+    PlanPtr plan;                // null for a host op
+    HostOpFn host_op = nullptr;  // null for a plan
+    EnginePtr engine;
+    OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
+    const ferro_op_schema* schema = nullptr;  // for recording grad nodes
+    LibraryPtr family_library;                // keeps the schema's and rules' code loaded
+    ferro_op_impl* op = nullptr;              // the handle whose index holds the entry
+    mutable std::atomic<bool> used{false};    // set by hits, cleared by the CLOCK hand
+
+    // What the entry counts against the byte bound: what the plan retains plus the host's
+    // own bookkeeping.
+    uint64_t cost() const noexcept;
+};
+
+using EntryPtr = std::shared_ptr<const PlanEntry>;
+
 struct PlanCacheStats {
     uint64_t hits = 0, misses = 0, evictions = 0, entries = 0, bytes = 0;
     uint64_t max_entries = 0, max_bytes = 0;
@@ -70,24 +91,30 @@ struct PlanCacheStats {
 
 class PlanCache {
 public:
-    PlanCache(uint64_t max_entries, uint64_t max_bytes);
+    // `epoch`: the runtime's current epoch; an entry of an older one is not kept.
+    PlanCache(uint64_t max_entries, uint64_t max_bytes, const std::atomic<uint64_t>& epoch);
+    ~PlanCache();
+    PlanCache(const PlanCache&) = delete;
+    PlanCache& operator=(const PlanCache&) = delete;
 
-    PlanPtr find(const PlanKey& key);  // counts a hit or a miss
-    void insert(PlanKey key, PlanPtr plan);
+    // Keeps `entry` (new, from a miss) and adds it to its handle's index, then evicts over the
+    // bounds; does nothing when the runtime has moved to a newer epoch meanwhile.
+    void insert(const EntryPtr& entry);
+    // Drops the entries for which `drop` is true (older epochs, an unloading plugin's plans).
+    void remove_if(const std::function<bool(const PlanEntry&)>& drop);
     void clear();
-    // Drops every entry for which `drop` is true (e.g. plans of an unloading plugin).
-    void remove_if(const std::function<bool(const PlanKey&, const CachedPlan&)>& drop);
+    // Entries, bytes, evictions and the bounds; hits and misses are the handles' (Runtime).
     PlanCacheStats stats() const;
 
 private:
-    static uint64_t cost(const CachedPlan& plan);
-    void evict_over_limits();  // with mutex_ held
+    // Removes `it` from the ring and from its handle's index, into `dropped`; mutex_ held.
+    void unlink(std::list<EntryPtr>::iterator it, std::vector<EntryPtr>& dropped);
 
-    using Entry = std::pair<PlanKey, PlanPtr>;
-    mutable std::mutex mutex_;
-    std::list<Entry> lru_;  // most recently used first
-    std::unordered_map<PlanKey, std::list<Entry>::iterator, PlanKeyHash> index_;
-    PlanCacheStats stats_;
+    const std::atomic<uint64_t>& epoch_;
+    mutable std::mutex mutex_;  // guards everything below; taken after no handle's lock
+    std::list<EntryPtr> ring_;  // the CLOCK: the hand at the front, new entries at the back
+    uint64_t plans_ = 0, bytes_ = 0, evictions_ = 0;
+    const uint64_t max_plans_, max_bytes_;
 };
 
 }  // namespace ferro

@@ -81,8 +81,8 @@ ferro_status tensor_to_host(ferro_tensor t, void* dst, uint64_t bytes) {
     });
 }
 
-// AD rules find their ops by name on every call; a per-thread cache keeps that off the
-// runtime's locks. Entries key on the runtime's id (never reused) and the name (its address
+// AD rules find their ops by name on every call (find_op); a per-thread cache keeps that off
+// the runtime's locks. Entries key on the runtime's id (never reused) and the name (its address
 // first, then its text); handles live as long as their runtime, so a hit is always valid.
 struct OpFindCache {
     struct Entry {
@@ -98,41 +98,47 @@ struct OpFindCache {
 ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out) {
     return guard([&] {
         if (name == nullptr || out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_find: NULL argument");
-        Runtime& rt = runtime_of(host);
-        thread_local OpFindCache cache;
-        OpFindCache::Entry& e = cache.slot(name);
-        if (e.runtime == rt.id() && e.key == name && std::strcmp(e.name, name) == 0) {
-            *out = e.op;
-            return;
-        }
-        if (const SnapshotPtr snap = rt.snapshot(); snap->find_op(name) == nullptr) {
-            throw Error(FERRO_NOT_FOUND, "op_find: " + snap->missing_op_message(name));
-        }
-        *out = &rt.op(name);
-        if (std::strlen(name) < sizeof e.name) {
-            e = {rt.id(), name, {}, *out};
-            std::strcpy(e.name, name);
-        }
+        *out = find_op(runtime_of(host), name, "op_find");
     });
 }
 
 ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args* args) {
     return guard([&] {
         if (op == nullptr || args == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_call: NULL argument");
-        require_struct_size(args->struct_size, kOpCallArgsMinSize, op->name, "ferro_op_call_args");
-        check_op_runtime(*op, runtime_of(host), op->name);
-        if (args->n_inputs > 0 && args->inputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op->name + ": inputs is NULL");
-        if (const auto into = into_of(op->name, *args); !into.empty()) {
-            runtime_of(host).call_into(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs}, into);
-            args->n_outputs = args->n_into;
-            return;
-        }
-        Outputs outs = runtime_of(host).call(*op, {args->attrs, args->n_attrs}, {args->inputs, args->n_inputs});
-        give_outputs(op->name, outs, *args);
+        call_op(runtime_of(host), *op, *args);
     });
 }
 
 }  // namespace
+
+ferro_op find_op(Runtime& rt, const char* name, const char* context) {
+    thread_local OpFindCache cache;
+    OpFindCache::Entry& e = cache.slot(name);
+    if (e.runtime == rt.id() && e.key == name && std::strcmp(e.name, name) == 0) return e.op;
+    if (const SnapshotPtr snap = rt.snapshot(); snap->find_op(name) == nullptr) {
+        throw Error(FERRO_NOT_FOUND, std::string(context) + ": " + snap->missing_op_message(name));
+    }
+    ferro_op op = &rt.op(name);
+    if (std::strlen(name) < sizeof e.name) {
+        e = {rt.id(), name, {}, op};
+        std::strcpy(e.name, name);
+    }
+    return op;
+}
+
+void call_op(Runtime& runtime, ferro_op_impl& op, ferro_op_call_args& args) {
+    require_struct_size(args.struct_size, kOpCallArgsMinSize, op.name, "ferro_op_call_args");
+    check_op_runtime(op, runtime, op.name);
+    if (args.n_inputs > 0 && args.inputs == nullptr) throw Error(FERRO_INVALID_ARGUMENT, op.name + ": inputs is NULL");
+    const std::span<ferro_tensor_impl* const> inputs{args.inputs, args.n_inputs};
+    if (const auto into = into_of(op.name, args); !into.empty()) {
+        runtime.dispatcher().call(op, args.attrs, args.n_attrs, inputs, into);
+        args.n_outputs = args.n_into;
+        return;
+    }
+    Outputs outs = runtime.dispatcher().call(op, args.attrs, args.n_attrs, inputs);
+    give_outputs(op.name, outs, args);
+}
 
 void give_outputs(const std::string& op, Outputs& outs, ferro_op_call_args& args) {
     if (outs.size() > args.outputs_capacity) {

@@ -32,6 +32,13 @@ inline std::span<ferro_tensor_impl* const> into_of(const std::string& op, const 
     return {args.into, args.n_into};
 }
 
+// The handle of op `name`; NOT_FOUND "<context>: ..." saying why there is no such op.
+ferro_op find_op(Runtime& runtime, const char* name, const char* context);
+
+// An op call as the C API and the host table take it (ferro_op_call, ferro_call, op_call):
+// checks the args, calls the dispatcher, hands the outputs to args. Throws what went wrong.
+void call_op(Runtime& runtime, ferro_op_impl& op, ferro_op_call_args& args);
+
 // Hands a call's outputs to the caller's args (new references): OUT_OF_RANGE naming `op`
 // when they do not fit, INVALID_ARGUMENT when there are some and args.outputs is NULL.
 void give_outputs(const std::string& op, Outputs& outs, ferro_op_call_args& args);

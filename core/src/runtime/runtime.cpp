@@ -67,31 +67,19 @@ void Runtime::reconfigure(const std::function<void(Snapshot&)>& edit) {
     publish(std::move(draft));
     // Plans of older epochs can never be found again (the epoch is part of their key).
     if (dispatcher_) {
-        plan_cache().remove_if([epoch](const PlanKey& key, const CachedPlan&) { return key[2] < epoch; });
+        plan_cache().remove_if([epoch](const PlanEntry& e) { return e.key.epoch < epoch; });
     }
 }
 
-void Runtime::clear_plans() {
-    // Destroyed after the locks: plan and engine destructors run plugin code.
-    std::vector<std::shared_ptr<const LastCall>> dropped;
-    {
-        std::lock_guard lock(ops_mutex_);
-        for (auto& [name, handle] : ops_) {
-            std::lock_guard op_lock(handle->mutex);
-            for (auto& last : handle->recent) {
-                if (last) dropped.push_back(std::move(last));
-            }
-        }
-    }
-    plan_cache().clear();
-}
+void Runtime::clear_plans() { plan_cache().clear(); }
 
 PlanCacheStats Runtime::plan_cache_stats() {
     PlanCacheStats s = plan_cache().stats();
     std::lock_guard lock(ops_mutex_);
     for (auto& [name, handle] : ops_) {
         std::lock_guard op_lock(handle->mutex);
-        s.hits += handle->repeat_hits;
+        s.hits += handle->hits;
+        s.misses += handle->misses;
     }
     return s;
 }

@@ -56,6 +56,7 @@ public:
     uint64_t epoch() const { return snapshot()->epoch; }
     // The epoch of the current snapshot without pinning it (a hint: it may change right after).
     uint64_t current_epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
+    const std::atomic<uint64_t>& epoch_counter() const noexcept { return epoch_; }
 
     // Loads one plugin file: open, entry, query, abi, validate, probe, register. A failure is
     // recorded as a diagnostic (in the returned result and in the next snapshot) and leaves
@@ -90,11 +91,10 @@ public:
     Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
     PlanCache& plan_cache() noexcept { return dispatcher_->plan_cache(); }
-    // The shared cache's statistics, with the calls op handles served from their recent calls
-    // counted as hits.
+    // The plan cache's statistics, with the op handles' hits and misses.
     PlanCacheStats plan_cache_stats();
-    // Drops every cached plan: the shared cache and the op handles' own entries (plans hold
-    // their plugin's library, so this runs before an unload counts live objects).
+    // Drops every cached plan (plans hold their plugin's library, so this runs before an
+    // unload counts live objects).
     void clear_plans();
     // The engine named `name` in the current snapshot; NOT_FOUND listing the available ones.
     EnginePtr engine(const std::string& name) const;

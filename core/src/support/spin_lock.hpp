@@ -1,5 +1,5 @@
 // A lock for critical sections of a few dozen instructions on the dispatch hot path (an op
-// handle's recent calls): taking it is one atomic exchange and releasing it a plain store, where
+// handle's plan-cache entries): taking it is one atomic exchange and releasing it a plain store, where
 // std::mutex costs two atomic read-modify-writes and ~50 instructions per call. Waiters spin
 // briefly, then yield, so a holder that was preempted does not hold a core hostage.
 #pragma once
