@@ -11,6 +11,7 @@
 // called by name through Runtime::call or the family namespaces built on it.
 #pragma once
 
+#include <ferro/dtype.hpp>
 #include <ferro/ferro.h>
 
 #include <algorithm>
@@ -58,17 +59,7 @@ enum class DType : uint32_t {
     boolean = FERRO_DTYPE_BOOL,
 };
 
-inline const char* dtype_name(DType d) {
-    switch (d) {
-        case DType::f32: return "f32";
-        case DType::f64: return "f64";
-        case DType::c64: return "c64";
-        case DType::c128: return "c128";
-        case DType::i64: return "i64";
-        case DType::boolean: return "bool";
-    }
-    return "invalid";
-}
+inline const char* dtype_name(DType d) { return plugin::dtype_attr_name(static_cast<ferro_dtype>(d)); }
 
 template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::f32; }

@@ -1,6 +1,7 @@
 // C++ types for ferro dtypes and a switch that calls a generic lambda with the right one.
 #pragma once
 
+#include <ferro/dtype.hpp>
 #include <ferro/types.h>
 
 #include <complex>
@@ -12,7 +13,7 @@ namespace ferro::cpu {
 
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;
-using boolean = uint8_t;  // FERRO_DTYPE_BOOL: one byte, 0 or 1
+using plugin::boolean;  // FERRO_DTYPE_BOOL: one byte, 0 or 1
 
 template <class T> struct is_complex : std::false_type {};
 template <class T> struct is_complex<std::complex<T>> : std::true_type {};
@@ -35,18 +36,7 @@ template <> constexpr ferro_dtype dtype_of<int64_t>() { return FERRO_DTYPE_I64; 
 template <> constexpr ferro_dtype dtype_of<boolean>() { return FERRO_DTYPE_BOOL; }
 
 // Calls f(T{}) for the C++ type of `dtype`; returns false for a dtype the engine lacks.
-template <class F>
-bool visit_dtype(ferro_dtype dtype, F&& f) {
-    switch (dtype) {
-        case FERRO_DTYPE_F32: f(float{}); return true;
-        case FERRO_DTYPE_F64: f(double{}); return true;
-        case FERRO_DTYPE_C64: f(c64{}); return true;
-        case FERRO_DTYPE_C128: f(c128{}); return true;
-        case FERRO_DTYPE_I64: f(int64_t{}); return true;
-        case FERRO_DTYPE_BOOL: f(boolean{}); return true;
-        default: return false;
-    }
-}
+using plugin::visit_dtype;
 
 // Integer arithmetic wraps modulo 2^64, as numpy's does (signed overflow would be undefined).
 inline int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }

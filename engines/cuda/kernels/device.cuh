@@ -5,6 +5,8 @@
 #include "engine.hpp"
 #include "strided.hpp"
 
+#include <ferro/dtype.hpp>
+
 #include <cuda/std/complex>
 #include <cuda/std/type_traits>
 #include <cuda_runtime.h>
@@ -21,7 +23,7 @@ namespace ferro::cuda {
 
 using c64 = ::cuda::std::complex<float>;
 using c128 = ::cuda::std::complex<double>;
-using boolean = uint8_t;  // FERRO_DTYPE_BOOL: one byte, 0 or 1
+using plugin::boolean;  // FERRO_DTYPE_BOOL: one byte, 0 or 1
 
 template <class T> struct is_complex { static constexpr bool value = false; };
 template <class T> struct is_complex<::cuda::std::complex<T>> { static constexpr bool value = true; };
@@ -51,15 +53,7 @@ template <> constexpr ferro_dtype dtype_of<boolean>() { return FERRO_DTYPE_BOOL;
 // Calls f(T{}) for the device type of `dtype`; false for a dtype the engine lacks.
 template <class F>
 bool visit_dtype(ferro_dtype dtype, F&& f) {
-    switch (dtype) {
-        case FERRO_DTYPE_F32: f(float{}); return true;
-        case FERRO_DTYPE_F64: f(double{}); return true;
-        case FERRO_DTYPE_C64: f(c64{}); return true;
-        case FERRO_DTYPE_C128: f(c128{}); return true;
-        case FERRO_DTYPE_I64: f(int64_t{}); return true;
-        case FERRO_DTYPE_BOOL: f(boolean{}); return true;
-        default: return false;
-    }
+    return ::ferro::plugin::visit_dtype<::cuda::std::complex>(dtype, std::forward<F>(f));
 }
 
 // Integer arithmetic wraps modulo 2^64, as numpy's does (signed overflow would be undefined).

@@ -15,6 +15,7 @@
 // Since: 1.0 (header-only; no ABI change).
 #pragma once
 
+#include "ferro/dtype.hpp"
 #include "ferro/plugin.hpp"
 
 #include <initializer_list>
@@ -69,37 +70,6 @@ inline ferro_dtype real_dtype(ferro_dtype dtype) {
 }
 inline ferro_dtype complex_dtype(ferro_dtype dtype) {
     return dtype == FERRO_DTYPE_F32 ? FERRO_DTYPE_C64 : dtype == FERRO_DTYPE_F64 ? FERRO_DTYPE_C128 : dtype;
-}
-
-// The short name of a dtype as core ops take it in a "dtype" attribute.
-inline const char* dtype_attr_name(ferro_dtype dtype) {
-    switch (dtype) {
-        case FERRO_DTYPE_F32: return "f32";
-        case FERRO_DTYPE_F64: return "f64";
-        case FERRO_DTYPE_C64: return "c64";
-        case FERRO_DTYPE_C128: return "c128";
-        case FERRO_DTYPE_I64: return "i64";
-        case FERRO_DTYPE_BOOL: return "bool";
-        default: return "invalid";
-    }
-}
-
-// The name of any DLPack dtype, for messages: "f32", "c128", "bool", and for dtypes ferro does
-// not compute with "i32", "u8", "f16", "bf16", "f32x4" (lanes), else "dtype(code C, B bits)".
-inline std::string dtype_name(ferro_dtype dtype) {
-    if (dtype == FERRO_DTYPE_BOOL) return "bool";
-    const uint32_t code = FERRO_DTYPE_CODE(dtype), bits = FERRO_DTYPE_BITS(dtype), lanes = FERRO_DTYPE_LANES(dtype);
-    const char* prefix = code == FERRO_DLPACK_INT ? "i" : code == FERRO_DLPACK_UINT ? "u" : code == FERRO_DLPACK_FLOAT ? "f"
-                       : code == FERRO_DLPACK_COMPLEX ? "c" : code == 4u ? "bf" : nullptr;  // 4: kDLBfloat
-    std::string name;
-    if (prefix == nullptr || bits == 0 || lanes == 0) {
-        name.append("dtype(code ").append(std::to_string(code)).append(", ").append(std::to_string(bits)).append(" bits");
-        if (lanes != 1) name.append(", ").append(std::to_string(lanes)).append(" lanes");
-        return name.append(")");
-    }
-    name.append(prefix).append(std::to_string(bits));
-    if (lanes != 1) name.append("x").append(std::to_string(lanes));
-    return name;
 }
 
 // A tensor argument: a borrowed handle or a TensorRef (temporaries live to the end of the

@@ -2,8 +2,12 @@
 #include "kernels.hpp"
 #include "lu_math.cuh"
 
+#include <ferro/dtype.hpp>
+
 #include <cuda/std/cmath>
 #include <cuda/std/complex>
+
+#include <utility>
 
 namespace ferro::linalg::cuda {
 namespace {
@@ -43,13 +47,7 @@ __global__ void permutation_kernel(const int64_t* piv, int64_t count, int64_t m,
 
 template <class F>
 bool visit(ferro_dtype dtype, F&& f) {
-    switch (dtype) {
-        case FERRO_DTYPE_F32: f(float{}); return true;
-        case FERRO_DTYPE_F64: f(double{}); return true;
-        case FERRO_DTYPE_C64: f(cs::complex<float>{}); return true;
-        case FERRO_DTYPE_C128: f(cs::complex<double>{}); return true;
-        default: return false;
-    }
+    return ::ferro::plugin::visit_dtype<cs::complex, ::ferro::plugin::Dtypes::inexact>(dtype, std::forward<F>(f));
 }
 
 }  // namespace
