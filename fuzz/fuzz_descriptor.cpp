@@ -151,9 +151,9 @@ ferro_plugin_desc descriptor(FuzzedDataProvider& in, Arena& a) {
     return d;
 }
 
-ferro::Runtime& runtime() {
-    static ferro::Runtime rt([] {
-        ferro::RuntimeOptions o;
+ferro::host::Runtime& runtime() {
+    static ferro::host::Runtime rt([] {
+        ferro::host::RuntimeOptions o;
         o.autoload = false;
         o.use_environment_path = false;
         o.use_default_dir = false;
@@ -170,18 +170,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Arena arena;
     const ferro_plugin_desc desc = descriptor(in, arena);
     try {
-        ferro::check_abi(desc);
-        ferro::check_descriptor(desc);
-    } catch (const ferro::LoadError&) {
+        ferro::host::check_abi(desc);
+        ferro::host::check_descriptor(desc);
+    } catch (const ferro::host::LoadError&) {
         return 0;
     }
-    ferro::Runtime& rt = runtime();
-    const ferro::RegistrationContext ctx{rt.host_api(), rt.logger(), rt.id()};
+    ferro::host::Runtime& rt = runtime();
+    const ferro::host::RegistrationContext ctx{rt.host_api(), rt.logger(), rt.id()};
     try {
-        rt.reconfigure([&](ferro::Snapshot& s) { ferro::register_plugin(s, ferro::LoadedPlugin{nullptr, &desc}, "fuzz", ctx); });
-    } catch (const ferro::LoadError&) {
+        rt.reconfigure([&](ferro::host::Snapshot& s) { ferro::host::register_plugin(s, ferro::host::LoadedPlugin{nullptr, &desc}, "fuzz", ctx); });
+    } catch (const ferro::host::LoadError&) {
         return 0;  // a conflict with the built-ins, a failing probe: a diagnostic, as for a file
     }
-    rt.reconfigure([&](ferro::Snapshot& s) { ferro::remove_plugin(s, desc.name); });
+    rt.reconfigure([&](ferro::host::Snapshot& s) { ferro::host::remove_plugin(s, desc.name); });
     return 0;
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 TEST_CASE("concurrency: the spin lock serialises critical sections on 4 threads", "[core]") {
-    ferro::SpinLock lock;
+    ferro::host::SpinLock lock;
     long counter = 0;  // plain: only the lock protects it
     long inside = 0, overlaps = 0;
     constexpr int kThreads = 4, kRounds = 20000;

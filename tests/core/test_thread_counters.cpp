@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-using ferro::ThreadCounters;
-using ferro::ThreadSlot;
+using ferro::host::ThreadCounters;
+using ferro::host::ThreadSlot;
 
 TEST_CASE("thread counters: one thread's adds are read back", "[core]") {
     ThreadCounters<3> c;

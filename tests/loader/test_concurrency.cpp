@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-using ferro::Runtime;
+using ferro::host::Runtime;
 using namespace ferro::test;
 
 TEST_CASE("concurrency: snapshot readers see consistent snapshots while plugins load and unload", "[loader][tsan]") {

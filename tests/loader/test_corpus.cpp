@@ -4,9 +4,9 @@
 
 #include <map>
 
-using ferro::Diagnostic;
-using ferro::LoadStage;
-using ferro::Runtime;
+using ferro::host::Diagnostic;
+using ferro::host::LoadStage;
+using ferro::host::Runtime;
 using namespace ferro::test;
 
 namespace {
@@ -53,7 +53,7 @@ TEST_CASE("loader: each broken fixture gives a diagnostic with file, stage and m
         REQUIRE(result.diagnostic.has_value());
         const Diagnostic& d = *result.diagnostic;
         CHECK(d.file == corpus_file(name));
-        CHECK(ferro::load_stage_name(d.stage) == std::string(ferro::load_stage_name(expected.stage)));
+        CHECK(ferro::host::load_stage_name(d.stage) == std::string(ferro::host::load_stage_name(expected.stage)));
         CHECK(d.code == expected.code);
         CHECK_THAT(d.message, Catch::Contains(expected.message_part));
         // The diagnostic is kept in the runtime's snapshot too.

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-using ferro::Runtime;
+using ferro::host::Runtime;
 using namespace ferro::test;
 
 TEST_CASE("runtime: each successful reconfigure publishes epoch + 1", "[loader]") {
@@ -21,7 +21,7 @@ TEST_CASE("runtime: an edit that throws publishes nothing", "[loader]") {
     Runtime rt(isolated_options());
     REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);
     auto before = rt.snapshot();
-    CHECK_THROWS_AS(rt.reconfigure([](ferro::Snapshot& s) {
+    CHECK_THROWS_AS(rt.reconfigure([](ferro::host::Snapshot& s) {
         s.ops.clear();
         throw std::runtime_error("edit fails halfway");
     }),
@@ -106,7 +106,7 @@ TEST_CASE("runtime: rescanning, or a search path naming one directory twice, loa
     Runtime rt(options);
     REQUIRE(rt.search_path().size() == 1);
     const auto first = rt.load_search_path();
-    REQUIRE(first.size() == ferro::plugin_candidates(plugin_dir()).size());
+    REQUIRE(first.size() == ferro::host::plugin_candidates(plugin_dir()).size());
     for (const auto& r : first) CHECK_FALSE((r.already_loaded || r.diagnostic));
     const auto epoch = rt.epoch();
     for (const auto& r : rt.load_search_path()) {
@@ -123,7 +123,7 @@ TEST_CASE("runtime: a missing file is NOT_FOUND at stage open", "[loader]") {
     Runtime rt(isolated_options());
     const auto result = rt.load_plugin("/nonexistent/libferro_nothing.so");
     REQUIRE(result.diagnostic);
-    CHECK(result.diagnostic->stage == ferro::LoadStage::open);
+    CHECK(result.diagnostic->stage == ferro::host::LoadStage::open);
     CHECK(result.diagnostic->code == FERRO_NOT_FOUND);
 }
 
@@ -151,7 +151,7 @@ TEST_CASE("runtime: unload is refused while the plugin's objects are alive", "[l
     try {
         rt.unload_plugin("fixture_good");
         FAIL("unload succeeded with a live object");
-    } catch (const ferro::Error& e) {
+    } catch (const ferro::host::Error& e) {
         CHECK(e.code() == FERRO_FAILED_PRECONDITION);
         CHECK_THAT(e.what(), Catch::Contains("1 live object"));
     }
@@ -166,7 +166,7 @@ TEST_CASE("runtime: unloading an unknown plugin is NOT_FOUND", "[loader]") {
     try {
         rt.unload_plugin("no_such_plugin");
         FAIL("unload of an unknown plugin succeeded");
-    } catch (const ferro::Error& e) {
+    } catch (const ferro::host::Error& e) {
         CHECK(e.code() == FERRO_NOT_FOUND);
         CHECK_THAT(e.what(), Catch::Contains("no_such_plugin"));
     }
@@ -180,7 +180,7 @@ struct Captured {
 void capture(void* user, uint32_t level, const char* source, const char* message) {
     auto* c = static_cast<Captured*>(user);
     std::lock_guard lock(c->mutex);
-    c->lines.push_back(std::string(ferro::log_level_name(level)) + " " + source + ": " + message);
+    c->lines.push_back(std::string(ferro::host::log_level_name(level)) + " " + source + ": " + message);
 }
 }  // namespace
 

@@ -25,7 +25,7 @@ struct ScopedEnv {
 
 TEST_CASE("search path: explicit paths, then FERRO_PLUGIN_PATH, then next to libferro", "[loader]") {
     ScopedEnv env("FERRO_PLUGIN_PATH", "/env/one:/env/two::/explicit/a");
-    const auto dirs = ferro::resolve_search_path({"/explicit/a", "/explicit/b"}, true, true);
+    const auto dirs = ferro::host::resolve_search_path({"/explicit/a", "/explicit/b"}, true, true);
     REQUIRE(dirs.size() == 5);  // the duplicate /explicit/a and the empty entry are dropped
     CHECK(dirs[0].path == "/explicit/a");
     CHECK(dirs[0].origin == "runtime option");
@@ -42,7 +42,7 @@ TEST_CASE("search path: explicit paths, then FERRO_PLUGIN_PATH, then next to lib
 
 TEST_CASE("search path: the environment and default dir can be switched off", "[loader]") {
     ScopedEnv env("FERRO_PLUGIN_PATH", "/env/one");
-    const auto dirs = ferro::resolve_search_path({"/explicit"}, false, false);
+    const auto dirs = ferro::host::resolve_search_path({"/explicit"}, false, false);
     REQUIRE(dirs.size() == 1);
     CHECK(dirs[0].path == "/explicit");
 }
@@ -55,7 +55,7 @@ TEST_CASE("search path: only libferro_*.so files are candidates, sorted by name"
                              "ferro_x.so", "libferro_.so"}) {
         std::ofstream(dir / name) << "x";
     }
-    const auto files = ferro::plugin_candidates(dir);
+    const auto files = ferro::host::plugin_candidates(dir);
     REQUIRE(files.size() == 2);
     CHECK(files[0].filename() == "libferro_a.so");
     CHECK(files[1].filename() == "libferro_b.so");

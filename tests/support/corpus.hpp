@@ -9,8 +9,8 @@ namespace ferro::test {
 inline std::string plugin_dir() { return build_dir() + "/lib/ferro/plugins"; }
 
 // A runtime with no search path and no autoload: tests load exactly what they name.
-inline RuntimeOptions isolated_options() {
-    RuntimeOptions options;
+inline host::RuntimeOptions isolated_options() {
+    host::RuntimeOptions options;
     options.use_environment_path = false;
     options.use_default_dir = false;
     options.autoload = false;

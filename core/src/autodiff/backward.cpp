@@ -17,7 +17,7 @@
 #include <memory>
 #include <unordered_map>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // ---- host-side tensor arithmetic (through the dispatcher, so create_graph records it) ----
@@ -389,4 +389,4 @@ std::vector<TensorPtr> run_backward(Runtime& runtime, const BackwardArgs& args) 
     return Pass(runtime, args).run();
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

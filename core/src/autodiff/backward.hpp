@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 
@@ -27,4 +27,4 @@ struct BackwardArgs {
 // mode: empty.
 std::vector<TensorPtr> run_backward(Runtime& runtime, const BackwardArgs& args);
 
-}  // namespace ferro
+}  // namespace ferro::host

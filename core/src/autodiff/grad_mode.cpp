@@ -2,7 +2,7 @@
 
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 thread_local bool enabled = true;
 thread_local bool tangents = true;
@@ -27,4 +27,4 @@ void pop_no_grad() noexcept {
     pushed.pop_back();
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

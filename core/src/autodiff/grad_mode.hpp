@@ -4,7 +4,7 @@
 // input that requires grad, so calls without such inputs never touch the thread-local.
 #pragma once
 
-namespace ferro {
+namespace ferro::host {
 
 bool grad_enabled() noexcept;
 void set_grad_enabled(bool enabled) noexcept;
@@ -44,4 +44,4 @@ private:
 void push_no_grad();
 void pop_no_grad() noexcept;  // an unmatched pop does nothing
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -6,7 +6,7 @@
 
 #include <ferro/rules.hpp>
 
-namespace ferro {
+namespace ferro::host {
 
 TensorPtr call_one(Runtime& rt, const char* op, std::initializer_list<ferro_tensor_impl*> inputs,
                    std::initializer_list<ferro_named_attr> attrs) {
@@ -30,4 +30,4 @@ void throw_rule_status(ferro_status status, const std::string& context) {
     throw Error(code, context + ": " + message);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 #include <initializer_list>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 
@@ -24,4 +24,4 @@ TensorPtr to_dtype(Runtime& rt, TensorPtr t, ferro_dtype dtype);
 // Throws a rule's failure status as an Error: the same code, "<context>: <message>".
 [[noreturn]] void throw_rule_status(ferro_status status, const std::string& context);
 
-}  // namespace ferro
+}  // namespace ferro::host

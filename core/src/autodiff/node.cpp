@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace ferro {
+namespace ferro::host {
 
 void AutogradMetaDeleter::operator()(AutogradMeta* meta) const noexcept { delete meta; }
 
@@ -294,4 +294,4 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
 
 }  // namespace
 
-}  // namespace ferro
+}  // namespace ferro::host

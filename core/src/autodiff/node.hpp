@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 class Node;
@@ -164,4 +164,4 @@ TensorPtr detach(const ferro_tensor_impl& t);
 // the backward pass, their tangent when the op ran) and what a pass unpacks again.
 TensorPtr saved_alias(const ferro_tensor_impl& t);
 
-}  // namespace ferro
+}  // namespace ferro::host

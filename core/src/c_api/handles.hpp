@@ -9,8 +9,8 @@
 #include <vector>
 
 struct ferro_runtime_impl {
-    explicit ferro_runtime_impl(ferro::RuntimeOptions options) : runtime(std::move(options)) {}
-    ferro::Runtime runtime;
+    explicit ferro_runtime_impl(ferro::host::RuntimeOptions options) : runtime(std::move(options)) {}
+    ferro::host::Runtime runtime;
 };
 
 // A pinned snapshot plus the rows the inventory accessors index.
@@ -19,20 +19,20 @@ struct ferro_inventory_impl {
         std::string plugin, kind, reason;
         uint32_t device_count;
     };
-    ferro::SnapshotPtr snapshot;
+    ferro::host::SnapshotPtr snapshot;
     std::vector<std::string> engine_plugins;  // parallel to snapshot->engines
     std::vector<EngineKindRow> engine_kinds;
-    std::vector<ferro::SearchDir> search_dirs;
+    std::vector<ferro::host::SearchDir> search_dirs;
     std::vector<std::string> search_dir_paths;
     struct ModuleRow {
         const std::string* family;
         const std::string* engine;
-        const ferro::ModuleSlot* slot;
+        const ferro::host::ModuleSlot* slot;
     };
     std::vector<ModuleRow> modules;  // every family x engine x provider the snapshot asked
 };
 
-namespace ferro::c_api {
+namespace ferro::host::c_api {
 
 // Throws INVALID_ARGUMENT "<function>: <argument> is NULL".
 inline void require(const void* pointer, const char* function, const char* argument) {
@@ -50,4 +50,4 @@ inline void require_index(uint32_t index, std::size_t count, const char* functio
     }
 }
 
-}  // namespace ferro::c_api
+}  // namespace ferro::host::c_api

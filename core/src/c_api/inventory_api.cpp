@@ -3,12 +3,12 @@
 
 #include <ferro/ferro.h>
 
-using ferro::c_api::require;
-using ferro::c_api::require_index;
+using ferro::host::c_api::require;
+using ferro::host::c_api::require_index;
 
 namespace {
 
-ferro_inventory_impl* make_inventory(const ferro::Runtime& rt) {
+ferro_inventory_impl* make_inventory(const ferro::host::Runtime& rt) {
     auto inv = std::make_unique<ferro_inventory_impl>();
     inv->snapshot = rt.snapshot();
     for (const auto& [name, engine] : inv->snapshot->engines) {
@@ -40,10 +40,10 @@ ferro_inventory_impl* make_inventory(const ferro::Runtime& rt) {
 template <class Out, class Rows, class Fill>
 ferro_status entry(const ferro_inventory* inventory, uint32_t index, Out* out, const char* function,
                    Rows&& rows, Fill&& fill) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(inventory, function, "inventory");
         require(out, function, "out");
-        ferro::require_struct_size(out->struct_size, sizeof(Out), function, "out");
+        ferro::host::require_struct_size(out->struct_size, sizeof(Out), function, "out");
         const auto& all = rows(*inventory);
         require_index(index, all.size(), function);
         fill(all, *out);
@@ -54,7 +54,7 @@ ferro_status entry(const ferro_inventory* inventory, uint32_t index, Out* out, c
 
 FERRO_API ferro_status ferro_runtime_inventory(const ferro_runtime* runtime,
                                                ferro_inventory** out_inventory) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_inventory", "runtime");
         require(out_inventory, "ferro_runtime_inventory", "out_inventory");
         *out_inventory = make_inventory(runtime->runtime);
@@ -93,7 +93,7 @@ FERRO_API ferro_status ferro_inventory_diagnostic(const ferro_inventory* invento
                  [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->diagnostics; },
                  [&](const auto& rows, ferro_diagnostic_info& o) {
                      const auto& d = rows[index];
-                     o = {sizeof o, d.code, d.file.c_str(), ferro::load_stage_name(d.stage), d.message.c_str()};
+                     o = {sizeof o, d.code, d.file.c_str(), ferro::host::load_stage_name(d.stage), d.message.c_str()};
                  });
 }
 
@@ -106,7 +106,7 @@ FERRO_API ferro_status ferro_inventory_engine(const ferro_inventory* inventory, 
     return entry(inventory, index, out, "ferro_inventory_engine",
                  [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->engines; },
                  [&](const auto& rows, ferro_engine_info& o) {
-                     const ferro::Engine& e = *rows.nth(index)->second;
+                     const ferro::host::Engine& e = *rows.nth(index)->second;
                      o = {sizeof o, e.ordinal(), e.name().c_str(), e.kind().c_str(),
                           inventory->engine_plugins[index].c_str(), e.props().name, e.props().memory_bytes,
                           e.props().score, e.props().flags};
@@ -135,7 +135,7 @@ FERRO_API ferro_status ferro_inventory_op(const ferro_inventory* inventory, uint
     return entry(inventory, index, out, "ferro_inventory_op",
                  [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->ops; },
                  [&](const auto& rows, ferro_op_info& o) {
-                     const ferro::OpEntry& op = rows.nth(index)->second;
+                     const ferro::host::OpEntry& op = rows.nth(index)->second;
                      const ferro_op_schema& s = *op.schema;
                      o = {sizeof o, s.n_inputs, s.n_outputs, s.n_attrs, op.qualified_name.c_str(),
                           op.family_id.c_str(), s.doc != nullptr ? s.doc : "", s.vjp != nullptr, s.jvp != nullptr};
@@ -212,7 +212,7 @@ FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, 
     return entry(inventory, index, out, "ferro_inventory_family",
                  [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->families; },
                  [&](const auto& rows, ferro_family_info& o) {
-                     const ferro::FamilySlot& f = rows.nth(index)->second;
+                     const ferro::host::FamilySlot& f = rows.nth(index)->second;
                      o = {sizeof o, f.desc != nullptr ? f.desc->n_ops : 0, f.id.c_str(), f.version.c_str(),
                           f.description.c_str(), f.plugin.c_str()};
                  });

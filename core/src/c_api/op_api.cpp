@@ -8,58 +8,58 @@
 
 #include <algorithm>
 
-using ferro::c_api::require;
+using ferro::host::c_api::require;
 
 FERRO_API ferro_status ferro_op_find(ferro_runtime* runtime, const char* name, ferro_op* out_op) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_op_find", "runtime");
         require(name, "ferro_op_find", "name");
         require(out_op, "ferro_op_find", "out_op");
-        *out_op = ferro::find_op(runtime->runtime, name, "op_find");
+        *out_op = ferro::host::find_op(runtime->runtime, name, "op_find");
     });
 }
 
 FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_op_call_args* args) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_op_call", "runtime");
         require(op, "ferro_op_call", "op");
         require(args, "ferro_op_call", "args");
-        ferro::call_op(runtime->runtime, *op, *args);
+        ferro::host::call_op(runtime->runtime, *op, *args);
     });
 }
 
 FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs,
                                      uint32_t n_attrs, ferro_bound_call* out_call) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_op_bind", "runtime");
         require(op, "ferro_op_bind", "op");
         require(out_call, "ferro_op_bind", "out_call");
         if (n_attrs > 0) require(attrs, "ferro_op_bind", "attrs");
-        ferro::check_op_runtime(*op, runtime->runtime, "ferro_op_bind: " + op->name);
+        ferro::host::check_op_runtime(*op, runtime->runtime, "ferro_op_bind: " + op->name);
         runtime->runtime.dispatcher().check_attrs(*op, attrs, n_attrs);
         *out_call = new ferro_bound_call_impl(*op, attrs, n_attrs);
     });
 }
 
 FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call_args* args) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(call, "ferro_bound_call_run", "call");
         require(args, "ferro_bound_call_run", "args");
-        ferro::require_struct_size(args->struct_size, ferro::kOpCallArgsMinSize, "ferro_bound_call_run", "args");
+        ferro::host::require_struct_size(args->struct_size, ferro::host::kOpCallArgsMinSize, "ferro_bound_call_run", "args");
         const std::string& op = call->op.name;
         if (args->n_attrs > 0) {
-            throw ferro::Error(FERRO_INVALID_ARGUMENT,
+            throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
                                op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
         }
         if (args->n_inputs > 0) require(args->inputs, op.c_str(), "inputs");
-        const auto into = ferro::into_of(op, *args);
-        ferro::Dispatcher& dispatcher = call->op.runtime->dispatcher();
-        ferro::Outputs outs = dispatcher.run(*call, {args->inputs, args->n_inputs}, into);
+        const auto into = ferro::host::into_of(op, *args);
+        ferro::host::Dispatcher& dispatcher = call->op.runtime->dispatcher();
+        ferro::host::Outputs outs = dispatcher.run(*call, {args->inputs, args->n_inputs}, into);
         if (!into.empty()) {
             args->n_outputs = args->n_into;
             return;
         }
-        ferro::give_outputs(op, outs, *args);
+        ferro::host::give_outputs(op, outs, *args);
     });
 }
 
@@ -68,7 +68,7 @@ FERRO_API void ferro_bound_call_destroy(ferro_bound_call call) { delete call; }
 FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs,
                                   uint32_t n_attrs, const ferro_tensor* inputs, uint32_t n_inputs,
                                   ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_call", "runtime");
         require(name, "ferro_call", "name");
         if (n_attrs > 0) require(attrs, "ferro_call", "attrs");
@@ -76,7 +76,7 @@ FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, cons
         require(outputs, "ferro_call", "outputs");
         // The same path as ferro_op_call, through the runtime's handle for `name`.
         ferro_op_call_args args{sizeof args, n_attrs, attrs, n_inputs, outputs_capacity, inputs, outputs, 0, 0};
-        ferro::call_op(runtime->runtime, runtime->runtime.op(name), args);
+        ferro::host::call_op(runtime->runtime, runtime->runtime.op(name), args);
         if (out_n_outputs != nullptr) *out_n_outputs = args.n_outputs;
     });
 }
@@ -86,10 +86,10 @@ namespace {
 // One-output call of a core op, resolving its handle once per process and runtime.
 ferro_status call1(ferro_runtime* rt, const char* op, std::initializer_list<ferro_tensor> in,
                    std::span<const ferro_named_attr> attrs, ferro_tensor* out) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(rt, op, "runtime");
         require(out, op, "out");
-        ferro::Outputs outs = rt->runtime.call(op, attrs, {in.begin(), in.size()});
+        ferro::host::Outputs outs = rt->runtime.call(op, attrs, {in.begin(), in.size()});
         *out = outs.at(0).release_ownership();
     });
 }
@@ -125,10 +125,10 @@ FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_
 }
 
 FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime, ferro_plan_cache_stats* out) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_plan_cache_stats", "runtime");
         require(out, "ferro_runtime_plan_cache_stats", "out");
-        ferro::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_plan_cache_stats", "out");
+        ferro::host::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_plan_cache_stats", "out");
         const auto s = const_cast<ferro_runtime*>(runtime)->runtime.plan_cache_stats();
         *out = {sizeof *out, 0, s.hits, s.misses, s.evictions, s.entries, s.bytes, s.max_entries, s.max_bytes};
     });
@@ -136,11 +136,11 @@ FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runti
 
 FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime, const char* engine,
                                                    ferro_engine_memory_stats* out) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_engine_memory", "runtime");
         require(engine, "ferro_runtime_engine_memory", "engine");
         require(out, "ferro_runtime_engine_memory", "out");
-        ferro::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_engine_memory", "out");
+        ferro::host::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_engine_memory", "out");
         const auto s = runtime->runtime.engine(engine)->memory_stats();
         *out = {sizeof *out, 0, s.live_buffers, s.live_bytes, s.allocations};
     });
@@ -152,7 +152,7 @@ FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime) {
 
 FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op, const char* engine, ferro_dtype dtype,
                                          ferro_example* out, uint32_t capacity, uint32_t* n_out) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         const char* fn = "ferro_op_examples";
         require(runtime, fn, "runtime");
         require(op, fn, "op");
@@ -160,16 +160,16 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
         require(n_out, fn, "n_out");
         if (capacity > 0) require(out, fn, "out");
         *n_out = 0;
-        const ferro::SnapshotPtr snap = runtime->runtime.snapshot();
+        const ferro::host::SnapshotPtr snap = runtime->runtime.snapshot();
         const auto entry = snap->ops.find(op);
-        if (entry == snap->ops.end()) throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: {}", fn, snap->missing_op_message(op)));
+        if (entry == snap->ops.end()) throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("{}: {}", fn, snap->missing_op_message(op)));
         if (snap->engines.find(engine) == snap->engines.end()) {
-            throw ferro::Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}'", fn, engine));
+            throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}'", fn, engine));
         }
-        const ferro::FamilySlot& family = snap->families.at(entry->second.family_id);
+        const ferro::host::FamilySlot& family = snap->families.at(entry->second.family_id);
         // The cpu engine's module first: every family has its reference implementation there.
-        const ferro::Module* module = nullptr;
-        auto consider = [&](const std::vector<ferro::ModuleSlot>& slots) {
+        const ferro::host::Module* module = nullptr;
+        auto consider = [&](const std::vector<ferro::host::ModuleSlot>& slots) {
             for (const auto& slot : slots) {
                 if (module != nullptr || !slot.module) continue;
                 const ferro_module_iface& iface = slot.module->iface();
@@ -193,20 +193,20 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
             st = module->iface().examples(module->self(), runtime->runtime.host_api(), &args);
         } catch (...) {
             release_all();
-            throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: the examples hook of '{}' threw an exception; no exception may "
+            throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: the examples hook of '{}' threw an exception; no exception may "
                                                            "cross the plugin ABI", fn, module->provider()));
         }
         if (st != nullptr) release_all();
-        ferro::throw_if_error(st);
+        ferro::host::throw_if_error(st);
         if (args.n_examples > capacity) {
             release_all();
-            throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: '{}' wrote {} examples into room for {}", fn, module->provider(),
+            throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: '{}' wrote {} examples into room for {}", fn, module->provider(),
                                                            args.n_examples, capacity));
         }
         for (uint32_t i = 0; i < args.n_examples; ++i) {
             if (out[i].n_inputs > FERRO_EXAMPLE_MAX_INPUTS || out[i].n_attrs > FERRO_EXAMPLE_MAX_ATTRS) {
                 release_all();
-                throw ferro::Error(FERRO_INTERNAL, fmt::format("{}: '{}' example {} has {} inputs and {} attributes (at most {} and {})",
+                throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: '{}' example {} has {} inputs and {} attributes (at most {} and {})",
                                                                fn, module->provider(), i, out[i].n_inputs, out[i].n_attrs,
                                                                FERRO_EXAMPLE_MAX_INPUTS, FERRO_EXAMPLE_MAX_ATTRS));
             }

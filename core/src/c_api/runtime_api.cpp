@@ -5,15 +5,15 @@
 
 #include <fmt/format.h>
 
-using ferro::c_api::require;
+using ferro::host::c_api::require;
 
 namespace {
 
-ferro::RuntimeOptions to_options(const ferro_runtime_options* in) {
-    ferro::RuntimeOptions out;
+ferro::host::RuntimeOptions to_options(const ferro_runtime_options* in) {
+    ferro::host::RuntimeOptions out;
     if (in == nullptr) return out;
     if (in->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_runtime_options, plan_cache_max_bytes)) {
-        throw ferro::Error(FERRO_INVALID_ARGUMENT,
+        throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
                            "ferro_runtime_create: options->struct_size is too small (call "
                            "ferro_runtime_options_init first)");
     }
@@ -37,7 +37,7 @@ ferro::RuntimeOptions to_options(const ferro_runtime_options* in) {
 
 FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options) {
     if (options == nullptr) return;
-    const ferro::RuntimeOptions defaults;
+    const ferro::host::RuntimeOptions defaults;
     *options = {};
     options->struct_size = sizeof *options;
     options->use_environment_path = defaults.use_environment_path;
@@ -49,7 +49,7 @@ FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options) {
 
 FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options,
                                             ferro_runtime** out_runtime) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(out_runtime, "ferro_runtime_create", "out_runtime");
         *out_runtime = new ferro_runtime_impl(to_options(options));
     });
@@ -58,20 +58,20 @@ FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options
 FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime) { delete runtime; }
 
 FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_load_plugin", "runtime");
         require(path, "ferro_runtime_load_plugin", "path");
         const auto result = runtime->runtime.load_plugin(path);
         if (const auto& d = result.diagnostic) {
-            throw ferro::Error(d->code, fmt::format("{}: stage {}: {}", d->file,
-                                                    ferro::load_stage_name(d->stage), d->message));
+            throw ferro::host::Error(d->code, fmt::format("{}: stage {}: {}", d->file,
+                                                    ferro::host::load_stage_name(d->stage), d->message));
         }
     });
 }
 
 FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
                                           uint32_t* out_failed) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_scan", "runtime");
         uint32_t loaded = 0, failed = 0;
         for (const auto& r : runtime->runtime.load_search_path()) {
@@ -83,7 +83,7 @@ FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_
 }
 
 FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const char* name) {
-    return ferro::guard([&] {
+    return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_unload_plugin", "runtime");
         require(name, "ferro_runtime_unload_plugin", "name");
         runtime->runtime.unload_plugin(name);

@@ -19,7 +19,7 @@ FERRO_API const char* ferro_status_message(ferro_status status) {
 }
 
 FERRO_API const char* ferro_status_code_name(uint32_t code) {
-    return ferro::status_code_name(code);
+    return ferro::host::status_code_name(code);
 }
 
-FERRO_API void ferro_status_free(ferro_status status) { ferro::free_status(status); }
+FERRO_API void ferro_status_free(ferro_status status) { ferro::host::free_status(status); }

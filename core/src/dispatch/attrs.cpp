@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 const char* type_name(uint32_t type) {
@@ -113,4 +113,4 @@ double attr_f64(const AttrValues& a, size_t i) { return a.at(i).v.f64; }
 bool attr_bool(const AttrValues& a, size_t i) { return a.at(i).v.boolean != 0; }
 bool attr_is_none(const AttrValues& a, size_t i) { return a.at(i).type == FERRO_ATTR_NONE; }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 using AttrValues = boost::container::small_vector<ferro_attr_value, 8>;
 
@@ -43,4 +43,4 @@ double attr_f64(const AttrValues& a, size_t index);
 bool attr_bool(const AttrValues& a, size_t index);
 bool attr_is_none(const AttrValues& a, size_t index);
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-namespace ferro {
+namespace ferro::host {
 
 void check_op_runtime(const ferro_op_impl& op, const Runtime& runtime, const std::string& context) {
     if (op.runtime == &runtime) return;
@@ -292,12 +292,12 @@ void Dispatcher::check_attrs(ferro_op_impl& op, const ferro_named_attr* named, u
     (void)normalise_attrs(*schema, op.name, named, n_attrs);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host
 
 namespace {
 
-ferro::AttrValues given_values(const ferro_named_attr* attrs, uint32_t n_attrs) {
-    ferro::AttrValues values;
+ferro::host::AttrValues given_values(const ferro_named_attr* attrs, uint32_t n_attrs) {
+    ferro::host::AttrValues values;
     for (uint32_t i = 0; i < n_attrs; ++i) values.push_back(attrs[i].value);
     return values;
 }
@@ -312,5 +312,5 @@ ferro_bound_call_impl::ferro_bound_call_impl(ferro_op_impl& handle, const ferro_
         names.emplace_back(given[i].name);
         attrs.push_back({names.back().c_str(), values.values()[i]});
     }
-    attr_words = ferro::encode_attrs(attrs.data(), n_attrs);
+    attr_words = ferro::host::encode_attrs(attrs.data(), n_attrs);
 }

@@ -25,16 +25,16 @@ struct ferro_bound_call_impl {
 
     ferro_op_impl& op;
     std::vector<std::string> names;
-    ferro::OwnedAttrs values;  // as given: a miss normalises them
+    ferro::host::OwnedAttrs values;  // as given: a miss normalises them
     std::vector<ferro_named_attr> attrs;  // names[i] with values[i]
-    ferro::KeyWords attr_words;           // the attributes' part of every run's key
+    ferro::host::KeyWords attr_words;           // the attributes' part of every run's key
     // The entry of the latest run: what a bound call ran stays prepared, and its plugin
     // loaded, while the bound call lives.
-    ferro::SpinLock mutex;
-    ferro::EntryPtr ran;
+    ferro::host::SpinLock mutex;
+    ferro::host::EntryPtr ran;
 };
 
-namespace ferro {
+namespace ferro::host {
 
 // What the tape needs to record a call: its op, schema and the library of its rules.
 struct Recordable {
@@ -91,4 +91,4 @@ private:
     PlanCache cache_;
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // Executes the plan on these outputs in one session. Inlined into its one caller: a call of
@@ -116,4 +116,4 @@ Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& op, std
     return execute(*entry.plan, what, entry.engine, entry.attrs.values(), inputs, into);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 using Outputs = boost::container::small_vector<TensorPtr, 2>;
@@ -25,4 +25,4 @@ struct HostOpCall {
 };
 using HostOpFn = Outputs (*)(const HostOpCall& call);
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-namespace ferro::into {
+namespace ferro::host::into {
 namespace {
 
 [[noreturn]] void invalid(const std::string& op, const std::string& why) {
@@ -148,4 +148,4 @@ void copy_outputs(const EnginePtr& engine, const Outputs& fresh, Tensors into) {
     session.end();
 }
 
-}  // namespace ferro::into
+}  // namespace ferro::host::into

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-namespace ferro::into {
+namespace ferro::host::into {
 
 using Tensors = std::span<ferro_tensor_impl* const>;
 
@@ -42,4 +42,4 @@ void check_host_outputs(const std::string& op, const Engine& engine, const Outpu
 // Copies each fresh output into its destination, on `engine`.
 void copy_outputs(const EnginePtr& engine, const Outputs& fresh, Tensors into);
 
-}  // namespace ferro::into
+}  // namespace ferro::host::into

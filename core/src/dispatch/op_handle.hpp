@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 
@@ -41,33 +41,33 @@ struct Preparing {
     std::shared_future<EntryPtr> entry = promise.get_future().share();
 };
 
-}  // namespace ferro
+}  // namespace ferro::host
 
 struct ferro_op_impl {
     std::string name;
-    ferro::Runtime* runtime = nullptr;
-    ferro::SpinLock mutex;  // guards everything below
+    ferro::host::Runtime* runtime = nullptr;
+    ferro::host::SpinLock mutex;  // guards everything below
 
     // The resolution, for `epoch` (holding that snapshot, so the pointers stay valid).
     uint64_t epoch = ~uint64_t{0};
-    ferro::SnapshotPtr snapshot;
-    const ferro::OpEntry* entry = nullptr;
-    const ferro::FamilySlot* family = nullptr;
+    ferro::host::SnapshotPtr snapshot;
+    const ferro::host::OpEntry* entry = nullptr;
+    const ferro::host::FamilySlot* family = nullptr;
     // Engines on which a module of the family keeps residuals (ABI 1.8).
-    boost::container::small_vector<const ferro::Engine*, 2> residual_engines;
+    boost::container::small_vector<const ferro::host::Engine*, 2> residual_engines;
 
     // This op's entries of the plan cache (the cache adds and removes them), and the one the
     // latest call used: call sites repeat their calls, so it is compared first.
-    std::unordered_set<ferro::EntryPtr, ferro::EntryHash, ferro::EntryEq> entries;
-    ferro::EntryPtr last;
-    std::unordered_map<ferro::PlanKey, std::shared_ptr<ferro::Preparing>, ferro::EntryHash> preparing;
+    std::unordered_set<ferro::host::EntryPtr, ferro::host::EntryHash, ferro::host::EntryEq> entries;
+    ferro::host::EntryPtr last;
+    std::unordered_map<ferro::host::PlanKey, std::shared_ptr<ferro::host::Preparing>, ferro::host::EntryHash> preparing;
     uint64_t hits = 0, misses = 0;  // calls that found a plan, calls that prepared one
 };
 
-namespace ferro {
+namespace ferro::host {
 
 // INVALID_ARGUMENT naming `context` unless `op` is a handle of `runtime`: another runtime's
 // handle would run against that runtime's snapshot and plans.
 void check_op_runtime(const ferro_op_impl& op, const Runtime& runtime, const std::string& context);
 
-}  // namespace ferro
+}  // namespace ferro::host

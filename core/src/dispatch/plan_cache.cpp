@@ -2,7 +2,7 @@
 
 #include "dispatch/op_handle.hpp"
 
-namespace ferro {
+namespace ferro::host {
 
 CachedPlan::CachedPlan(ferro_plan_instance instance, ModulePtr module, std::vector<OutputSig> outputs,
                        std::vector<OutputSig> residuals)
@@ -89,4 +89,4 @@ PlanCacheStats PlanCache::stats() const {
     return s;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

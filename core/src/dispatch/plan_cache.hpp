@@ -24,7 +24,7 @@
 
 struct ferro_op_impl;
 
-namespace ferro {
+namespace ferro::host {
 
 // An output as the plan allocates it: row-major, checked once when the plan was made.
 struct OutputSig {
@@ -117,4 +117,4 @@ private:
     const uint64_t max_plans_, max_bytes_;
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // Appends words through its own pointers and sizes the key once at the end: push_back would
@@ -130,4 +130,4 @@ void hash_key(PlanKey& key) noexcept {
     key.hash = h;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <span>
 
-namespace ferro {
+namespace ferro::host {
 
 class Engine;
 
@@ -54,4 +54,4 @@ KeyWords encode_attrs(const ferro_named_attr* attrs, uint32_t n_attrs);
 // Sets key.hash from its engine and words.
 void hash_key(PlanKey& key) noexcept;
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -1,5 +1,5 @@
 // How the dispatcher calls plugin code (infer, prepare, execute) and turns its failures into
-// errors: each failure becomes one ferro::Error that names the op, once.
+// errors: each failure becomes one ferro::host::Error that names the op, once.
 #pragma once
 
 #include "support/status.hpp"
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 // Rethrows a plugin's failure with the qualified op name in front, once. A plugin may name the
 // op itself ("linalg.solve: ..."), or by its family or its own name ("einsum: ...", as users
@@ -26,4 +26,4 @@ ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
     }
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 [[noreturn]] void rethrow(ferro_status st, const std::string& op, const char* stage, const ferro_host_api* host) {
     const uint32_t code = st->code;
@@ -180,4 +180,4 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                                             : " —" + reasons.substr(1)));
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

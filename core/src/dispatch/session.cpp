@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace ferro {
+namespace ferro::host {
 
 namespace {
 
@@ -191,4 +191,4 @@ ferro_status session_use(ferro_session s, ferro_tensor tensor) {
     });
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -19,14 +19,14 @@ struct ferro_session_impl {
         uint64_t bytes;
         void* address;  // NULL when the engine's memory is not host addressable
     };
-    const ferro::Engine* engine = nullptr;
-    const ferro::EnginePtr* engine_ptr = nullptr;  // the caller's, alive for the session (scratch)
+    const ferro::host::Engine* engine = nullptr;
+    const ferro::host::EnginePtr* engine_ptr = nullptr;  // the caller's, alive for the session (scratch)
     ferro_engine_session engine_session = nullptr;
     boost::container::small_vector<KnownBuffer, 8> buffers;
-    boost::container::small_vector<ferro::StoragePtr, 2> scratch;
+    boost::container::small_vector<ferro::host::StoragePtr, 2> scratch;
 };
 
-namespace ferro {
+namespace ferro::host {
 
 // Begins an engine session on `engine` (which must outlive the session); ends it (without
 // waiting) when destroyed. Inline: a small op's call is mostly this kind of bookkeeping.
@@ -81,4 +81,4 @@ ferro_status run(ferro_session s, const Args& args,
 }
 }  // namespace trusted
 
-}  // namespace ferro
+}  // namespace ferro::host

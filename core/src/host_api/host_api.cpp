@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 ferro_status status_make(uint32_t code, const char* message) {
@@ -188,4 +188,4 @@ ferro_host_api make_host_api(Runtime* runtime) {
     return api;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 
@@ -43,4 +43,4 @@ void call_op(Runtime& runtime, ferro_op_impl& op, ferro_op_call_args& args);
 // when they do not fit, INVALID_ARGUMENT when there are some and args.outputs is NULL.
 void give_outputs(const std::string& op, Outputs& outs, ferro_op_call_args& args);
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) {
@@ -156,4 +156,4 @@ void check_descriptor(const ferro_plugin_desc& desc) {
     }
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

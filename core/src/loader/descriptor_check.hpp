@@ -5,7 +5,7 @@
 
 #include <ferro/plugin.h>
 
-namespace ferro {
+namespace ferro::host {
 
 // Throws LoadError(abi) unless the descriptor carries ABI major FERRO_ABI_MAJOR.
 void check_abi(const ferro_plugin_desc& desc);
@@ -17,4 +17,4 @@ void check_descriptor(const ferro_plugin_desc& desc);
 // [a-z][a-z0-9_]* : family ids, op names, engine kinds.
 bool is_identifier(const char* text);
 
-}  // namespace ferro
+}  // namespace ferro::host

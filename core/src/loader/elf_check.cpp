@@ -12,7 +12,7 @@
 #include <fstream>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 using Ehdr = ElfW(Ehdr);
@@ -166,4 +166,4 @@ void check_elf_image(const std::filesystem::path& path) {
     check_dynamic(file, *dynamic, loads);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace ferro {
+namespace ferro::host {
 
 // Throws LoadError(open, INVALID_ARGUMENT) naming what is wrong unless `path` is an ELF shared
 // object of this process's class, byte order and machine whose program headers, loadable
@@ -16,4 +16,4 @@ namespace ferro {
 // covered: plugin directories are trusted not to be written while a runtime scans them.
 void check_elf_image(const std::filesystem::path& path);
 
-}  // namespace ferro
+}  // namespace ferro::host

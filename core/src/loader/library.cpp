@@ -5,7 +5,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
 
-namespace ferro {
+namespace ferro::host {
 
 const char* load_stage_name(LoadStage stage) {
     switch (stage) {
@@ -71,4 +71,4 @@ ferro_plugin_query_fn Library::entry() const {
         FERRO_PLUGIN_ENTRY_NAME);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

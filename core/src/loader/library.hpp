@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Library {
 public:
@@ -40,4 +40,4 @@ private:
 
 using LibraryPtr = std::shared_ptr<Library>;
 
-}  // namespace ferro
+}  // namespace ferro::host

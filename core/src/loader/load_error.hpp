@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 // The stages of DESIGN §10, in order.
 enum class LoadStage { open, entry, query, abi, validate, probe, create, register_ };
@@ -28,4 +28,4 @@ private:
     LoadStage stage_;
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -8,7 +8,7 @@
 
 #include <system_error>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 void check_file(const std::filesystem::path& path) {
@@ -70,4 +70,4 @@ LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api
     return {std::move(library), desc};
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-namespace ferro {
+namespace ferro::host {
 
 struct LoadedPlugin {
     LibraryPtr library;
@@ -24,4 +24,4 @@ LoadedPlugin open_plugin(const std::filesystem::path& path, const ferro_host_api
 
 void log_stage(const Logger& logger, LoadStage stage, const std::string& file);
 
-}  // namespace ferro
+}  // namespace ferro::host

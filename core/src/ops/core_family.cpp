@@ -6,7 +6,7 @@
 #include <ferro/schema.hpp>
 
 
-namespace ferro {
+namespace ferro::host {
 namespace ops {
 
 ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc) { return plugin::spec_i64(name, def, doc); }
@@ -151,4 +151,4 @@ HostOpFn core_host_op(const ferro_op_schema* schema) {
     return f.ops[static_cast<size_t>(schema - f.schemas.data())].host;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

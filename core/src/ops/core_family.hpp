@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 // The descriptor of the built-in plugin "core" (family "core").
 const ferro_plugin_desc* core_plugin_desc();
@@ -77,4 +77,4 @@ void add_matmul_op(std::vector<CoreOp>& ops);
 void add_creation_ops(std::vector<CoreOp>& ops);
 
 }  // namespace ops
-}  // namespace ferro
+}  // namespace ferro::host

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 std::span<const int64_t> shape_attr(const ferro_attr_value& v) { return {v.v.i64_array, v.count}; }
@@ -229,4 +229,4 @@ void add_creation_ops(std::vector<CoreOp>& ops) {
                    random_infer, nullptr, random_host<true>});
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

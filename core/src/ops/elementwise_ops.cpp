@@ -3,7 +3,7 @@
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 // How a unary op maps its input dtype to the dtype it computes in and the dtype it returns.
@@ -298,4 +298,4 @@ void add_elementwise_ops(std::vector<CoreOp>& ops) {
     ops.push_back({"copy", "", "a new contiguous tensor with the same values", 1, 0, 1, {}, copy_infer, copy_exec});
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

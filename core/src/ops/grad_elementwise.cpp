@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 using plugin::TensorRef;
@@ -201,4 +201,4 @@ void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t di
     std::abort();  // a rule for an op that does not exist: a build-time invariant
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 using plugin::TensorRef;
@@ -196,4 +196,4 @@ void add_jvp_rules(std::vector<CoreOp>& ops) {
     add_structural(ops);
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

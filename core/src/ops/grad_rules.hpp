@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 
 // What a rule sees: its call's saved tensors, cotangents and input shapes, and where its
 // results go.
@@ -74,4 +74,4 @@ plugin::TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::sp
 void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs,
               uint64_t save_inputs, uint64_t save_outputs);
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

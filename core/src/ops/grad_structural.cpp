@@ -7,7 +7,7 @@
 #include <numeric>
 #include <span>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 using plugin::TensorRef;
@@ -270,4 +270,4 @@ void add_structural_rules(std::vector<CoreOp>& ops) {
     set_rule(ops, "stack", stack_rule, FERRO_MASK_ALL, 0, 0);
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

@@ -3,7 +3,7 @@
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 ferro_dtype promoted(const ferro_infer_args& a) {
@@ -95,4 +95,4 @@ void add_join_ops(std::vector<CoreOp>& ops) {
                    {attr_i64("axis", 0, "position of the new axis")}, stack_infer, stack_exec});
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

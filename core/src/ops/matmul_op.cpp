@@ -5,7 +5,7 @@
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 struct MatmulShapes {
@@ -164,4 +164,4 @@ void add_matmul_op(std::vector<CoreOp>& ops) {
     ops.push_back(std::move(op));
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 
 View::View(const ferro_tensor_view& src) : v(src) {
     std::copy(src.shape, src.shape + src.ndim, shape);
@@ -152,4 +152,4 @@ ferro_dtype attr_dtype(const std::string& op, const ferro_attr_value* attrs, siz
     return dt;
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

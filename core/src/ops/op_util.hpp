@@ -15,7 +15,7 @@
 #include <span>
 #include <string>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 
 // A tensor view that owns its shape and strides (engine kernels borrow pointers into it).
 // Only the first ndim entries are ever written or read: the arrays are deliberately left
@@ -79,7 +79,7 @@ inline void* address_at(const ferro_tensor_view& v, int64_t bytes) {
     return v.data != nullptr ? static_cast<char*>(v.data) + bytes : nullptr;
 }
 
-// Throws the status as ferro::Error (for executors composing host services).
+// Throws the status as ferro::host::Error (for executors composing host services).
 void check(ferro_status status);
 
 // Python's slice.indices over `size` elements for start:stop:step (None bounds allowed,
@@ -104,4 +104,4 @@ std::string attr_str(const ferro_attr_value* attrs, size_t index, const char* fa
 // A dtype attribute ("f64", "float32", ...): INVALID_ARGUMENT listing the accepted names.
 ferro_dtype attr_dtype(const std::string& op, const ferro_attr_value* attrs, size_t index);
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 constexpr uint32_t kMean = 100;  // not an engine op: a sum followed by a division
@@ -124,4 +124,4 @@ void add_reduce_ops(std::vector<CoreOp>& ops) {
     }
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

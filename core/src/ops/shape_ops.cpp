@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace ferro::ops {
+namespace ferro::host::ops {
 namespace {
 
 struct Layout {
@@ -317,4 +317,4 @@ void add_shape_ops(std::vector<CoreOp>& ops) {
     ops.push_back(std::move(contiguous));
 }
 
-}  // namespace ferro::ops
+}  // namespace ferro::host::ops

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 void require_entry(const void* fn, const std::string& engine, const char* entry) {
@@ -93,4 +93,4 @@ void check_runtime(uint64_t runtime_id, const Engine& engine, const std::string&
                             context, what, engine.runtime_id(), runtime_id));
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

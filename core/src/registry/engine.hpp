@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Engine {
 public:
@@ -76,4 +76,4 @@ using EnginePtr = std::shared_ptr<Engine>;
 // `engine` belongs to runtime `runtime_id`: objects of one runtime are refused by another's calls.
 void check_runtime(uint64_t runtime_id, const Engine& engine, const std::string& context, const std::string& what);
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 class Module {
 public:
@@ -35,4 +35,4 @@ private:
 
 using ModulePtr = std::shared_ptr<Module>;
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // Runs plugin code; an exception escaping it (an ABI violation) becomes a LoadError at `stage`.
@@ -226,4 +226,4 @@ bool remove_plugin(Snapshot& draft, const std::string& name) {
     return true;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace ferro {
+namespace ferro::host {
 
 struct RegistrationContext {
     const ferro_host_api* host;
@@ -27,4 +27,4 @@ void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx);
 // Removes the plugin `name` and everything it registered. Returns false when not found.
 bool remove_plugin(Snapshot& draft, const std::string& name);
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -11,7 +11,7 @@
 
 #include <exception>
 
-namespace ferro {
+namespace ferro::host {
 
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
@@ -188,4 +188,4 @@ void Runtime::unload_plugin(const std::string& name) {
     logger_.logf(FERRO_LOG_INFO, "loader", "unloaded plugin '{}'", name);
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 struct RuntimeOptions {
     std::vector<std::string> plugin_paths;  // searched first
@@ -120,4 +120,4 @@ private:
     std::unique_ptr<Dispatcher> dispatcher_;
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

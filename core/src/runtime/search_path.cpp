@@ -7,7 +7,7 @@
 #include <sstream>
 #include <system_error>
 
-namespace ferro {
+namespace ferro::host {
 
 std::filesystem::path default_plugin_dir() {
     Dl_info info{};
@@ -70,4 +70,4 @@ std::vector<std::filesystem::path> plugin_candidates(const std::filesystem::path
     return files;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

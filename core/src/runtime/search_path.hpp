@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 struct SearchDir {
     std::filesystem::path path;  // canonical_path of the entry
@@ -29,4 +29,4 @@ std::vector<std::filesystem::path> plugin_candidates(const std::filesystem::path
 // The plugin directory relative to the binary that contains libferro's code.
 std::filesystem::path default_plugin_dir();
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace ferro {
+namespace ferro::host {
 
 const PluginRecord* Snapshot::find_plugin(const std::string& name) const {
     for (const auto& p : plugins) {
@@ -65,4 +65,4 @@ const EnginePtr& Snapshot::engine_named(const std::string& name, const std::stri
                                      "' (available: " + known + ")");
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 
 // One failed (or partly failed) load: file, stage, status code, message.
 struct Diagnostic {
@@ -101,4 +101,4 @@ struct Snapshot {
 
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 
-namespace ferro {
+namespace ferro::host {
 
 std::optional<uint32_t> parse_log_level(std::string_view text) {
     std::string lower(text);
@@ -81,4 +81,4 @@ void Logger::log(uint32_t level, std::string_view source, std::string_view messa
     }
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

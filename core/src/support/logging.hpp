@@ -16,7 +16,7 @@ namespace spdlog {
 class logger;
 }
 
-namespace ferro {
+namespace ferro::host {
 
 // Same signature as ferro_log_callback in ferro.h. May be called from any thread.
 using LogCallback = void (*)(void* user, uint32_t level, const char* source, const char* message);
@@ -55,4 +55,4 @@ private:
     std::shared_ptr<spdlog::logger> spd_;
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

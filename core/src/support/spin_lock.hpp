@@ -7,7 +7,7 @@
 #include <atomic>
 #include <thread>
 
-namespace ferro {
+namespace ferro::host {
 
 class SpinLock {
 public:
@@ -40,4 +40,4 @@ private:
     std::atomic<bool> locked_{false};
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -2,7 +2,7 @@
 
 #include <new>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // Returned when even a status cannot be allocated; free_status never deletes it.
@@ -88,4 +88,4 @@ void require_struct_size(uint32_t struct_size, std::size_t minimum, const std::s
                     std::to_string(minimum) + " (set struct_size to the struct's sizeof)");
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -1,4 +1,4 @@
-// Status objects (the ferro_status handles of the ABI) and ferro::Error, the exception C++ code
+// Status objects (the ferro_status handles of the ABI) and ferro::host::Error, the exception C++ code
 // inside the host throws. The guard at every extern "C" boundary turns one into the other.
 #pragma once
 
@@ -16,7 +16,7 @@ struct ferro_status_impl {
     std::string op;  // qualified op name, when known
 };
 
-namespace ferro {
+namespace ferro::host {
 
 // The exception host code throws; `code` is a ferro_status_code.
 class Error : public std::runtime_error {
@@ -42,7 +42,7 @@ ferro_status make_status(uint32_t code, const std::string& message) noexcept;
 void free_status(ferro_status status) noexcept;
 const char* status_code_name(uint32_t code) noexcept;
 
-// Throws ferro::Error carrying the code and message of `status`, and frees it.
+// Throws ferro::host::Error carrying the code and message of `status`, and frees it.
 void throw_if_error(ferro_status status);
 
 // Describes the exception being handled (call inside a catch block) as escaping plugin code
@@ -63,4 +63,4 @@ ferro_status guard(Body&& body) noexcept {
     }
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

@@ -10,7 +10,7 @@
 #include <new>
 #include <utility>
 
-namespace ferro {
+namespace ferro::host {
 
 template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)>
 class ThreadCache {
@@ -68,4 +68,4 @@ private:
     }
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

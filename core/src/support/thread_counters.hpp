@@ -20,7 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ferro {
+namespace ferro::host {
 
 class ThreadSlot {
 public:
@@ -106,4 +106,4 @@ private:
     std::array<Slot, ThreadSlot::kOwned + 1> slots_{};
 };
 
-}  // namespace ferro
+}  // namespace ferro::host

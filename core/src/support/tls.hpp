@@ -1,7 +1,7 @@
 // Thread-locals on hot paths.
 #pragma once
 
-namespace ferro {
+namespace ferro::host {
 
 // `t`, a thread_local, as an ordinary reference. GCC looks a thread_local's address up again
 // (a __tls_get_addr call in a shared library) after a branch that may call out; an address
@@ -13,4 +13,4 @@ template <class T>
     return *p;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

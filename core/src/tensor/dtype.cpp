@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace ferro {
+namespace ferro::host {
 
 int64_t itemsize(ferro_dtype dtype) { return FERRO_DTYPE_BITS(dtype) / 8; }
 
@@ -60,4 +60,4 @@ ferro_dtype to_inexact(ferro_dtype d) { return is_inexact(d) ? d : FERRO_DTYPE_F
 ferro_dtype real_dtype(ferro_dtype d) { return plugin::real_dtype(d); }
 ferro_dtype complex_dtype(ferro_dtype d) { return plugin::complex_dtype(d); }
 
-}  // namespace ferro
+}  // namespace ferro::host

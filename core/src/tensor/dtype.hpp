@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace ferro {
+namespace ferro::host {
 
 int64_t itemsize(ferro_dtype dtype);
 bool is_valid_dtype(ferro_dtype dtype);  // one of the six ferro supports
@@ -31,4 +31,4 @@ ferro_dtype real_dtype(ferro_dtype dtype);
 // f32 -> c64, f64 -> c128, complex unchanged.
 ferro_dtype complex_dtype(ferro_dtype dtype);
 
-}  // namespace ferro
+}  // namespace ferro::host

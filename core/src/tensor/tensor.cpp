@@ -7,7 +7,7 @@
 
 #include <limits>
 
-namespace ferro {
+namespace ferro::host {
 
 // A fresh tensor and its storage in one allocation, with room for a small tensor's data when
 // the engine is the built-in cpu engine (then the storage imports that room instead of asking
@@ -292,4 +292,4 @@ void copy_to_host(const ferro_tensor_impl& t, void* data, uint64_t bytes) {
     throw_if_error(e.iface().copy_d2h(e.self(), packed->storage->buffer(), 0, data, bytes));
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

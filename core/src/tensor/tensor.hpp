@@ -15,7 +15,7 @@
 #include <span>
 #include <utility>
 
-namespace ferro {
+namespace ferro::host {
 
 using Dims = boost::container::small_vector<int64_t, 6>;
 
@@ -114,19 +114,19 @@ inline StoragePtr::~StoragePtr() {
     if (s_ != nullptr) s_->release();
 }
 
-}  // namespace ferro
+}  // namespace ferro::host
 
 struct ferro_tensor_impl {
     std::atomic<uint32_t> refs{1};
     bool in_block = false;  // allocated with its storage in one TensorBlock (tensor.cpp)
-    ferro::StoragePtr storage;
+    ferro::host::StoragePtr storage;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
-    ferro::Dims shape, strides;  // strides in elements
+    ferro::host::Dims shape, strides;  // strides in elements
     uint64_t byte_offset = 0;
-    std::unique_ptr<ferro::AutogradMeta, ferro::AutogradMetaDeleter> autograd;  // null: plain tensor
+    std::unique_ptr<ferro::host::AutogradMeta, ferro::host::AutogradMetaDeleter> autograd;  // null: plain tensor
 };
 
-namespace ferro {
+namespace ferro::host {
 
 // An owning reference to a tensor (intrusive refcount shared with the ABI's retain/release).
 class TensorPtr {
@@ -233,4 +233,4 @@ void fill_signature(const ferro_tensor_impl& t, ferro_signature& out);
 void copy_from_host(const ferro_tensor_impl& t, const void* data, uint64_t bytes);
 void copy_to_host(const ferro_tensor_impl& t, void* data, uint64_t bytes);
 
-}  // namespace ferro
+}  // namespace ferro::host

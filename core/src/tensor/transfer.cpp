@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-namespace ferro {
+namespace ferro::host {
 namespace {
 
 // The view's bytes [base, base + bytes) must lie in the memory lent.
@@ -63,4 +63,4 @@ TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& en
     return out;
 }
 
-}  // namespace ferro
+}  // namespace ferro::host

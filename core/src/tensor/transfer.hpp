@@ -8,7 +8,7 @@
 #include <optional>
 #include <span>
 
-namespace ferro {
+namespace ferro::host {
 
 class Runtime;
 
@@ -31,4 +31,4 @@ TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype
 // `t` on `engine`: `t` itself when already there, else a row-major copy through host memory.
 TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& engine);
 
-}  // namespace ferro
+}  // namespace ferro::host
