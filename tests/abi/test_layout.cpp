@@ -33,9 +33,10 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_SIZE(ferro_gemm_args, 240);
     PIN_OFFSET(ferro_gemm_args, alpha, 184);
     PIN_OFFSET(ferro_gemm_args, conj_a, 232);
-    PIN_SIZE(ferro_device_props, 496);
+    PIN_SIZE(ferro_device_props, 504);
     PIN_OFFSET(ferro_device_props, memory_bytes, 136);
     PIN_OFFSET(ferro_device_props, dtypes, 172);
+    PIN_OFFSET(ferro_device_props, threads, 496);  // 1.10 appended reserved (the padding before), threads
     PIN_SIZE(ferro_probe_result, 264);
     PIN_SIZE(ferro_engine_iface, 160);
     PIN_OFFSET(ferro_engine_iface, import_memory, 144);
@@ -61,7 +62,9 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_op_schema, diff_inputs, 72);
     PIN_OFFSET(ferro_op_schema, vjp, 104);
     PIN_OFFSET(ferro_op_schema, jvp, 112);
-    PIN_SIZE(ferro_exec_args, 88);
+    PIN_SIZE(ferro_exec_args, 104);  // 1.10 appended n_residuals, residuals
+    PIN_OFFSET(ferro_exec_args, n_residuals, 88);
+    PIN_OFFSET(ferro_exec_args, residuals, 96);
     PIN_OFFSET(ferro_exec_args, workspace, 40);
     PIN_OFFSET(ferro_exec_args, session, 80);
     PIN_SIZE(ferro_plan_iface, 32);
@@ -81,7 +84,8 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_examples_args, examples, 24);
     PIN_OFFSET(ferro_examples_args, n_examples, 32);
     PIN_SIZE(ferro_module_instance, 24);
-    PIN_SIZE(ferro_engine_target, 40);
+    PIN_SIZE(ferro_engine_target, 48);  // 1.10 appended threads
+    PIN_OFFSET(ferro_engine_target, threads, 40);
     PIN_SIZE(ferro_module_create_args, 32);  // 1.9 appended family
     PIN_OFFSET(ferro_module_create_args, family, 24);
     PIN_SIZE(ferro_family_desc, 48);

@@ -107,3 +107,19 @@ TEST_CASE("plugin rules: a recorded call's residuals reach its VJP rule and go w
                 "fixture_residual.leaky: module of plugin 'fixture_residual' returned a plan with 1 residuals for a "
                 "call the tape does not record");
 }
+
+TEST_CASE("plugin rules: residuals reach a plugin built for 1.8 after its outputs, and one built for 1.10 in their own field", "[autodiff]") {
+    Runtime rt = runtime_with_ad_fixture();
+    for (const std::string plugin : {"fixture_residual", "fixture_residual18"}) {
+        INFO(plugin);
+        rt.load_plugin(build_dir() + "/tests/fixtures/autodiff/libferro_" + plugin + ".so");
+        Tensor x = rt.tensor<double>({1.0, -2.0, 3.0}, {3});
+        x.set_requires_grad();
+        const std::vector<Tensor> outputs = rt.call((plugin + ".square").c_str(), {x});
+        REQUIRE(outputs.size() == 1);  // the residual is not an output
+        check_close(outputs[0].to_vector<double>(), std::vector<double>{1.0, 4.0, 9.0});
+        // The rule fails without the residual the executor wrote: d sum(x^2) = 2x from it.
+        outputs[0].sum().backward();
+        check_close(x.grad().to_vector<double>(), std::vector<double>{2.0, -4.0, 6.0});
+    }
+}

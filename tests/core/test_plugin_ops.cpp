@@ -2,6 +2,9 @@
 // contained, mixed engines are refused, transfers are explicit, unload respects live objects.
 #include "ferro_test.hpp"
 
+#include <functional>
+#include <utility>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -105,4 +108,39 @@ TEST_CASE("unload: cached plans of a plugin do not block its unload", "[core]") 
     CHECK(rt.plan_cache_stats().entries >= 1);
     rt.unload_plugin("fixture_bad");
     check_error([&] { rt.call("fixture_bad.scale", {x}); }, FERRO_NOT_FOUND, "no op named 'fixture_bad.scale'");
+}
+
+namespace {
+// The phase of the error `fn` throws (FERRO_PHASE_*), with its code.
+std::pair<uint32_t, uint32_t> failure_phase(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const Error& e) {
+        return {e.code(), e.phase()};
+    }
+    FAIL("no error");
+    return {};
+}
+}  // namespace
+
+TEST_CASE("errors: a status says where it happened: load, prepare, execute, backward, or before any", "[core]") {
+    Runtime rt = runtime_with_fixtures();
+    rt.load_plugin(build_dir() + "/tests/fixtures/autodiff/libferro_fixture_ad.so");
+    const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
+    using Phase = std::pair<uint32_t, uint32_t>;
+    // An executor's failure, and infer's (shapes that do not broadcast).
+    CHECK(failure_phase([&] { rt.call("fixture_bad.out_of_bounds", {x}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_EXECUTE});
+    CHECK(failure_phase([&] { (void)(x + rt.zeros({2})); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_PREPARE});
+    // Argument checks come before any phase.
+    CHECK(failure_phase([&] { x.call("core.sum", {Attr("axis", int64_t{0})}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_NONE});
+    CHECK(failure_phase([&] { rt.call("core.add", {x}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_NONE});
+    // A VJP rule's failure, during backward.
+    Tensor w = rt.tensor<double>({1.0, 2.0}, {2});
+    w.set_requires_grad();
+    const Tensor y = rt.call("fixture_ad.misshapen", {w})[0].sum();
+    CHECK(failure_phase([&] { y.backward(); }) == Phase{FERRO_INTERNAL, FERRO_PHASE_BACKWARD});
+    // A file that is not a plugin.
+    CHECK(failure_phase([&] { rt.load_plugin(corpus_file("truncated")); }).second == FERRO_PHASE_LOAD);
+    // The C API's accessor; NULL (success) has none.
+    CHECK(ferro_status_phase(nullptr) == FERRO_PHASE_NONE);
 }

@@ -37,6 +37,9 @@ FERRO_API void ferro_abi_version(uint32_t* out_major, uint32_t* out_minor);
 /* Accessors of a status; NULL reads as OK / "". The message is borrowed for the status's life. */
 FERRO_API uint32_t ferro_status_code(ferro_status status);
 FERRO_API const char* ferro_status_message(ferro_status status);
+/* Where the failure happened (a ferro_phase, status.h): loading a plugin, preparing or executing
+ * an op call, or backward; FERRO_PHASE_NONE for failures before those (argument checks). */
+FERRO_API uint32_t ferro_status_phase(ferro_status status);
 /* "INVALID_ARGUMENT" etc.; static string. */
 FERRO_API const char* ferro_status_code_name(uint32_t code);
 /* Releases a status (NULL is fine). */
@@ -65,6 +68,7 @@ typedef struct ferro_runtime_options {
     uint64_t plan_cache_max_entries;
     uint64_t plan_cache_max_bytes;
 } ferro_runtime_options;
+FERRO_STRUCT_TRAITS(ferro_runtime_options, plan_cache_max_bytes);
 
 /* Fills `options` with the defaults (and struct_size). */
 FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options);
@@ -118,6 +122,7 @@ typedef struct ferro_plugin_info {
      * ("fft"); "" when none. */
     const char* module_families;
 } ferro_plugin_info;
+FERRO_STRUCT_TRAITS(ferro_plugin_info, module_families);
 
 typedef struct ferro_diagnostic_info {
     uint32_t struct_size;
@@ -126,6 +131,7 @@ typedef struct ferro_diagnostic_info {
     const char* stage; /* "open", "entry", "query", "abi", "validate", "probe", "create", "register" */
     const char* message;
 } ferro_diagnostic_info;
+FERRO_STRUCT_TRAITS(ferro_diagnostic_info, message);
 
 typedef struct ferro_engine_info {
     uint32_t struct_size;
@@ -138,6 +144,7 @@ typedef struct ferro_engine_info {
     int32_t score;
     uint32_t flags;     /* FERRO_ENGINE_* */
 } ferro_engine_info;
+FERRO_STRUCT_TRAITS(ferro_engine_info, flags);
 
 /* One engine kind a plugin provides, with how many devices it found and why not more. */
 typedef struct ferro_engine_kind_info {
@@ -147,6 +154,7 @@ typedef struct ferro_engine_kind_info {
     const char* kind;
     const char* reason;
 } ferro_engine_kind_info;
+FERRO_STRUCT_TRAITS(ferro_engine_kind_info, reason);
 
 typedef struct ferro_op_info {
     uint32_t struct_size;
@@ -159,6 +167,7 @@ typedef struct ferro_op_info {
     ferro_bool has_vjp;
     ferro_bool has_jvp;
 } ferro_op_info;
+FERRO_STRUCT_TRAITS(ferro_op_info, has_jvp);
 
 typedef struct ferro_search_dir_info {
     uint32_t struct_size;
@@ -166,6 +175,7 @@ typedef struct ferro_search_dir_info {
     const char* path;
     const char* origin; /* "runtime option", "FERRO_PLUGIN_PATH", "next to libferro" */
 } ferro_search_dir_info;
+FERRO_STRUCT_TRAITS(ferro_search_dir_info, origin);
 
 /* Counts and entries; `index` must be below the count (else OUT_OF_RANGE). `out` is caller
  * storage: set its struct_size. */
@@ -200,6 +210,7 @@ typedef struct ferro_op_attr_info {
     const char* doc;
     ferro_attr_value default_value; /* type FERRO_ATTR_NONE: None, or no default when required */
 } ferro_op_attr_info;
+FERRO_STRUCT_TRAITS(ferro_op_attr_info, default_value);
 FERRO_API ferro_status ferro_inventory_op_attr(const ferro_inventory* inventory, uint32_t op_index,
                                                uint32_t attr_index, ferro_op_attr_info* out);
 
@@ -213,6 +224,7 @@ typedef struct ferro_op_detail_info {
     uint32_t reserved;
     const ferro_dtype* dtypes; /* the dtypes its main inputs accept */
 } ferro_op_detail_info;
+FERRO_STRUCT_TRAITS(ferro_op_detail_info, dtypes);
 FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index,
                                                  ferro_op_detail_info* out);
 
@@ -223,6 +235,7 @@ typedef struct ferro_engine_detail_info {
     const ferro_dtype* dtypes;
     const char* details; /* driver, compute capability, threads, ... */
 } ferro_engine_detail_info;
+FERRO_STRUCT_TRAITS(ferro_engine_detail_info, details);
 FERRO_API ferro_status ferro_inventory_engine_detail(const ferro_inventory* inventory, uint32_t engine_index,
                                                      ferro_engine_detail_info* out);
 
@@ -235,6 +248,7 @@ typedef struct ferro_family_info {
     const char* description;
     const char* plugin;
 } ferro_family_info;
+FERRO_STRUCT_TRAITS(ferro_family_info, plugin);
 FERRO_API uint32_t ferro_inventory_family_count(const ferro_inventory* inventory);
 FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, uint32_t index,
                                               ferro_family_info* out);
@@ -248,6 +262,7 @@ typedef struct ferro_module_info {
     const char* plugin; /* the plugin whose factory was asked */
     const char* reason; /* why there is none; "" when available */
 } ferro_module_info;
+FERRO_STRUCT_TRAITS(ferro_module_info, reason);
 FERRO_API uint32_t ferro_inventory_module_count(const ferro_inventory* inventory);
 FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index,
                                               ferro_module_info* out);
@@ -300,6 +315,7 @@ typedef struct ferro_borrow_args {
     void (*deleter)(void* context); /* may be NULL: runs when no tensor uses the memory any more */
     void* context;
 } ferro_borrow_args;
+FERRO_STRUCT_TRAITS(ferro_borrow_args, context);
 
 /* ferro_tensor_borrow_host with the memory's extent: a view reaching outside [lent, lent +
  * lent_bytes) is INVALID_ARGUMENT, and nothing is borrowed (the deleter does not run). */
@@ -381,6 +397,7 @@ typedef struct ferro_plan_cache_stats {
     uint32_t reserved;
     uint64_t hits, misses, evictions, entries, bytes, max_entries, max_bytes;
 } ferro_plan_cache_stats;
+FERRO_STRUCT_TRAITS(ferro_plan_cache_stats, max_bytes);
 
 FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime,
                                                       ferro_plan_cache_stats* out);
@@ -397,6 +414,7 @@ typedef struct ferro_engine_memory_stats {
     uint32_t reserved;
     uint64_t live_buffers, live_bytes, allocations;
 } ferro_engine_memory_stats;
+FERRO_STRUCT_TRAITS(ferro_engine_memory_stats, allocations);
 FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime, const char* engine,
                                                    ferro_engine_memory_stats* out);
 

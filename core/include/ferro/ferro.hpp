@@ -31,21 +31,25 @@
 
 namespace ferro {
 
-// A failed call: the status code (FERRO_INVALID_ARGUMENT, ...) and its message.
+// A failed call: the status code (FERRO_INVALID_ARGUMENT, ...), its message, and where it
+// happened (a ferro_phase: FERRO_PHASE_PREPARE, _EXECUTE, _BACKWARD, _LOAD, or _NONE).
 class Error : public std::runtime_error {
 public:
-    Error(uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    Error(uint32_t code, const std::string& message, uint32_t phase = FERRO_PHASE_NONE)
+        : std::runtime_error(message), code_(code), phase_(phase) {}
     uint32_t code() const noexcept { return code_; }
     const char* code_name() const noexcept { return ferro_status_code_name(code_); }
+    uint32_t phase() const noexcept { return phase_; }
 
 private:
     uint32_t code_;
+    uint32_t phase_;
 };
 
 // Throws ferro::Error for a non-NULL status (and frees it).
 inline void check(ferro_status status) {
     if (status == nullptr) return;
-    Error error(ferro_status_code(status), ferro_status_message(status));
+    Error error(ferro_status_code(status), ferro_status_message(status), ferro_status_phase(status));
     ferro_status_free(status);
     throw error;
 }

@@ -386,7 +386,12 @@ private:
 }  // namespace
 
 std::vector<TensorPtr> run_backward(Runtime& runtime, const BackwardArgs& args) {
-    return Pass(runtime, args).run();
+    try {
+        return Pass(runtime, args).run();
+    } catch (Error& e) {
+        e.set_phase(FERRO_PHASE_BACKWARD);  // an op executed by a rule failed in backward too
+        throw;
+    }
 }
 
 }  // namespace ferro::host

@@ -63,8 +63,10 @@ FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const c
         require(path, "ferro_runtime_load_plugin", "path");
         const auto result = runtime->runtime.load_plugin(path);
         if (const auto& d = result.diagnostic) {
-            throw ferro::host::Error(d->code, fmt::format("{}: stage {}: {}", d->file,
-                                                    ferro::host::load_stage_name(d->stage), d->message));
+            throw ferro::host::Error(d->code,
+                                     fmt::format("{}: stage {}: {}", d->file, ferro::host::load_stage_name(d->stage),
+                                                 d->message),
+                                     FERRO_PHASE_LOAD);
         }
     });
 }

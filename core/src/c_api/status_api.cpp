@@ -18,6 +18,10 @@ FERRO_API const char* ferro_status_message(ferro_status status) {
     return status != nullptr ? status->message.c_str() : "";
 }
 
+FERRO_API uint32_t ferro_status_phase(ferro_status status) {
+    return status != nullptr ? status->phase : uint32_t{FERRO_PHASE_NONE};
+}
+
 FERRO_API const char* ferro_status_code_name(uint32_t code) {
     return ferro::host::status_code_name(code);
 }

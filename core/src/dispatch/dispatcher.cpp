@@ -272,7 +272,14 @@ EntryPtr Dispatcher::miss(ferro_op_impl& op, const PlanKey& key, const ferro_nam
     auto made = std::make_shared<PlanEntry>(attrs);
     made->engine = pick_engine(runtime_, *snap, schema, op.name, attrs, inputs);
     made->host_op = core_host_op(&schema);
-    if (!made->host_op) made->plan = prepare(*entry, *family, made->engine, attrs, inputs, key.recorded);
+    if (!made->host_op) {
+        try {
+            made->plan = prepare(*entry, *family, made->engine, attrs, inputs, key.recorded);
+        } catch (Error& e) {
+            e.annotate(FERRO_PHASE_PREPARE);
+            throw;
+        }
+    }
     made->key = key;
     made->schema = &schema;
     made->family_library = family->library;

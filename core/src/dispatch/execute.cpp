@@ -13,12 +13,13 @@
 namespace ferro::host {
 namespace {
 
-// Executes the plan on these outputs in one session. Inlined into its one caller: a call of
-// its own cost a small fft's repeated call ~50 instructions.
+// Executes the plan on these outputs (the plan's residuals last, `n_residuals` of them) in one
+// session. Inlined into its one caller: a call of its own cost a small fft's repeated call ~50
+// instructions.
 [[gnu::always_inline]] inline void run_plan(const CachedPlan& plan, const std::string& op, const EnginePtr& engine,
                                             const ferro_host_api* host, const AttrValues& attrs,
                                             std::span<ferro_tensor_impl* const> inputs,
-                                            std::span<ferro_tensor_impl* const> outputs) {
+                                            std::span<ferro_tensor_impl* const> outputs, size_t n_residuals) {
     Session session(engine);
     const size_t n_in = inputs.size(), n_out = outputs.size();
     boost::container::small_vector<ferro_tensor_view, 4> views(n_in + n_out, boost::container::default_init);
@@ -36,7 +37,14 @@ namespace {
         ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
     }
     ferro_exec_args args{sizeof args, static_cast<uint32_t>(n_in), static_cast<uint32_t>(n_out), 0,
-                         attrs.data(), views.data(), views.data() + n_in, ws, session.get()};
+                         attrs.data(), views.data(), views.data() + n_in, ws, session.get(), 0, 0, nullptr};
+    // Since 1.10 residuals have a field of their own; 1.8 and 1.9 modules find them after the
+    // outputs, counted in n_outputs, as those minors said.
+    if (n_residuals > 0 && plan.module()->abi_minor() >= 10) {
+        args.n_outputs = static_cast<uint32_t>(n_out - n_residuals);
+        args.n_residuals = static_cast<uint32_t>(n_residuals);
+        args.residuals = views.data() + n_in + args.n_outputs;
+    }
     ferro_status st;
     if (plan.iface().execute_in_session != nullptr) {
         st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_session(plan.self(), host, &args); });
@@ -99,7 +107,12 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
         residuals.push_back(make_checked_tensor(engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes));
         written.push_back(residuals.back().get());
     }
-    run_plan(plan, op, engine, runtime_.host_api(), attrs, inputs, {written.data(), written.size()});
+    try {
+        run_plan(plan, op, engine, runtime_.host_api(), attrs, inputs, {written.data(), written.size()}, residuals.size());
+    } catch (Error& e) {
+        e.annotate(FERRO_PHASE_EXECUTE);
+        throw;
+    }
     if (into.empty() && any_autograd(inputs)) {
         after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()},
                    {residuals.data(), residuals.size()});

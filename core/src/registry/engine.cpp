@@ -75,12 +75,12 @@ Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal
         throw LoadError(LoadStage::create, FERRO_INTERNAL,
                         fmt::format("engine '{}': properties failed: {}", name_, message));
     }
-    builtin_cpu_ = library_ == nullptr && kind_ == "cpu" && FERRO_HAS_FIELD(iface_, ferro_engine_iface, release_import) &&
-                   iface_->import_memory != nullptr && iface_->release_import != nullptr;
+    constexpr uint32_t kAddressBuffers = FERRO_ENGINE_BUFFER_IS_ADDRESS | FERRO_ENGINE_HOST_ADDRESSABLE;
+    buffers_are_addresses_ = (props_.flags & kAddressBuffers) == kAddressBuffers;
     props_.name[sizeof props_.name - 1] = '\0';
     props_.details[sizeof props_.details - 1] = '\0';
     target_ = {sizeof target_, ordinal_, name_.c_str(), kind_.c_str(), context_abi_.c_str(),
-               &props_};
+               &props_, FERRO_HAS_FIELD(&props_, ferro_device_props, threads) ? props_.threads : 0};
 }
 
 Engine::~Engine() { iface_->destroy(self_); }

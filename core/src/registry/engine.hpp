@@ -35,9 +35,9 @@ public:
     const ferro_engine_iface& iface() const noexcept { return *iface_; }
     void* self() const noexcept { return self_; }
     const LibraryPtr& library() const noexcept { return library_; }  // null for built-ins
-    // The built-in cpu engine, whose buffers are plain host memory and whose import_memory is
-    // the identity: the host may place small buffers itself (inside a tensor's allocation).
-    bool builtin_cpu() const noexcept { return builtin_cpu_; }
+    // An engine whose buffer handles are addresses (FERRO_ENGINE_BUFFER_IS_ADDRESS, with
+    // HOST_ADDRESSABLE): the host may place small buffers itself (inside a tensor's allocation).
+    bool buffers_are_addresses() const noexcept { return buffers_are_addresses_; }
 
     // The target description handed to module factories; valid while the engine lives.
     const ferro_engine_target& target() const noexcept { return target_; }
@@ -64,7 +64,7 @@ private:
     void* self_;
     const ferro_engine_iface* iface_;
     LibraryPtr library_;
-    bool builtin_cpu_ = false;
+    bool buffers_are_addresses_ = false;
     ferro_device_props props_{};
     ferro_engine_target target_{};
     mutable ThreadCounters<3> memory_;  // live buffers, live bytes, allocations

@@ -114,13 +114,13 @@ void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc
             draft.ops.emplace(qualified, OpEntry{qualified, f.id, k, &f.ops[k]});
         }
         if (f.create_module != nullptr) {
-            draft.module_sources.push_back({f.id, record.name, f.create_module, library});
+            draft.module_sources.push_back({f.id, record.name, f.create_module, library, desc.abi_minor});
         }
         record.families.push_back(f.id);
     }
     for (uint32_t i = 0; i < desc.n_module_providers; ++i) {
         const auto& m = desc.module_providers[i];
-        draft.module_sources.push_back({m.family_id, record.name, m.create_module, library});
+        draft.module_sources.push_back({m.family_id, record.name, m.create_module, library, desc.abi_minor});
         record.module_families.push_back(m.family_id);
         record.module_families_text += (record.module_families_text.empty() ? "" : ",") + std::string(m.family_id);
     }
@@ -153,7 +153,7 @@ ModuleSlot create_module(const ModuleSource& source, const FamilySlot& family, c
             throw LoadError(LoadStage::register_, FERRO_INVALID_ARGUMENT,
                             what + " returned a module table with a NULL or truncated entry");
         }
-        slot.module = std::make_shared<Module>(inst, source.library, source.plugin);
+        slot.module = std::make_shared<Module>(inst, source.library, source.plugin, source.abi_minor);
     } catch (const LoadError& e) {
         slot.decline_reason = e.what();
         ctx.logger.logf(FERRO_LOG_WARN, "registry", "{}", e.what());

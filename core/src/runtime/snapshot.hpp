@@ -53,6 +53,7 @@ struct ModuleSource {
     std::string plugin;  // provider plugin name
     ferro_create_module_fn create = nullptr;
     LibraryPtr library;
+    uint32_t abi_minor = 0;  // the provider's (ferro_plugin_desc.abi_minor)
 };
 
 // The outcome of asking one source for a module on one engine.

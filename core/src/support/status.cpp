@@ -51,7 +51,7 @@ const char* status_code_name(uint32_t code) noexcept {
 
 void throw_if_error(ferro_status status) {
     if (status == nullptr) return;
-    Error error(status->code, status->message);
+    Error error(status->code, status->message, status->phase);
     free_status(status);
     throw error;
 }
@@ -71,7 +71,9 @@ ferro_status status_from_current_exception() noexcept {
     try {
         throw;
     } catch (const Error& e) {
-        return make_status(e.code(), e.what());
+        ferro_status st = make_status(e.code(), e.what());
+        if (st->code == e.code()) st->phase = e.phase();  // not the static out-of-memory status
+        return st;
     } catch (const std::bad_alloc&) {
         return make_status(FERRO_RESOURCE_EXHAUSTED, "out of memory");
     } catch (const std::exception& e) {

@@ -18,14 +18,25 @@ struct ferro_status_impl {
 
 namespace ferro::host {
 
-// The exception host code throws; `code` is a ferro_status_code.
+// The exception host code throws; `code` is a ferro_status_code, `phase` a ferro_phase: where
+// the failure happened (loading a plugin, preparing or executing a call, backward), set by the
+// layer that knows as the error passes through it.
 class Error : public std::runtime_error {
 public:
-    Error(uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    Error(uint32_t code, const std::string& message, uint32_t phase = FERRO_PHASE_NONE)
+        : std::runtime_error(message), code_(code), phase_(phase) {}
     uint32_t code() const noexcept { return code_; }
+    uint32_t phase() const noexcept { return phase_; }
+    // Sets the phase unless an inner layer did (a call inside a plugin's prepare that failed
+    // while executing stays an execute failure).
+    void annotate(uint32_t phase) noexcept {
+        if (phase_ == FERRO_PHASE_NONE) phase_ = phase;
+    }
+    void set_phase(uint32_t phase) noexcept { phase_ = phase; }
 
 private:
     uint32_t code_;
+    uint32_t phase_;
 };
 
 // Builders for the common codes: throw invalid_argument("einsum: ...").

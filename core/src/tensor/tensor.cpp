@@ -26,7 +26,7 @@ struct TensorBlock {
         auto* block = static_cast<char*>(Cache::allocate());
         Storage* storage;
         try {
-            if (engine->builtin_cpu() && bytes <= kInlineBytes) {
+            if (engine->buffers_are_addresses() && bytes <= kInlineBytes) {
                 storage = new (block + kStorageAt) Storage(engine, block + kDataAt, bytes);
             } else {
                 storage = new (block + kStorageAt) Storage(engine, bytes);
@@ -79,11 +79,12 @@ Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
-// The built-in cpu engine's buffer handle is the address itself (its import_memory is the
-// identity), and it has no library to count users of.
+// On an engine whose buffer handles are addresses, the address is the buffer.
 Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes)
     : kind_(Kind::placed), engine_(engine), buffer_(static_cast<ferro_buffer>(address)), address_(address),
-      bytes_(bytes) {}
+      bytes_(bytes) {
+    if (engine_->library()) engine_->library()->add_user_object();
+}
 
 Storage::~Storage() {
     switch (kind_) {

@@ -39,7 +39,8 @@ unsigned thread_count() {
 
 ferro_status properties(void* self, ferro_device_props* out) {
     std::snprintf(out->name, sizeof out->name, "host cpu (%u threads)", self_of(self).pool->size());
-    out->flags = FERRO_ENGINE_HOST_ADDRESSABLE;
+    out->flags = FERRO_ENGINE_HOST_ADDRESSABLE | FERRO_ENGINE_BUFFER_IS_ADDRESS;
+    if (FERRO_HAS_FIELD(out, ferro_device_props, threads)) out->threads = self_of(self).pool->size();
     out->dlpack_device_type = FERRO_DLPACK_DEVICE_CPU;
     out->score = 0;  // accelerators, when present, are preferred
     const ferro_dtype dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64,

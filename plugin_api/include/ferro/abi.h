@@ -6,7 +6,8 @@
  *     function signature changed). The host refuses a plugin whose major differs from its own
  *     with status FERRO_INCOMPATIBLE, naming both versions, before reading anything in the
  *     descriptor beyond its first three fields.
- *  2. FERRO_ABI_MINOR changes when fields or functions are appended. Every struct that crosses the
+ *  2. FERRO_ABI_MINOR changes when fields or functions are appended (and FERRO_STRUCT_TRAITS,
+ *     below, moves to the new last field). Every struct that crosses the
  *     boundary starts with `uint32_t struct_size` (set by whoever fills the struct to
  *     sizeof() at its build time). Fields are only ever appended. A reader checks
  *     FERRO_HAS_FIELD before reading a field newer than 1.0. Each minor gets one line in
@@ -35,7 +36,7 @@
 #include <stdint.h>
 
 #define FERRO_ABI_MAJOR 1u
-#define FERRO_ABI_MINOR 9u
+#define FERRO_ABI_MINOR 10u
 
 /* True when `ptr` (a pointer to a struct whose first field is struct_size) was filled by a
  * party that knew about `field`. Use before reading any field appended after 1.0. */
@@ -45,6 +46,20 @@
 /* Size of a struct up to and including `field`: the minimum struct_size a reader accepts for a
  * struct whose last required field is `field`. */
 #define FERRO_STRUCT_SIZE_UP_TO(type, field) (offsetof(type, field) + sizeof(((const type*)0)->field))
+
+/* The size trait of a versioned struct, written after its definition with its last field:
+ * `type_STRUCT_SIZE`, the struct's size up to that field in this version of the headers, and a
+ * compile-time check that nothing follows the field but padding, so that a field appended
+ * without moving the trait fails to compile. (As PJRT's PJRT_DEFINE_STRUCT_TRAITS.) */
+#ifdef __cplusplus
+#define FERRO_STATIC_ASSERT(cond, message) static_assert(cond, message)
+#else
+#define FERRO_STATIC_ASSERT(cond, message) _Static_assert(cond, message)
+#endif
+#define FERRO_STRUCT_TRAITS(type, last_field)                                                      \
+    enum { type##_STRUCT_SIZE = FERRO_STRUCT_SIZE_UP_TO(type, last_field) };                        \
+    FERRO_STATIC_ASSERT(sizeof(type) - FERRO_STRUCT_SIZE_UP_TO(type, last_field) < 8,              \
+                        #type ": a field follows " #last_field "; move its FERRO_STRUCT_TRAITS")
 
 #if defined(_WIN32)
 #define FERRO_EXPORT_SYMBOL __declspec(dllexport)

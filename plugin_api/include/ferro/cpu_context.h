@@ -35,6 +35,7 @@ typedef struct ferro_cpu_context {
      * parallel_for. Every hold must be released, on any thread. Thread-safe. */
     void (*blas_one_thread)(const struct ferro_cpu_context* ctx, int32_t hold);
 } ferro_cpu_context;
+FERRO_STRUCT_TRAITS(ferro_cpu_context, blas_one_thread);
 
 FERRO_EXTERN_C_END
 

@@ -46,6 +46,7 @@ typedef struct ferro_cuda_context {
     ferro_status (*synchronize)(const struct ferro_cuda_context* ctx);
     void* engine; /* engine-private; do not touch */
 } ferro_cuda_context;
+FERRO_STRUCT_TRAITS(ferro_cuda_context, engine);
 
 FERRO_EXTERN_C_END
 

@@ -98,6 +98,7 @@ typedef struct ferro_fill_args {
     ferro_tensor_view out;
     ferro_scalar value;
 } ferro_fill_args;
+FERRO_STRUCT_TRAITS(ferro_fill_args, value);
 
 /* out = in converted to out's dtype (complex -> real keeps the real part, as numpy). */
 typedef struct ferro_cast_args {
@@ -106,6 +107,7 @@ typedef struct ferro_cast_args {
     ferro_tensor_view in;
     ferro_tensor_view out;
 } ferro_cast_args;
+FERRO_STRUCT_TRAITS(ferro_cast_args, out);
 
 /* out = op(in). in and out share a dtype unless the op says otherwise. */
 typedef struct ferro_unary_args {
@@ -114,6 +116,7 @@ typedef struct ferro_unary_args {
     ferro_tensor_view in;
     ferro_tensor_view out;
 } ferro_unary_args;
+FERRO_STRUCT_TRAITS(ferro_unary_args, out);
 
 /* out = op(a, b); a and b share a dtype (the host has promoted them), broadcast by strides. */
 typedef struct ferro_binary_args {
@@ -123,6 +126,7 @@ typedef struct ferro_binary_args {
     ferro_tensor_view b;
     ferro_tensor_view out;
 } ferro_binary_args;
+FERRO_STRUCT_TRAITS(ferro_binary_args, out);
 
 /* out = cond ? a : b, elementwise; cond is bool, a and b share out's dtype. */
 typedef struct ferro_where_args {
@@ -133,6 +137,7 @@ typedef struct ferro_where_args {
     ferro_tensor_view b;
     ferro_tensor_view out;
 } ferro_where_args;
+FERRO_STRUCT_TRAITS(ferro_where_args, out);
 
 /* Reduce `in` over every axis where out.shape[k] == 1 and in.shape[k] != 1; out has in's ndim
  * (keepdim layout). An empty reduction yields the identity (0, 1, -inf, +inf, false, true). */
@@ -142,6 +147,7 @@ typedef struct ferro_reduce_args {
     ferro_tensor_view in;
     ferro_tensor_view out;
 } ferro_reduce_args;
+FERRO_STRUCT_TRAITS(ferro_reduce_args, out);
 
 /* out = in for any two layouts of the same shape and dtype: contiguous, permute, broadcast
  * materialise. */
@@ -151,6 +157,7 @@ typedef struct ferro_copy_args {
     ferro_tensor_view in;
     ferro_tensor_view out;
 } ferro_copy_args;
+FERRO_STRUCT_TRAITS(ferro_copy_args, out);
 
 /* For each batch index p < batch: C[p] = alpha * opA(A[p]) @ opB(B[p]) + beta * C[p], with
  * A[p] an m x k matrix, B[p] k x n, C[p] m x n, each described by buffer + byte offset and
@@ -183,6 +190,7 @@ typedef struct ferro_gemm_args {
     ferro_bool conj_b;
     uint8_t reserved[6];
 } ferro_gemm_args;
+FERRO_STRUCT_TRAITS(ferro_gemm_args, reserved);
 
 /* ---- devices ------------------------------------------------------------------------------ */
 
@@ -193,6 +201,11 @@ typedef struct ferro_gemm_args {
 
 /* Engine memory can be read and written by host code through ferro_tensor_view.data. */
 #define FERRO_ENGINE_HOST_ADDRESSABLE (1u << 0)
+/* Since 1.10: a buffer handle is the address of its memory, and the engine's kernels and
+ * transfers accept any host address as a buffer (with HOST_ADDRESSABLE). The host may then
+ * place small tensors in memory of its own, next to their bookkeeping, and never asks the
+ * engine to free such a buffer. */
+#define FERRO_ENGINE_BUFFER_IS_ADDRESS (1u << 1)
 
 typedef struct ferro_device_props {
     uint32_t struct_size;
@@ -205,7 +218,12 @@ typedef struct ferro_device_props {
     uint32_t n_dtypes;            /* dtypes the kernels support, in `dtypes` */
     ferro_dtype dtypes[16];
     char details[256];            /* free text: driver, compute capability, ... */
+    uint32_t reserved; /* 1.0-1.9's trailing padding: an engine of those minors may copy it */
+    /* Since 1.10 (check FERRO_HAS_FIELD): the threads the engine's kernels run on (the cpu
+     * engine's pool); 0 = not said. Modules see it as ferro_engine_target.threads. */
+    uint32_t threads;
 } ferro_device_props;
+FERRO_STRUCT_TRAITS(ferro_device_props, threads);
 
 /* What probe() found. device_count 0 with a reason is the normal answer without a device. */
 typedef struct ferro_probe_result {
@@ -213,6 +231,7 @@ typedef struct ferro_probe_result {
     uint32_t device_count;
     char reason[256]; /* why there are no (or fewer) devices; empty otherwise */
 } ferro_probe_result;
+FERRO_STRUCT_TRAITS(ferro_probe_result, reason);
 
 /* An engine session: a batch of kernels the engine may record and submit together. Opaque. */
 typedef struct ferro_engine_session_impl* ferro_engine_session;
@@ -281,6 +300,7 @@ typedef struct ferro_engine_iface {
                                   ferro_buffer* out_buffer);
     void (*release_import)(void* self, ferro_buffer buffer);
 } ferro_engine_iface;
+FERRO_STRUCT_TRAITS(ferro_engine_iface, release_import);
 
 /* A created engine: `self` is plugin state, `iface` its static function table (borrowed for
  * the lifetime of the plugin library). Owned by the host, released with iface->destroy(self). */
@@ -290,6 +310,7 @@ typedef struct ferro_engine_instance {
     void* self;
     const ferro_engine_iface* iface;
 } ferro_engine_instance;
+FERRO_STRUCT_TRAITS(ferro_engine_instance, iface);
 
 /* Static description of one engine backend a plugin provides. Borrowed for the lifetime of the
  * plugin library. */
@@ -309,6 +330,7 @@ typedef struct ferro_engine_desc {
     ferro_status (*create)(const struct ferro_host_api* host, uint32_t ordinal,
                            ferro_engine_instance* out);
 } ferro_engine_desc;
+FERRO_STRUCT_TRAITS(ferro_engine_desc, create);
 
 FERRO_EXTERN_C_END
 

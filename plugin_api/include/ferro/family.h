@@ -32,6 +32,7 @@ typedef struct ferro_attr_spec {
     ferro_attr_value default_value; /* used when a call omits it (type NONE = None) */
     const char* doc;
 } ferro_attr_spec;
+FERRO_STRUCT_TRAITS(ferro_attr_spec, doc);
 
 /* ---- inference --------------------------------------------------------------------------- *
  * The host calls infer with attrs already normalised: one ferro_attr_value per schema attr, in
@@ -51,6 +52,7 @@ typedef struct ferro_infer_args {
      * the call. */
     const struct ferro_op_schema* schema;
 } ferro_infer_args;
+FERRO_STRUCT_TRAITS(ferro_infer_args, schema);
 
 /* ---- autodiff rules ----------------------------------------------------------------------- *
  * Rules compute with tensors through host->op_call, so they run on whatever engine the tensors
@@ -80,6 +82,7 @@ typedef struct ferro_vjp_args {
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
     const struct ferro_op_schema* schema;
 } ferro_vjp_args;
+FERRO_STRUCT_TRAITS(ferro_vjp_args, schema);
 
 typedef struct ferro_jvp_args {
     uint32_t struct_size;
@@ -94,6 +97,7 @@ typedef struct ferro_jvp_args {
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
     const struct ferro_op_schema* schema;
 } ferro_jvp_args;
+FERRO_STRUCT_TRAITS(ferro_jvp_args, schema);
 
 /* ---- schemas ----------------------------------------------------------------------------- */
 
@@ -127,6 +131,7 @@ typedef struct ferro_op_schema {
     /* Optional (NULL = forward mode unavailable for this op). */
     ferro_status (*jvp)(const struct ferro_host_api* host, const ferro_jvp_args* args);
 } ferro_op_schema;
+FERRO_STRUCT_TRAITS(ferro_op_schema, jvp);
 
 /* ---- execution ---------------------------------------------------------------------------- */
 
@@ -141,11 +146,20 @@ typedef struct ferro_exec_args {
     uint32_t reserved;
     const ferro_attr_value* attrs;    /* normalised, schema order */
     const ferro_tensor_view* inputs;  /* borrowed for the call */
-    const ferro_tensor_view* outputs; /* allocated by the host with the inferred signatures; since
-                                       * 1.8 the plan's residuals follow them (n_outputs counts both) */
+    const ferro_tensor_view* outputs; /* allocated by the host with the inferred signatures; for a
+                                       * module of a plugin built for 1.8 or 1.9, the plan's
+                                       * residuals follow them (n_outputs counts both) */
     ferro_buffer_view workspace;      /* plan's workspace_bytes (bytes 0 = none) */
     ferro_session session;            /* the call's session */
+    /* Since 1.10: the plan's residuals (ferro_plan_instance.n_residuals; 0 on a call the tape
+     * does not record), allocated by the host, for the executors to write after the outputs.
+     * A module of a plugin built for 1.8 or 1.9 gets them in `outputs` instead, as those
+     * minors said, and n_residuals 0 here. */
+    uint32_t n_residuals;
+    uint32_t reserved2;
+    const ferro_tensor_view* residuals;
 } ferro_exec_args;
+FERRO_STRUCT_TRAITS(ferro_exec_args, residuals);
 
 /* Plan interface. A plan is cached by the host and may execute concurrently on several threads:
  * executors must not mutate plan state without their own synchronisation.
@@ -162,6 +176,7 @@ typedef struct ferro_plan_iface {
                                        const ferro_exec_args* args, const void* native_context);
     void (*destroy)(void* self);
 } ferro_plan_iface;
+FERRO_STRUCT_TRAITS(ferro_plan_iface, destroy);
 
 /* A prepared plan. Owned by the host (plan cache) once returned; destroyed with
  * iface->destroy(self) when evicted, cleared, or when the runtime is destroyed. */
@@ -183,6 +198,7 @@ typedef struct ferro_plan_instance {
     uint32_t reserved2;
     const ferro_signature* residuals;
 } ferro_plan_instance;
+FERRO_STRUCT_TRAITS(ferro_plan_instance, residuals);
 
 typedef struct ferro_prepare_args {
     uint32_t struct_size;
@@ -208,6 +224,7 @@ typedef struct ferro_prepare_args {
      * and the plan may keep residuals (ferro_plan_instance.residuals). */
     uint64_t recorded_inputs;
 } ferro_prepare_args;
+FERRO_STRUCT_TRAITS(ferro_prepare_args, recorded_inputs);
 
 /* ---- examples (since 1.3) ------------------------------------------------------------------
  * Sample calls of an op, for conformance checks (ferro-inspect check): what a valid call looks
@@ -242,6 +259,7 @@ typedef struct ferro_examples_args {
     uint32_t n_examples;     /* out: how many were written (0: none for this dtype) */
     uint32_t reserved;
 } ferro_examples_args;
+FERRO_STRUCT_TRAITS(ferro_examples_args, reserved);
 
 /* Module interface. prepare answers one of:
  *   PREPARED: returns NULL and fills *out (iface non-NULL; self is the plugin's business);
@@ -262,6 +280,7 @@ typedef struct ferro_module_iface {
     uint32_t flags;
     uint32_t reserved2;
 } ferro_module_iface;
+FERRO_STRUCT_TRAITS(ferro_module_iface, reserved2);
 
 /* The module's plans may keep residuals for a recorded call (ferro_prepare_args.recorded_inputs). */
 #define FERRO_MODULE_KEEPS_RESIDUALS 1u
@@ -273,6 +292,7 @@ typedef struct ferro_module_instance {
     void* self;
     const ferro_module_iface* iface;
 } ferro_module_instance;
+FERRO_STRUCT_TRAITS(ferro_module_instance, iface);
 
 /* The engine a module is requested for. Borrowed for the create_module call. */
 typedef struct ferro_engine_target {
@@ -282,7 +302,11 @@ typedef struct ferro_engine_target {
     const char* kind;        /* "cuda" */
     const char* context_abi; /* "ferro.cuda.ctx.v1" */
     const ferro_device_props* props;
+    /* Since 1.10 (check FERRO_HAS_FIELD): the engine's thread budget, the threads a module's
+     * own threading (FFTW's, say) should use on this engine; 0 = not said (use the hardware's). */
+    uint32_t threads;
 } ferro_engine_target;
+FERRO_STRUCT_TRAITS(ferro_engine_target, threads);
 
 typedef struct ferro_module_create_args {
     uint32_t struct_size;
@@ -296,6 +320,7 @@ typedef struct ferro_module_create_args {
      * know, instead of assuming the defining plugin's op order. */
     const struct ferro_family_desc* family;
 } ferro_module_create_args;
+FERRO_STRUCT_TRAITS(ferro_module_create_args, family);
 
 /* Module factory: fills *out for the target engine, or declines (returns NULL, leaves
  * out->iface NULL, writes the reason). Same answer convention as prepare. */
@@ -313,6 +338,7 @@ typedef struct ferro_family_desc {
     const ferro_op_schema* ops;
     ferro_create_module_fn create_module; /* optional: a schema-only family has none */
 } ferro_family_desc;
+FERRO_STRUCT_TRAITS(ferro_family_desc, create_module);
 
 /* Modules this plugin contributes to a family defined elsewhere (another plugin or core). */
 typedef struct ferro_module_provider_desc {
@@ -322,6 +348,7 @@ typedef struct ferro_module_provider_desc {
     const char* description;
     ferro_create_module_fn create_module;
 } ferro_module_provider_desc;
+FERRO_STRUCT_TRAITS(ferro_module_provider_desc, create_module);
 
 FERRO_EXTERN_C_END
 

@@ -44,6 +44,7 @@ typedef struct ferro_op_call_args {
     uint32_t n_into;
     uint32_t reserved2;
 } ferro_op_call_args;
+FERRO_STRUCT_TRAITS(ferro_op_call_args, reserved2);
 
 typedef struct ferro_host_api {
     uint32_t struct_size;
@@ -124,6 +125,7 @@ typedef struct ferro_host_api {
      * the session's work has completed. A tensor on another engine is INVALID_ARGUMENT. */
     ferro_status (*session_use)(ferro_session session, ferro_tensor tensor);
 } ferro_host_api;
+FERRO_STRUCT_TRAITS(ferro_host_api, session_use);
 
 FERRO_EXTERN_C_END
 

@@ -44,6 +44,7 @@ typedef struct ferro_plugin_desc {
     uint32_t reserved2;
     const ferro_module_provider_desc* module_providers;
 } ferro_plugin_desc;
+FERRO_STRUCT_TRAITS(ferro_plugin_desc, module_providers);
 
 typedef ferro_status (*ferro_plugin_query_fn)(const ferro_host_api* host,
                                               const ferro_plugin_desc** out_desc);

@@ -42,7 +42,8 @@ enum ferro_status_code {
     FERRO_NOT_DIFFERENTIABLE = 101
 };
 
-/* Where an error happened; the host annotates statuses as they cross its layers. */
+/* Where an error happened; the host annotates the statuses it returns to applications as they
+ * cross its layers (ferro_status_phase, ferro.h; since 1.10). */
 enum ferro_phase {
     FERRO_PHASE_NONE = 0,
     FERRO_PHASE_LOAD = 1,

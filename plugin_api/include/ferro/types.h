@@ -90,6 +90,7 @@ typedef struct ferro_signature {
     int64_t shape[FERRO_MAX_NDIM];
     int64_t strides[FERRO_MAX_NDIM];
 } ferro_signature;
+FERRO_STRUCT_TRAITS(ferro_signature, strides);
 
 /* ---- engine memory and tensors ---------------------------------------------------------- */
 
@@ -119,6 +120,7 @@ typedef struct ferro_tensor_view {
      * duration of the call; NULL for engine-internal operands (workspace slices). */
     ferro_tensor tensor;
 } ferro_tensor_view;
+FERRO_STRUCT_TRAITS(ferro_tensor_view, tensor);
 
 /* A plain byte range of engine memory (workspace). Borrowed for the call. */
 typedef struct ferro_buffer_view {
@@ -129,6 +131,7 @@ typedef struct ferro_buffer_view {
     uint64_t bytes;
     void* data; /* address of the first byte when addressable, else NULL */
 } ferro_buffer_view;
+FERRO_STRUCT_TRAITS(ferro_buffer_view, data);
 
 /* ---- logging ----------------------------------------------------------------------------- */
 enum ferro_log_level {

@@ -60,6 +60,7 @@ typedef struct ferro_vulkan_context {
     void (*lock_queue)(const struct ferro_vulkan_context* ctx, int32_t lock);
     void* engine; /* engine-private; do not touch */
 } ferro_vulkan_context;
+FERRO_STRUCT_TRAITS(ferro_vulkan_context, engine);
 
 FERRO_EXTERN_C_END
 

@@ -51,7 +51,7 @@ ferro_status execute_recorded(void* self, const ferro_host_api* host, const ferr
     return plugin::guard(host, [&] {
         const auto& recorded = *static_cast<const RecordedProgram*>(self);
         run(recorded.program, host, *args);
-        write_path(host, *args, args->outputs[2], recorded.program.path);
+        write_path(host, *args, args->residuals[1], recorded.program.path);
     });
 }
 void destroy_recorded(void* self) { delete static_cast<RecordedProgram*>(self); }

@@ -609,7 +609,7 @@ struct Bases {
             const auto slot = static_cast<size_t>(v.place.index);
             const uint64_t at = p.slot_offsets[slot];
             if (p.slot_kept[slot]) {
-                const ferro_tensor_view& kept = args.outputs[1];
+                const ferro_tensor_view& kept = args.residuals[0];
                 t.buffer = kept.buffer;
                 t.byte_offset = kept.byte_offset + at;
                 data = static_cast<char*>(kept.data);

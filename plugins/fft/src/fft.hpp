@@ -22,7 +22,8 @@ const ferro_op_schema* schemas();  // Op::count entries
 // ---- cpu execution (fft_exec.cpp) ----
 
 struct Plan;  // an FFTW plan for one call signature, plus how to feed it
-Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* workspace_bytes);
+// `threads`: the engine's thread budget (ferro_engine_target.threads), for FFTW's own threads.
+Plan* make_plan(const Transform& t, const ferro_signature& input, int threads, uint64_t* workspace_bytes);
 void destroy_plan(Plan* plan);
 void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context);
 // FFTW threads and wisdom: once per process, before any other FFTW call.

@@ -46,14 +46,12 @@ void export_wisdom() {  // planner mutex held
 }
 
 // FFTW's own threads for transforms large enough to pay (measured: bench/run fft), as many as
-// the cpu engine uses (FERRO_CPU_THREADS, else the hardware's).
-int fftw_threads_for(const Transform& t) {
+// the engine's budget.
+int fftw_threads_for(const Transform& t, int threads) {
     int64_t points = 1;
     for (int64_t d : t.out_shape) points *= d;
     constexpr int64_t kThreadedPoints = int64_t{1} << 16;
-    if (points < kThreadedPoints) return 1;
-    if (const char* env = std::getenv("FERRO_CPU_THREADS"); env != nullptr && std::atoi(env) > 0) return std::atoi(env);
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return points < kThreadedPoints ? 1 : threads;
 }
 
 int64_t dtype_bytes(ferro_dtype d) {
@@ -97,6 +95,7 @@ struct Pass {
 struct Plan {
     Transform t;
     bool single = false;       // f32 / c64
+    int threads = 1;           // the engine's thread budget (FFTW's threads on large transforms)
     void* fftw = nullptr;      // fftw_plan or fftwf_plan; null when there is nothing to transform
     bool direct_ok = false;    // the input's layout is the fitted array's (alignment checked per call)
     int64_t fit_bytes = 0;
@@ -162,7 +161,7 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
         Fftw<R>::free(out);
         throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for FFTW's planning arrays");
     }
-    Fftw<R>::threads(first_loop > 0 ? 1 : fftw_threads_for(t));
+    Fftw<R>::threads(first_loop > 0 ? 1 : fftw_threads_for(t, p.threads));
     const int rank = static_cast<int>(dims.size()), loop_rank = static_cast<int>(loops.size());
     typename Fftw<R>::plan plan = nullptr;
     if (kind == Kind::c2c) plan = Fftw<R>::dft(rank, dims.data(), loop_rank, loops.data(), in, out, t.sign, flags);
@@ -523,7 +522,7 @@ void split_passes(Plan& plan, std::vector<int64_t>& main_axes, int64_t& workspac
         plan.passes.back().fftw = plan.single ? plan_lines<float>(t, q.n, q.block, q.dist, q.dist, sign, FFTW_ESTIMATE)
                                               : plan_lines<double>(t, q.n, q.block, q.dist, q.dist, sign, FFTW_ESTIMATE);
     }
-    plan.slots = fftw_threads_for(t);
+    plan.slots = fftw_threads_for(t, plan.threads);
     plan.pass_offset = workspace;
     workspace += plan.slots * plan.slot_bytes + 64;
     main_axes = rest;
@@ -531,9 +530,10 @@ void split_passes(Plan& plan, std::vector<int64_t>& main_axes, int64_t& workspac
 
 }  // namespace
 
-Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* workspace_bytes) {
+Plan* make_plan(const Transform& t, const ferro_signature& input, int threads, uint64_t* workspace_bytes) {
     auto plan = std::make_unique<Plan>();
     plan->t = t;
+    plan->threads = std::max(1, threads);
     plan->single = t.out_dtype == FERRO_DTYPE_F32 || t.out_dtype == FERRO_DTYPE_C64;
     plan->fit_strides = row_major_strides(t.fit_shape);
     plan->out_strides = row_major_strides(t.out_shape);
@@ -561,7 +561,7 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, uint64_t* work
     if (numel(t.out_shape) > 0 && !t.axes.empty()) {
         // Destroys what was planned so far if a later plan fails.
         std::unique_ptr<Plan, void (*)(Plan*)> guard(plan.get(), [](Plan* q) { destroy_fftw_plans(*q); });
-        if (!plan->real_input) plan->four_step = plan_four_step(t, plan->single, fftw_threads_for(t), workspace);
+        if (!plan->real_input) plan->four_step = plan_four_step(t, plan->single, fftw_threads_for(t, plan->threads), workspace);
         if (plan->four_step && t.planner != Planner::estimate) {
             std::lock_guard lock(planner_mutex());
             export_wisdom();

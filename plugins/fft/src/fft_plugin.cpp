@@ -10,6 +10,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <thread>
 
 namespace ferro::fft {
 namespace {
@@ -23,14 +24,19 @@ void destroy(void* self) { destroy_plan(static_cast<Plan*>(self)); }
 
 constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, nullptr, execute_in_context, destroy};
 
-ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
+// The module's state: the engine's thread budget.
+struct Module {
+    int threads;
+};
+
+ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
     return plugin::guard(host, [&] {
         if (args->op_index >= static_cast<uint32_t>(Op::count)) {
             throw plugin::Error(FERRO_INTERNAL, "fft: prepare for an unknown op index " + std::to_string(args->op_index));
         }
         const Transform t = describe(static_cast<Op>(args->op_index), args->attrs, args->inputs[0]);
         uint64_t workspace = 0;
-        Plan* plan = make_plan(t, args->inputs[0], &workspace);
+        Plan* plan = make_plan(t, args->inputs[0], static_cast<Module*>(self)->threads, &workspace);
         out->workspace_bytes = workspace;
         out->retained_bytes = 1024;  // the Plan and FFTW's plan (FFTW does not say how big)
         out->iface = &plan_iface;
@@ -38,7 +44,7 @@ ferro_status prepare(void*, const ferro_host_api* host, const ferro_prepare_args
     });
 }
 
-void destroy_module(void*) {}
+void destroy_module(void* self) { delete static_cast<Module*>(self); }
 
 // Two sample calls per op: the defaults on a small batch, and padding or truncation on another
 // axis with another norm (ferro-inspect check).
@@ -82,6 +88,11 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
     return plugin::guard(host, [&] {
         if (!plugin::accepts_cpu_context(args, "the FFTW module")) return;
         init_fftw();
+        // An engine that does not say (a host before 1.10) gets the hardware's threads.
+        const ferro_engine_target& target = *args->target;
+        const unsigned said = FERRO_HAS_FIELD(&target, ferro_engine_target, threads) ? target.threads : 0;
+        const unsigned threads = said > 0 ? said : std::max(1u, std::thread::hardware_concurrency());
+        out->self = new Module{static_cast<int>(threads)};
         out->iface = &module_iface;
     });
 }
