@@ -1,6 +1,6 @@
 // The conformance suite: core ops, einsum and autodiff on vulkan:0 against the cpu engine,
 // in every dtype the device supports; the validation layer must stay silent.
-#include "engine_compare.hpp"
+#include "engine_conformance.hpp"
 #include "vulkan_test.hpp"
 
 #include <ferro/gradcheck.hpp>
@@ -15,23 +15,7 @@ using namespace ferro::test;
 namespace {
 
 const char* const kVulkan = "vulkan:0";
-const auto& kDtypes = kEngineDtypes;
-const auto& kUnary = kUnaryOps;
-
 std::set<DType> device_dtypes(const Runtime& rt) { return engine_dtypes(rt, kVulkan); }
-
-Tensor input(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) {
-    return seeded_input(rt, shape, dtype, seed);
-}
-
-void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
-    check_same_on(kVulkan, on_vulkan, on_cpu, dtype);
-}
-
-template <class F>
-void compare(const std::string& what, DType dtype, F&& f, const Tensor& x_cpu) {
-    compare_on(kVulkan, what, dtype, std::forward<F>(f), x_cpu);
-}
 
 // Every element of vulkan's op(x) is within 8 ulp of the cpu engine's (glibc's), or (subnormal
 // results) within 8 units of the smallest normal; NaN where it is NaN.
@@ -49,29 +33,14 @@ void check_ulps(const char* op, const std::vector<double>& args, const Tensor& g
 
 }  // namespace
 
+// The shared suite (engine_conformance.hpp) on vulkan:0, with the validation layer silent.
+// The reduction shapes reach both strategies: a workgroup per output for a large reduced
+// extent, an invocation per output for a small one.
 TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") {
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    const std::set<DType> supported = device_dtypes(rt);
-    for (DType dt : kDtypes) {
-        if (!supported.count(dt)) continue;
-        INFO(dtype_name(dt));
-        check_same(rt.zeros({3, 5}, dt, "vulkan:0"), rt.zeros({3, 5}, dt), dt);
-        check_same(rt.ones({4, 1, 3}, dt, "vulkan:0"), rt.ones({4, 1, 3}, dt), dt);
-        check_same(rt.full({7}, -2.5, dt, "vulkan:0"), rt.full({7}, -2.5, dt), dt);
-        const Tensor x = input(rt, {4, 6, 5}, dt, 3);
-        const Tensor v = x.to("vulkan:0");
-        check_same(v, x, dt);  // the round trip
-        check_same(v.permute({2, 0, 1}).contiguous(), x.permute({2, 0, 1}).contiguous(), dt);
-        check_same(v.slice(1, 1, 5, 2).contiguous(), x.slice(1, 1, 5, 2).contiguous(), dt);
-        check_same(v.slice(2, 0, 1).expand({4, 6, 9}).contiguous(), x.slice(2, 0, 1).expand({4, 6, 9}).contiguous(), dt);
-        for (DType to : kDtypes) {
-            if (!supported.count(to)) continue;
-            INFO("to " << dtype_name(to));
-            check_same(v.to(to), x.to(to), to);
-        }
-    }
+    conform_fill_and_casts(rt, EngineUnderTest(rt, kVulkan));
     check_no_vulkan_messages(log);
 }
 
@@ -79,15 +48,7 @@ TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    const std::set<DType> supported = device_dtypes(rt);
-    for (DType dt : kDtypes) {
-        if (!supported.count(dt)) continue;
-        const Tensor x = input(rt, {5, 7}, dt, 11).transpose(0, 1);  // strided
-        for (const char* op : kUnary) {
-            const std::string name = std::string("core.") + op;
-            compare(name, dt, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
-        }
-    }
+    conform_unary(rt, EngineUnderTest(rt, kVulkan));
     check_no_vulkan_messages(log);
 }
 
@@ -95,20 +56,7 @@ TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu eng
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    const std::set<DType> supported = device_dtypes(rt);
-    for (DType dt : kDtypes) {
-        if (!supported.count(dt)) continue;
-        const Tensor a = input(rt, {4, 1, 6}, dt, 21), b = input(rt, {3, 1}, dt, 22);
-        const Tensor bv = b.to("vulkan:0");
-        for (const char* op : kBinaryOps) {
-            const std::string name = std::string("core.") + op;
-            compare(name, dt, [&](const Tensor& t) {
-                return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv});
-            }, a);
-        }
-        const Tensor cond = input(rt, {4, 3, 6}, DType::boolean, 5);
-        check_same(where(cond.to("vulkan:0"), a.to("vulkan:0"), bv), where(cond, a, b), dt);
-    }
+    conform_binary(rt, EngineUnderTest(rt, kVulkan));
     check_no_vulkan_messages(log);
 }
 
@@ -116,24 +64,7 @@ TEST_CASE("vulkan: reductions over any axes agree with the cpu engine", "[vulkan
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    const std::set<DType> supported = device_dtypes(rt);
-    const Shape axes_list[] = {{0}, {1}, {2}, {0, 2}, {}};
-    for (DType dt : kDtypes) {
-        if (!supported.count(dt)) continue;
-        // A large reduced extent takes the workgroup-per-output path, a small one the other.
-        for (const Shape& shape : {Shape{3, 4, 5}, Shape{2, 3, 700}}) {
-            const Tensor x = input(rt, shape, dt, 31);
-            for (const Shape& axes : axes_list) {
-                for (const char* op : {"sum", "prod", "max", "min", "any", "all"}) {
-                    const std::string name = std::string("core.") + op;
-                    INFO("axes " << axes.size());
-                    compare(name, dt, [&](const Tensor& t) {
-                        return t.call(name.c_str(), {Attr("axes", axes)});
-                    }, x);
-                }
-            }
-        }
-    }
+    conform_reductions(rt, EngineUnderTest(rt, kVulkan), {Shape{3, 4, 5}, Shape{2, 3, 700}});
     check_no_vulkan_messages(log);
 }
 
@@ -141,28 +72,7 @@ TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    const std::set<DType> supported = device_dtypes(rt);
-    for (DType dt : {DType::f32, DType::f64, DType::c64, DType::c128}) {
-        if (!supported.count(dt)) continue;
-        INFO(dtype_name(dt));
-        // Several 64 x 64 tiles with ragged edges, a batch, and transposed operands.
-        const Tensor a = input(rt, {2, 70, 130}, dt, 41), b = input(rt, {2, 130, 90}, dt, 42);
-        const Tensor av = a.to("vulkan:0"), bv = b.to("vulkan:0");
-        check_same(matmul(av, bv), matmul(a, b), dt);
-        check_same(matmul(bv.transpose(1, 2), av.transpose(1, 2)), matmul(b.transpose(1, 2), a.transpose(1, 2)), dt);
-        // Skinny products (a side below 32: one invocation per element), batched and strided.
-        const Tensor s = input(rt, {7, 4, 3}, dt, 46), t = input(rt, {7, 3, 5}, dt, 47), u = input(rt, {300, 11}, dt, 48);
-        const Tensor sv = s.to("vulkan:0"), tv = t.to("vulkan:0"), uv = u.to("vulkan:0");
-        check_same(matmul(sv, tv), matmul(s, t), dt);
-        check_same(matmul(tv.transpose(1, 2), sv.transpose(1, 2)), matmul(t.transpose(1, 2), s.transpose(1, 2)), dt);
-        const Tensor w = input(rt, {11, 3}, dt, 49);
-        check_same(matmul(uv, w.to("vulkan:0")), matmul(u, w), dt);
-        check_same(matmul(uv.transpose(), uv), matmul(u.transpose(), u), dt);
-        const Tensor c = input(rt, {5, 6}, dt, 43), d = input(rt, {6, 4}, dt, 44), e = input(rt, {4, 3}, dt, 45);
-        check_same(einsum("ij,jk,kl->il", {c.to("vulkan:0"), d.to("vulkan:0"), e.to("vulkan:0")}), einsum("ij,jk,kl->il", {c, d, e}), dt);
-        check_same(einsum("bij,bkj->bik", {av, av}), einsum("bij,bkj->bik", {a, a}), dt);
-        check_same(einsum("ii->i", {c.slice(1, 0, 5).to("vulkan:0")}), einsum("ii->i", {c.slice(1, 0, 5)}), dt);
-    }
+    conform_products(rt, EngineUnderTest(rt, kVulkan));
     check_no_vulkan_messages(log);
 }
 
@@ -170,20 +80,7 @@ TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    if (!device_dtypes(rt).count(DType::f64)) return;
-    const Tensor a = input(rt, {3, 4}, DType::f64, 51).to("vulkan:0"), b = input(rt, {4, 2}, DType::f64, 52).to("vulkan:0");
-    const auto f = [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{(matmul(x[0], x[1]) * x[0].slice(1, 0, 2)).sum({0}) + x[1].abs().sum({0})};
-    };
-    const GradcheckResult r = gradcheck(f, {a, b});
-    INFO(r.report);
-    CHECK(r.ok);
-    // Four operands: the einsum rules walk the contraction tree (its path read back from the device).
-    const Tensor c = input(rt, {2, 3}, DType::f64, 53).to("vulkan:0"), d = input(rt, {3, 2}, DType::f64, 54).to("vulkan:0");
-    const auto chain = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{einsum("ij,jk,kl,lm->im", x)}; };
-    const GradcheckResult tree = gradcheck(chain, {a, b, c, d});
-    INFO(tree.report);
-    CHECK(tree.ok);
+    conform_gradients(rt, EngineUnderTest(rt, kVulkan), {DType::f64});
     check_no_vulkan_messages(log);
 }
 
