@@ -138,9 +138,13 @@ Dispatcher::Dispatcher(Runtime& runtime)
     : runtime_(runtime),
       cache_(runtime.options().plan_cache_max_entries, runtime.options().plan_cache_max_bytes, runtime.epoch_counter()) {}
 
-Outputs Dispatcher::call(ferro_op_impl& op, const ferro_named_attr* named, uint32_t n_attrs,
-                         std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
-    return call_keyed(op, nullptr, named, n_attrs, inputs, into);
+inline Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& op, std::span<ferro_tensor_impl* const> inputs,
+                              std::span<ferro_tensor_impl* const> into) {
+    const Recordable what{op, *entry.schema, entry.family_library};
+    if (entry.host_op) {
+        return run_host_op(entry.host_op, HostOpCall{runtime_, op, entry.engine, entry.attrs.values(), inputs}, what, into);
+    }
+    return execute(*entry.plan, what, entry.engine, entry.attrs.values(), inputs, into);
 }
 
 Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,

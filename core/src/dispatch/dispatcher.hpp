@@ -54,7 +54,9 @@ public:
     // Calls `op` eagerly. Inputs are borrowed; outputs are new references. With `into` (one
     // tensor per output), writes the outputs there and returns none (dispatch/into.hpp).
     Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
-                 std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into = {});
+                 std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into = {}) {
+        return call_keyed(op, nullptr, attrs, n_attrs, inputs, into);
+    }
     // Runs a bound call, as call() would with its attributes.
     Outputs run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,
                 std::span<ferro_tensor_impl* const> into = {});

@@ -120,13 +120,4 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
     return outputs;
 }
 
-Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& op, std::span<ferro_tensor_impl* const> inputs,
-                              std::span<ferro_tensor_impl* const> into) {
-    const Recordable what{op, *entry.schema, entry.family_library};
-    if (entry.host_op) {
-        return run_host_op(entry.host_op, HostOpCall{runtime_, op, entry.engine, entry.attrs.values(), inputs}, what, into);
-    }
-    return execute(*entry.plan, what, entry.engine, entry.attrs.values(), inputs, into);
-}
-
 }  // namespace ferro::host

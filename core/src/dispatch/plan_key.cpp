@@ -21,7 +21,7 @@ public:
     Writer& operator=(const Writer&) = delete;
     [[gnu::always_inline]] ~Writer() { key_.words.resize(static_cast<size_t>(next_ - key_.words.data())); }
 
-    void operator()(uint64_t w) {
+    [[gnu::always_inline]] void operator()(uint64_t w) {
         if (next_ == end_) [[unlikely]] grow();
         *next_++ = w;
     }
@@ -58,14 +58,15 @@ uint64_t word_of(const char* p, size_t n) {
     return byte(0) | byte(n / 2) | byte(n - 1);
 }
 
-void encode_str(Writer& out, const char* s) {
+// Inlined, as the others that write: the writer's pointers then stay in registers.
+[[gnu::always_inline]] inline void encode_str(Writer& out, const char* s) {
     if (s == nullptr) return out.reject();
     const size_t n = std::strlen(s);
     out(n);
     for (size_t i = 0; i < n; i += 8) out(word_of(s + i, std::min<size_t>(8, n - i)));
 }
 
-void encode_value(Writer& out, const ferro_attr_value& v) {
+[[gnu::always_inline]] inline void encode_value(Writer& out, const ferro_attr_value& v) {
     out(v.type | (uint64_t{v.count} << 32));
     const bool is_array = v.type == FERRO_ATTR_I64_ARRAY || v.type == FERRO_ATTR_F64_ARRAY;
     if (is_array && v.count > 0 && v.v.i64_array == nullptr) return out.reject();
@@ -84,7 +85,7 @@ void encode_value(Writer& out, const ferro_attr_value& v) {
     }
 }
 
-void write_attrs(Writer& out, const ferro_named_attr* attrs, uint32_t n_attrs) {
+[[gnu::always_inline]] inline void write_attrs(Writer& out, const ferro_named_attr* attrs, uint32_t n_attrs) {
     out(n_attrs);
     if (n_attrs > 0 && attrs == nullptr) return out.reject();
     for (uint32_t i = 0; i < n_attrs; ++i) {
