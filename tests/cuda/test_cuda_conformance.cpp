@@ -10,46 +10,42 @@ using namespace ferro::test;
 
 namespace {
 const char* const kCuda = "cuda:0";
+
+// Runs part of the shared suite on cuda:0.
+template <class Part>
+void conform(Part&& part) {
+    Runtime rt = cuda_runtime();
+    require_cuda_device(rt);
+    part(rt, EngineUnderTest(rt, kCuda));
+}
 }  // namespace
 
 // The shared suite (engine_conformance.hpp) on cuda:0. The reduction shapes reach each of the
 // three strategies: a thread per output for small reductions, a block per output for long
 // contiguous ones, partials combined by a second kernel for few outputs over many inputs.
 TEST_CASE("cuda: fill copies and casts agree with the cpu engine", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_fill_and_casts(rt, EngineUnderTest(rt, kCuda));
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_fill_and_casts(rt, e); });
 }
 
 TEST_CASE("cuda: unary ops agree with the cpu engine in every dtype", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_unary(rt, EngineUnderTest(rt, kCuda));
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_unary(rt, e); });
 }
 
 TEST_CASE("cuda: binary ops with broadcasting and where agree with the cpu engine", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_binary(rt, EngineUnderTest(rt, kCuda));
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_binary(rt, e); });
 }
 
 TEST_CASE("cuda: reductions over any axes agree with the cpu engine on each of the three paths", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_reductions(rt, EngineUnderTest(rt, kCuda),
-                       {Shape{3, 4, 5}, Shape{2, 3, 700}, Shape{2, 3, 100000}, Shape{3000, 2, 40}});
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_reductions(rt, e,
+                       {Shape{3, 4, 5}, Shape{2, 3, 700}, Shape{2, 3, 100000}, Shape{3000, 2, 40}}); });
 }
 
 TEST_CASE("cuda: matmul and einsum agree with the cpu engine for every operand layout", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_products(rt, EngineUnderTest(rt, kCuda));
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_products(rt, e); });
 }
 
 TEST_CASE("cuda: gradients through cuda tensors match finite differences", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    conform_gradients(rt, EngineUnderTest(rt, kCuda), {DType::f64, DType::c128});
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_gradients(rt, e, {DType::f64, DType::c128}); });
 }
 
 TEST_CASE("cuda: NaN, infinities and out-of-range floats cast to i64 and angle NaN as on the cpu engine", "[cuda]") {

@@ -17,6 +17,16 @@ namespace {
 const char* const kVulkan = "vulkan:0";
 std::set<DType> device_dtypes(const Runtime& rt) { return engine_dtypes(rt, kVulkan); }
 
+// Runs part of the shared suite on vulkan:0; the validation layer must stay silent.
+template <class Part>
+void conform(Part&& part) {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    part(rt, EngineUnderTest(rt, kVulkan));
+    check_no_vulkan_messages(log);
+}
+
 // Every element of vulkan's op(x) is within 8 ulp of the cpu engine's (glibc's), or (subnormal
 // results) within 8 units of the smallest normal; NaN where it is NaN.
 void check_ulps(const char* op, const std::vector<double>& args, const Tensor& got_tensor, const Tensor& want_tensor) {
@@ -37,51 +47,27 @@ void check_ulps(const char* op, const std::vector<double>& args, const Tensor& g
 // The reduction shapes reach both strategies: a workgroup per output for a large reduced
 // extent, an invocation per output for a small one.
 TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_fill_and_casts(rt, EngineUnderTest(rt, kVulkan));
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_fill_and_casts(rt, e); });
 }
 
 TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_unary(rt, EngineUnderTest(rt, kVulkan));
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_unary(rt, e); });
 }
 
 TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu engine", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_binary(rt, EngineUnderTest(rt, kVulkan));
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_binary(rt, e); });
 }
 
 TEST_CASE("vulkan: reductions over any axes agree with the cpu engine", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_reductions(rt, EngineUnderTest(rt, kVulkan), {Shape{3, 4, 5}, Shape{2, 3, 700}});
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_reductions(rt, e, {Shape{3, 4, 5}, Shape{2, 3, 700}}); });
 }
 
 TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_products(rt, EngineUnderTest(rt, kVulkan));
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_products(rt, e); });
 }
 
 TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    conform_gradients(rt, EngineUnderTest(rt, kVulkan), {DType::f64});
-    check_no_vulkan_messages(log);
+    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_gradients(rt, e, {DType::f64}); });
 }
 
 TEST_CASE("vulkan: the engine's own f64 exp and log family is within a few ulp over its whole range", "[vulkan]") {
