@@ -171,7 +171,9 @@ typedef struct ferro_plan_iface {
     ferro_status (*execute_in_session)(void* self, const struct ferro_host_api* host,
                                        const ferro_exec_args* args);
     /* Runs in its own region after the host has flushed the session, with the engine's native
-     * context (layout named by the engine's context_abi). */
+     * context (layout named by the engine's context_abi). A session executor reaches the same
+     * context through host->session_native_context (1.5), which the in-tree modules use; this
+     * entry stays for plugins that have it. */
     ferro_status (*execute_in_context)(void* self, const struct ferro_host_api* host,
                                        const ferro_exec_args* args, const void* native_context);
     void (*destroy)(void* self);

@@ -15,14 +15,19 @@
 namespace ferro::fft {
 namespace {
 
-ferro_status execute_in_context(void* self, const ferro_host_api* host, const ferro_exec_args* args,
-                                const void* native_context) {
-    return plugin::guard(host, [&] { execute(*static_cast<const Plan*>(self), *args, native_context); });
+// A session executor that takes the engine's native context from its session (the cpu
+// engine's pool and BLAS thread holds) and calls the vendor library with it.
+ferro_status execute_in_session(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    return plugin::guard(host, [&] {
+        const void* native_context = nullptr;
+        plugin::check(host, host->session_native_context(args->session, &native_context));
+        execute(*static_cast<const Plan*>(self), *args, native_context);
+    });
 }
 
 void destroy(void* self) { destroy_plan(static_cast<Plan*>(self)); }
 
-constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, nullptr, execute_in_context, destroy};
+constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_session, nullptr, destroy};
 
 // The module's state: the engine's thread budget.
 struct Module {
