@@ -100,11 +100,6 @@ Outputs Runtime::call(ferro_op_impl& handle, std::span<const ferro_named_attr> a
     return dispatcher_->call(handle, attrs.data(), static_cast<uint32_t>(attrs.size()), inputs);
 }
 
-void Runtime::call_into(ferro_op_impl& handle, std::span<const ferro_named_attr> attrs,
-                        std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
-    dispatcher_->call(handle, attrs.data(), static_cast<uint32_t>(attrs.size()), inputs, into);
-}
-
 Outputs Runtime::call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                       std::span<ferro_tensor_impl* const> inputs) {
     return call(op(qualified_name), attrs, inputs);

@@ -84,9 +84,6 @@ public:
     // Calls an op eagerly; inputs borrowed, outputs new references.
     Outputs call(ferro_op_impl& op, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
-    // The same, writing the outputs into `into` (one per output; dispatch/into.hpp).
-    void call_into(ferro_op_impl& op, std::span<const ferro_named_attr> attrs,
-                   std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into);
     Dispatcher& dispatcher() noexcept { return *dispatcher_; }
     Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);

@@ -29,7 +29,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 namespace ferro::fft {
 namespace {
