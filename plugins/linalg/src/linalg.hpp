@@ -1,5 +1,6 @@
-// The linalg family: op table, the plan a cpu module prepares for one call signature, and the
-// helpers its schemas, executors and rules share. Everything here is the plugin's own; it
+// The linalg family as this plugin serves it: the plan its cpu module prepares for one call
+// signature, and the helpers its ops' schemas, executors and rules share (each op lives in
+// ops/, its row in op_row.hpp's table). Everything here is the plugin's own; it
 // reaches the host only through plugin_api.
 #pragma once
 
@@ -8,9 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ferro::linalg {
@@ -25,23 +27,15 @@ std::string qualified(Op op);      // "linalg.solve"
 // matrix_norm's orders.
 enum class MatrixOrd { fro, nuc, one, minus_one, two, minus_two, inf, minus_inf };
 
-// What a cpu plan knows about its call: the geometry of the matrices, the batch it loops over
-// and the LAPACK workspace it needs per matrix (sizes from the routines' own queries).
-struct Plan {
+// What a cpu plan knows about its call: the family's geometry, the LAPACK workspace each
+// matrix needs (sizes from the routines' own queries) and the attributes its executor reads.
+struct Plan : Geometry {
     Op op = Op::count;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
-    std::vector<int64_t> batch;  // batch shape of the outputs
-    int64_t batch_count = 1;
-    int64_t m = 0, n = 0;        // rows and columns of the (first) input matrix
-    int64_t k = 0;               // solve: right-hand sides; qr/svd: min(m, n)
-    bool vector_rhs = false;     // solve with b of shape [n]
-    bool left = true;            // triangular_solve, lu_solve: A X = B (else X A = B)
-    bool adjoint = false;        // lu_solve: with A^H
-    bool unit = false;           // triangular_solve: unit diagonal assumed
     std::vector<int> matrix_dims;  // per input: trailing dims that form one item (2 matrix, 1 vector)
+    bool one_blas_thread = false;  // LAPACK runs faster on one OpenBLAS thread (cpu_exec.hpp)
     // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
     bool hermitian = false;
-    bool one_blas_thread = false;  // LAPACK runs faster on one OpenBLAS thread (linalg_exec.cpp)
     double atol = 0, rtol = 0;
     double ord = 2;                  // vector_norm
     bool residuals = true;           // lstsq: computed (m > n and a driver other than gelsy)
@@ -50,16 +44,6 @@ struct Plan {
     int64_t row_axis = 0, col_axis = 1;  // matrix_norm
     double eps = 0;                  // inverse_gaps
     bool squares = false;            // inverse_gaps: of x^2
-    // The decomposition whose LAPACK routine (and workspace) the op runs: itself, or for pinv
-    // and matrix_rank the SVD or Hermitian eigendecomposition underneath.
-    Op lapack_op() const {
-        if (op == Op::pinv) return hermitian ? Op::eigh : Op::svd;
-        if (op == Op::matrix_rank) return hermitian ? Op::eigvalsh : Op::svdvals;
-        return op;
-    }
-    bool upper = false;          // cholesky; eigh: use the upper triangle
-    bool full = false;           // svd: full_matrices
-    QrMode qr_mode = QrMode::reduced;
     int64_t lwork = 0, lrwork = 0, liwork = 0;  // LAPACK work arrays (elements)
     int64_t scratch_bytes = 0;   // per matrix: copies + pivots + work arrays
 };
@@ -84,62 +68,58 @@ using plugin::complex_dtype;
 using plugin::is_complex;
 using plugin::real_dtype;
 
-// ---- execution (linalg_exec.cpp) ----
+// ---- schemas (ops/*.cpp, each op's infer next to its executor and rules) ----
 
-// Validates the call for the cpu engine and sizes the plan (workspace queries included).
+// A signature of `dtype` with the batch dimensions, then `tail`.
+ferro_signature out_sig(ferro_dtype dtype, std::span<const int64_t> batch, std::initializer_list<int64_t> tail);
+inline std::span<const int64_t> batch_of(const ferro_signature& s, int item_dims = 2) {
+    return {s.shape, static_cast<size_t>(s.ndim - item_dims)};
+}
+inline int64_t rows(const ferro_signature& s) { return s.shape[s.ndim - 2]; }
+inline int64_t cols(const ferro_signature& s) { return s.shape[s.ndim - 1]; }
+// Input `index` must have input 0's dtype (`what` names it: "B").
+void require_same_dtype(Op op, const ferro_signature& a, const ferro_signature& b, int index, const char* what);
+// pivots (input `index`): i64 [batch..., count], the batch equal to the factors' batch.
+void require_pivots(Op op, const ferro_signature& p, int index, std::span<const int64_t> batch, int64_t count);
+// B of a solve with A [..., n, n]: [..., n, k] (left) or [..., k, n] (right); returns X's signature.
+ferro_signature solve_rhs(Op op, const ferro_signature& a, const ferro_signature& b, int index, bool left);
+
+// An infer's view of input 0, a matrix or a batch of them, checked (float; square if asked).
+struct MatrixInput {
+    const ferro_signature& sig;
+    std::span<const int64_t> batch;
+    int64_t m, n, k;     // k = min(m, n)
+    ferro_dtype real;    // the real dtype of input 0's
+};
+// The infer of a matrix op: `outputs(in)` writes the output signatures and returns their count.
+template <class Outputs>
+ferro_status infer_matrix(const ferro_host_api* host, ferro_infer_args* a, Op op, bool square, Outputs&& outputs) {
+    return plugin::guard(host, [&] {
+        const ferro_signature& in = a->inputs[0];
+        require_float(op, in, 0);
+        require_matrix(op, in, 0, square);
+        const int64_t m = in.shape[in.ndim - 2], n = in.shape[in.ndim - 1];
+        a->n_outputs = outputs(MatrixInput{in, batch_of(in), m, n, std::min(m, n), real_dtype(in.dtype)});
+    });
+}
+
+inline constexpr ferro_dtype kFloatDtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128};
+inline constexpr ferro_dtype kRealDtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64};
+inline constexpr uint64_t bit(int i) { return FERRO_MASK_BIT(i); }
+inline constexpr const char* kEpsDoc =
+    "regulariser of the degenerate-spectrum terms of the derivative: 1/d becomes d/(d^2 + eps) "
+    "(0: exact, as PyTorch)";
+
+// ---- execution (cpu_exec.cpp) ----
+
+// Validates the call for the cpu engine and sizes the plan (the op's configure: attributes,
+// workspace queries, output layouts).
 Plan make_plan(Op op, const ferro_prepare_args& args);
-// Runs a plan on the cpu engine: loops over the batch (on the engine's pool when the batch is
-// large enough), gathers each matrix, calls LAPACK, scatters the results.
+// Runs a plan on the cpu engine: the op's whole-call executor, or its kernel per matrix.
 void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_context);
 
 // Sample calls of op args->op_index (linalg_examples.cpp): the module's examples hook.
 ferro_status examples(void* self, const ferro_host_api* host, ferro_examples_args* args);
-
-// ---- autodiff rules (linalg_rules.cpp) ----
-
-ferro_status solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status solve_with_lu_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status solve_with_lu_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status inv_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status inv_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status det_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status det_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status slogdet_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status slogdet_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status cholesky_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status cholesky_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status qr_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status qr_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status eigh_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status eigh_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status svd_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status svd_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status triangular_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status triangular_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status lu_vjp(const ferro_host_api*, const ferro_vjp_args*);  // lu and lu_factor
-ferro_status lu_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status lu_unpack_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status lu_unpack_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status lu_solve_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status lu_solve_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status eig_vjp(const ferro_host_api*, const ferro_vjp_args*);  // eig and eigvals
-ferro_status eig_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status matrix_exp_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status matrix_exp_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status pinv_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status pinv_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status vector_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status vector_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
-
-ferro_status matrix_norm_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status matrix_norm_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status cond_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status cond_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status lstsq_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status lstsq_jvp(const ferro_host_api*, const ferro_jvp_args*);
-ferro_status inverse_gaps_vjp(const ferro_host_api*, const ferro_vjp_args*);
-ferro_status inverse_gaps_jvp(const ferro_host_api*, const ferro_jvp_args*);
 
 MatrixOrd matrix_ord(Op op, const char* ord);  // INVALID_ARGUMENT for an unknown name
 // matrix_norm's (row axis, column axis), normalised: the `axes` attribute, or (-2, -1).

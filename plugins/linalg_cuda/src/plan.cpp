@@ -38,54 +38,8 @@ struct Layout {
 CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
     CudaPlan p;
     p.op = op;
-    const ferro_signature& a = args.inputs[0];
-    p.dtype = a.dtype;
-    p.m = a.shape[a.ndim - 2];
-    p.n = a.shape[a.ndim - 1];
-    p.k = std::min(p.m, p.n);
-    const ferro_attr_value* attrs = args.attrs;
-    int out_matrix_dims = 2;
-    switch (op) {
-        case Op::det: case Op::slogdet: out_matrix_dims = 0; break;
-        case Op::svdvals: out_matrix_dims = 1; break;
-        case Op::eigh: case Op::eigvalsh:
-            out_matrix_dims = 1;
-            p.upper = std::string(attrs[0].v.str) == "U";
-            break;
-        case Op::solve: case Op::solve_with_lu: {
-            const ferro_signature& b = args.inputs[1];
-            p.vector_rhs = solve_vector_rhs(a, b);
-            p.k = p.vector_rhs ? 1 : b.shape[b.ndim - 1];
-            out_matrix_dims = p.vector_rhs ? 1 : 2;
-            break;
-        }
-        case Op::triangular_solve: {
-            p.upper = attrs[0].v.boolean != 0;
-            p.left = attrs[1].v.boolean != 0;
-            p.unit = attrs[2].v.boolean != 0;
-            const ferro_signature& b = args.inputs[1];
-            p.k = p.left ? b.shape[b.ndim - 1] : b.shape[b.ndim - 2];
-            break;
-        }
-        case Op::lu_solve: {
-            p.left = attrs[0].v.boolean != 0;
-            p.adjoint = attrs[1].v.boolean != 0;
-            const ferro_signature& b = args.inputs[2];
-            p.k = p.left ? b.shape[b.ndim - 1] : b.shape[b.ndim - 2];
-            break;
-        }
-        case Op::cholesky: p.upper = attrs[0].v.boolean != 0; break;
-        case Op::svd: p.full = attrs[0].v.boolean != 0; break;
-        case Op::qr: {
-            const std::string mode = attrs[0].v.str;
-            p.qr_mode = mode == "complete" ? QrMode::complete : mode == "r" ? QrMode::r : QrMode::reduced;
-            break;
-        }
-        default: break;
-    }
-    const ferro_signature& out0 = args.outputs[0];
-    p.batch.assign(out0.shape, out0.shape + out0.ndim - out_matrix_dims);
-    for (int64_t d : p.batch) p.count *= d;
+    p.dtype = args.inputs[0].dtype;
+    static_cast<Geometry&>(p) = read_geometry(op, args);
 
     const int64_t t = item(p.dtype), r = item(real_dtype(p.dtype)), c = p.count, m = p.m, n = p.n, k = p.k;
     Layout w;

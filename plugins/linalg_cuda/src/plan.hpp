@@ -28,23 +28,17 @@ struct Region {
     uint64_t bytes = 0;
 };
 
-struct CudaPlan {
+// The geometry (the family's reader, shared with the cpu module) and what is cuSOLVER's own.
+struct CudaPlan : Geometry {
     const ferro::cuda::CudaLibraries* lib = nullptr;  // cuBLAS and cuSOLVER (the module's)
     Op op = Op::count;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
-    std::vector<int64_t> batch;  // the outputs' batch shape
-    int64_t count = 1;           // matrices in the batch
-    int64_t m = 0, n = 0, k = 0;  // input 0 is m x n; k: right-hand sides (solves) or min(m, n)
-    bool vector_rhs = false;      // solve with b of shape [..., n]
-    bool left = true, adjoint = false, unit = false, upper = false, full = false;
-    QrMode qr_mode = QrMode::reduced;
     // Workspace regions (column-major matrices, `count` of each).
     Region a, b, c, d, e, flags;
     uint64_t workspace_bytes = 0;
 };
 
-// Reads the call (shapes from the inferred signatures, attributes in schema order) and lays
-// out the workspace.
+// Reads the call (read_geometry) and lays out the workspace.
 CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args);
 
 }  // namespace ferro::linalg::cuda
