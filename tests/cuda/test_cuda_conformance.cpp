@@ -11,45 +11,44 @@ using namespace ferro::test;
 namespace {
 const char* const kCuda = "cuda:0";
 
-// Runs part of the shared suite on cuda:0.
+// Runs part of the conformance library's engine suite on cuda:0.
 template <class Part>
 void conform(Part&& part) {
     Runtime rt = cuda_runtime();
     require_cuda_device(rt);
-    part(rt, EngineUnderTest(rt, kCuda));
+    expect_conformant(rt, kCuda, part);
 }
 }  // namespace
 
-// The shared suite (engine_conformance.hpp) on cuda:0. The reduction shapes reach each of the
+// The engine suite (tools/conformance) on cuda:0. The reduction shapes reach each of the
 // three strategies: a thread per output for small reductions, a block per output for long
 // contiguous ones, partials combined by a second kernel for few outputs over many inputs.
 TEST_CASE("cuda: fill copies and casts agree with the cpu engine", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_fill_and_casts(rt, e); });
+    conform(conformance::fill_and_casts);
 }
 
 TEST_CASE("cuda: unary ops agree with the cpu engine in every dtype", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_unary(rt, e); });
+    conform(conformance::unary);
 }
 
 TEST_CASE("cuda: binary ops with broadcasting and where agree with the cpu engine", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_binary(rt, e); });
+    conform(conformance::binary);
 }
 
 TEST_CASE("cuda: reductions over any axes agree with the cpu engine on each of the three paths", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_reductions(rt, e,
-                       {Shape{3, 4, 5}, Shape{2, 3, 700}, Shape{2, 3, 100000}, Shape{3000, 2, 40}}); });
+    conform([](const Runtime& rt, conformance::Report& r) {
+        conformance::reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}, Shape{2, 3, 100000}, Shape{3000, 2, 40}});
+    });
 }
 
 TEST_CASE("cuda: matmul and einsum agree with the cpu engine for every operand layout", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_products(rt, e); });
+    conform(conformance::products);
 }
 
 TEST_CASE("cuda: gradients through cuda tensors match finite differences", "[cuda]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_gradients(rt, e, {DType::f64, DType::c128}); });
+    conform([](const Runtime& rt, conformance::Report& r) { conformance::gradients(rt, r, {DType::f64, DType::c128}); });
 }
 
 TEST_CASE("cuda: NaN, infinities and out-of-range floats cast to i64 and angle NaN as on the cpu engine", "[cuda]") {
-    Runtime rt = cuda_runtime();
-    require_cuda_device(rt);
-    check_special_casts(rt, kCuda);
+    conform(conformance::special_casts);
 }

@@ -4,7 +4,7 @@
 // module's error messages, the declines, and gradients through cuda tensors. Without a GPU only
 // the module's decline on other engines runs.
 #include "cuda_test.hpp"
-#include "engine_compare.hpp"
+#include "engine_conformance.hpp"
 
 #include <ferro/gradcheck.hpp>
 #include <ferro/inventory.hpp>

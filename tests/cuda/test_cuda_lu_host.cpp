@@ -4,7 +4,7 @@
 // exchange at every step, a singular matrix and a wide and a tall one.
 #include "ops_host.hpp"
 
-#include "engine_compare.hpp"
+#include "engine_conformance.hpp"
 
 #include <ferro/gradcheck.hpp>
 #include <ferro/linalg.hpp>

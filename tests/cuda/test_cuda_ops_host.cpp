@@ -5,7 +5,7 @@
 // math precision, launches, layouts) the GPU conformance suite checks.
 #include "ops_host.hpp"
 
-#include "engine_compare.hpp"
+#include "engine_conformance.hpp"
 
 #include <ferro/gradcheck.hpp>
 

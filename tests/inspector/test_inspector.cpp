@@ -417,6 +417,31 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
 }
 
 // The C++ face of the examples hook (ABI 1.3): what check runs.
+TEST_CASE("inspector: check runs the engine suite on an engine plugin's engines: it fails on kernels an engine claims and lacks", "[inspector]") {
+    const Run r = inspect("check --json fixture_unimplemented_engine --path " + build_dir() + "/tests/fixtures/checking_engine");
+    CHECK(r.exit_code == 1);
+    const json report = json::parse(r.out);
+    REQUIRE(report["results"].size() == 7);  // one row per part of the suite, on its one device
+    std::map<std::string, json> by_part;
+    for (const json& row : report["results"]) {
+        CHECK(row["engine"] == "fixture:0");
+        by_part[row["op"].get<std::string>()] = row;
+    }
+    // It claims f64: every part that runs in f64 fails, naming the call and the engine's refusal.
+    const json& fill = by_part.at("core: fill and casts");
+    CHECK(fill["status"] == "fail");
+    CHECK_THAT(fill["messages"][0].get<std::string>(), Catch::Contains("fill and casts in f64: stopped: UNIMPLEMENTED"));
+    CHECK_THAT(fill["messages"][0].get<std::string>(), Catch::Contains("fixture engine"));
+    const json& unary = by_part.at("core: unary ops");
+    CHECK(unary["status"] == "fail");
+    CHECK_THAT(unary["messages"][0].get<std::string>(), Catch::Contains("fixture:0 refused what the cpu engine runs"));
+    CHECK(by_part.at("core: gradients")["status"] == "fail");
+    // The corpus engine claims no dtype: nothing to compare is "not checked", never "pass".
+    const json none = json::parse(inspect("check --json fixture_engine --path " + build_dir() + "/tests/fixtures/corpus").out);
+    CHECK(none["summary"] == json::parse(R"({"pass": 0, "fail": 0, "not_checked": 7})"));
+    CHECK_THAT(none["results"][0]["messages"][0].get<std::string>(), Catch::Contains("reports none of the dtypes"));
+}
+
 TEST_CASE("inspector: a family's examples through the runtime: inputs on the asked engine, attributes, errors", "[inspector]") {
     Runtime::Options o;
     o.use_environment_path = false;

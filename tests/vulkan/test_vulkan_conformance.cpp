@@ -17,13 +17,14 @@ namespace {
 const char* const kVulkan = "vulkan:0";
 std::set<DType> device_dtypes(const Runtime& rt) { return engine_dtypes(rt, kVulkan); }
 
-// Runs part of the shared suite on vulkan:0; the validation layer must stay silent.
+// Runs part of the conformance library's engine suite on vulkan:0; the validation layer must
+// stay silent.
 template <class Part>
 void conform(Part&& part) {
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
-    part(rt, EngineUnderTest(rt, kVulkan));
+    expect_conformant(rt, kVulkan, part);
     check_no_vulkan_messages(log);
 }
 
@@ -43,31 +44,31 @@ void check_ulps(const char* op, const std::vector<double>& args, const Tensor& g
 
 }  // namespace
 
-// The shared suite (engine_conformance.hpp) on vulkan:0, with the validation layer silent.
+// The engine suite (tools/conformance) on vulkan:0, with the validation layer silent.
 // The reduction shapes reach both strategies: a workgroup per output for a large reduced
 // extent, an invocation per output for a small one.
 TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_fill_and_casts(rt, e); });
+    conform(conformance::fill_and_casts);
 }
 
 TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_unary(rt, e); });
+    conform(conformance::unary);
 }
 
 TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu engine", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_binary(rt, e); });
+    conform(conformance::binary);
 }
 
 TEST_CASE("vulkan: reductions over any axes agree with the cpu engine", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_reductions(rt, e, {Shape{3, 4, 5}, Shape{2, 3, 700}}); });
+    conform([](const Runtime& rt, conformance::Report& r) { conformance::reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}}); });
 }
 
 TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_products(rt, e); });
+    conform(conformance::products);
 }
 
 TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "[vulkan]") {
-    conform([](const Runtime& rt, const EngineUnderTest& e) { conform_gradients(rt, e, {DType::f64}); });
+    conform([](const Runtime& rt, conformance::Report& r) { conformance::gradients(rt, r, {DType::f64}); });
 }
 
 TEST_CASE("vulkan: the engine's own f64 exp and log family is within a few ulp over its whole range", "[vulkan]") {
@@ -145,9 +146,5 @@ TEST_CASE("vulkan: the engine's own f64 trigonometric functions and erf and pow 
 }
 
 TEST_CASE("vulkan: NaN, infinities and out-of-range floats cast to i64 and angle NaN as on the cpu engine", "[vulkan]") {
-    VulkanLog log;
-    Runtime rt = vulkan_runtime(log);
-    require_vulkan_device(rt);
-    check_special_casts(rt, kVulkan);
-    check_no_vulkan_messages(log);
+    conform(conformance::special_casts);
 }

@@ -1,9 +1,12 @@
-// `ferro-inspect check PLUGIN|FILE`: the conformance kit. For every op of the plugin, every dtype
-// it declares and every engine with a module for its family, the family's sample calls
-// (ferro_module_iface.examples) run there and, off the cpu engine, are compared with the cpu
-// result; on the cpu engine they must be deterministic. In f64 and c128 every differentiable
-// output is gradchecked (VJP and JVP against central differences) with respect to every
-// differentiable input. Runs in a child process, like every other command.
+// `ferro-inspect check PLUGIN|FILE`: the conformance kit, through the conformance library
+// (tools/conformance) the engine test suites use too. For each engine the plugin provides, the
+// engine suite (core ops, products, einsum, gradients against the cpu engine), a row per part.
+// For every op of the plugin, every dtype it declares and every engine with a module for its
+// family, the family's sample calls (ferro_module_iface.examples) run there and, off the cpu
+// engine, are compared with the cpu result; on the cpu engine they must be deterministic. In
+// f64 and c128 every differentiable output is gradchecked (VJP and JVP against central
+// differences) with respect to every differentiable input. Runs in a child process, like every
+// other command.
 #pragma once
 
 #include "listing.hpp"
