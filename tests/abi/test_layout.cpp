@@ -104,7 +104,17 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_host_api, session_scratch, 224);
     PIN_OFFSET(ferro_host_api, session_native_context, 232);
     PIN_OFFSET(ferro_host_api, session_use, 240);
-    PIN_SIZE(ferro_plugin_desc, 80);
+    PIN_SIZE(ferro_plugin_desc, 88);  // 1.11 appended extensions
+    PIN_OFFSET(ferro_plugin_desc, extensions, 80);
+    PIN_SIZE(ferro_extension, 16);
+    PIN_OFFSET(ferro_extension, type, 4);
+    PIN_OFFSET(ferro_extension, next, 8);
+    PIN_SIZE(ferro_op_view, 16);
+    PIN_OFFSET(ferro_op_view, flags, 12);
+    PIN_SIZE(ferro_op_views_ext, 40);
+    PIN_OFFSET(ferro_op_views_ext, family_id, 16);
+    PIN_OFFSET(ferro_op_views_ext, n_views, 24);
+    PIN_OFFSET(ferro_op_views_ext, views, 32);
     PIN_OFFSET(ferro_plugin_desc, abi_major, 4);
     PIN_OFFSET(ferro_plugin_desc, abi_minor, 8);
     PIN_OFFSET(ferro_plugin_desc, name, 16);
@@ -139,6 +149,8 @@ TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
     CHECK(offsetof(ferro_plan_instance, struct_size) == 0);
     CHECK(offsetof(ferro_host_api, struct_size) == 0);
     CHECK(offsetof(ferro_plugin_desc, struct_size) == 0);
+    CHECK(offsetof(ferro_extension, struct_size) == 0);
+    CHECK(offsetof(ferro_op_views_ext, base) == 0);
     CHECK(offsetof(ferro_cpu_context, struct_size) == 0);
     CHECK(offsetof(ferro_vulkan_context, struct_size) == 0);
     CHECK(offsetof(ferro_cuda_context, struct_size) == 0);

@@ -3,6 +3,7 @@
 
 #include <ferro/ferro.h>
 
+#include <map>
 #include <string>
 
 using ferro::test::corpus_file;
@@ -145,6 +146,7 @@ TEST_CASE("c api: inventory details: op attributes, dtypes and masks, engine det
         REQUIRE(ferro_inventory_op_detail(inv, i, &d) == nullptr);
         CHECK(d.diff_inputs == 1);
         CHECK((d.diff_outputs & 1) == 1);
+        CHECK(d.n_views == 0);  // a plan op: its output is a new buffer
         REQUIRE(op.n_attrs == 2);
         ferro_op_attr_info a{};
         a.struct_size = sizeof a;
@@ -158,6 +160,40 @@ TEST_CASE("c api: inventory details: op attributes, dtypes and masks, engine det
         CHECK(o.message == "ferro_inventory_op_attr: index 2 is out of range (count 2)");
     }
     CHECK(found_sum);
+    // The views (1.11): transpose always shares its input's storage, reshape when the layout
+    // allows; a caller built against 1.10 passes its smaller struct and gets the 1.10 fields.
+    std::map<std::string, ferro_op_detail_info> detail;
+    for (uint32_t i = 0; i < ferro_inventory_op_count(inv); ++i) {
+        ferro_op_info op{};
+        op.struct_size = sizeof op;
+        REQUIRE(ferro_inventory_op(inv, i, &op) == nullptr);
+        ferro_op_detail_info d{};
+        d.struct_size = sizeof d;
+        REQUIRE(ferro_inventory_op_detail(inv, i, &d) == nullptr);
+        detail[op.name] = d;
+        if (std::string(op.name) == "core.transpose") {
+            ferro_op_detail_info old{};
+            old.struct_size = FERRO_STRUCT_SIZE_UP_TO(ferro_op_detail_info, dtypes);
+            old.n_views = 77;  // beyond the caller's struct_size: left alone
+            REQUIRE(ferro_inventory_op_detail(inv, i, &old) == nullptr);
+            CHECK(old.struct_size == FERRO_STRUCT_SIZE_UP_TO(ferro_op_detail_info, dtypes));
+            CHECK(old.n_views == 77);
+        }
+    }
+    for (const char* name : {"core.transpose", "core.permute", "core.slice", "core.expand", "core.squeeze",
+                             "core.unsqueeze", "core.diagonal", "core.reshape", "core.contiguous"}) {
+        INFO(name);
+        const ferro_op_detail_info& d = detail.at(name);
+        REQUIRE(d.n_views == 1);
+        CHECK(d.views[0].output == 0);
+        CHECK(d.views[0].input == 0);
+        const bool may_copy = std::string(name) == "core.reshape" || std::string(name) == "core.contiguous";
+        CHECK(((d.views[0].flags & FERRO_OP_VIEW_MAY_COPY) != 0) == may_copy);
+    }
+    for (const char* name : {"core.add", "core.copy", "core.randn", "core.matmul"}) {
+        INFO(name);
+        CHECK(detail.at(name).n_views == 0);
+    }
 
     ferro_engine_detail_info e{};
     e.struct_size = sizeof e;

@@ -71,11 +71,13 @@ nlohmann::json op_detail(const OpInfo& op) {
                          {"optional", (a.flags & FERRO_ATTR_FLAG_OPTIONAL) != 0}, {"doc", a.doc}});
     }
     const int in = op.n_inputs < 0 ? 64 : op.n_inputs;
+    nlohmann::json views = nlohmann::json::array();
+    for (const OpViewInfo& v : op.views) views.push_back({{"output", v.output}, {"input", v.input}, {"may_copy", v.may_copy}});
     return {{"name", op.name}, {"doc", op.doc}, {"inputs", op.n_inputs}, {"min_inputs", op.min_inputs},
             {"outputs", op.n_outputs}, {"attrs", attrs}, {"dtypes", dtype_list(op.dtypes)},
             {"differentiable_inputs", op.n_inputs < 0 && op.diff_inputs != 0 ? nlohmann::json("all") : bits(op.diff_inputs, in)},
             {"differentiable_outputs", bits(op.diff_outputs, op.n_outputs < 0 ? 64 : op.n_outputs)},
-            {"vjp", op.has_vjp}, {"jvp", op.has_jvp}};
+            {"vjp", op.has_vjp}, {"jvp", op.has_jvp}, {"views", views}};
 }
 
 // The plugin loaded from `file`, or why it failed.

@@ -72,6 +72,10 @@ std::string render_show(const nlohmann::json& r) {
                              op["differentiable_inputs"].is_string() ? "all" : join(op["differentiable_inputs"], ", "),
                              join(op["differentiable_outputs"], ", "), op["vjp"].get<bool>() ? "yes" : "no",
                              op["jvp"].get<bool>() ? "yes" : "no");
+            for (const auto& v : op["views"]) {
+                t += fmt::format("      output {} is a view of input {}{}\n", v["output"].get<int>(), v["input"].get<int>(),
+                                 v["may_copy"].get<bool>() ? " when its layout allows, else a copy" : "");
+            }
             for (const auto& a : op["attrs"]) {
                 const std::string def = a["required"].get<bool>() ? "required" : fmt::format("= {}", a["default"].get<std::string>());
                 t += fmt::format("      {}: {} {} — {}\n", a["name"].get<std::string>(), a["type"].get<std::string>(), def,

@@ -15,6 +15,7 @@
 
 #include <ferro/abi.h>
 #include <ferro/engine.h> /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
+#include <ferro/extension.h> /* ferro_op_view */
 #include <ferro/host.h>   /* ferro_op, ferro_op_call_args */
 #include <ferro/status.h>
 #include <ferro/types.h>
@@ -223,8 +224,13 @@ typedef struct ferro_op_detail_info {
     uint32_t n_dtypes;
     uint32_t reserved;
     const ferro_dtype* dtypes; /* the dtypes its main inputs accept */
+    /* Since 1.11: outputs that share an input's storage (ferro/extension.h), borrowed for the
+     * inventory's lifetime. */
+    uint32_t n_views;
+    uint32_t reserved2;
+    const ferro_op_view* views;
 } ferro_op_detail_info;
-FERRO_STRUCT_TRAITS(ferro_op_detail_info, dtypes);
+FERRO_STRUCT_TRAITS(ferro_op_detail_info, views);
 FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index,
                                                  ferro_op_detail_info* out);
 

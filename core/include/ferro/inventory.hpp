@@ -33,6 +33,12 @@ struct OpAttrInfo {
     uint32_t type = 0, flags = 0;  // FERRO_ATTR_*, FERRO_ATTR_FLAG_*
     std::string default_text;      // the default as text: "-1", "\"backward\"", "[-2, -1]", "None"; "" when required
 };
+// Output `output` shares the storage of input `input` (always, or only when the input's layout
+// allows: may_copy).
+struct OpViewInfo {
+    uint32_t output, input;
+    bool may_copy;
+};
 struct OpInfo {
     std::string name, family, doc;
     int32_t n_inputs, n_outputs;
@@ -41,6 +47,7 @@ struct OpInfo {
     uint64_t diff_inputs = 0, diff_outputs = 0;  // bit i: input (output) i is differentiable
     std::vector<DType> dtypes;
     std::vector<OpAttrInfo> attrs;
+    std::vector<OpViewInfo> views;
 };
 struct FamilyInfo { std::string id, version, description, plugin; uint32_t n_ops; };
 // A family's module on one engine, or why there is none.
@@ -131,8 +138,12 @@ inline Inventory Runtime::inventory() const {
         d.struct_size = sizeof d;
         check(ferro_inventory_op_detail(raw, i, &d));
         OpInfo op{o.name, o.family, o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0,
-                  d.min_inputs, d.diff_inputs, d.diff_outputs, {}, {}};
+                  d.min_inputs, d.diff_inputs, d.diff_outputs, {}, {}, {}};
         for (uint32_t k = 0; k < d.n_dtypes; ++k) op.dtypes.push_back(static_cast<DType>(d.dtypes[k]));
+        for (uint32_t k = 0; k < d.n_views; ++k) {
+            const ferro_op_view& v = d.views[k];
+            op.views.push_back({v.output, v.input, (v.flags & FERRO_OP_VIEW_MAY_COPY) != 0});
+        }
         for (uint32_t k = 0; k < o.n_attrs; ++k) {
             ferro_op_attr_info a{};
             a.struct_size = sizeof a;

@@ -3,6 +3,9 @@
 
 #include <ferro/ferro.h>
 
+#include <algorithm>
+#include <cstring>
+
 using ferro::host::c_api::require;
 using ferro::host::c_api::require_index;
 
@@ -37,13 +40,20 @@ ferro_inventory_impl* make_inventory(const ferro::host::Runtime& rt) {
 
 // The shared shape of an inventory accessor: check the arguments, then fill *out from row
 // `index` of the rows `rows(inventory)` selects.
+// The smallest out-struct a caller may pass: a caller built against an older minor passes the
+// size it knows, and gets the fields it knows.
+template <class Out> constexpr std::size_t min_out_size() { return sizeof(Out); }
+template <> constexpr std::size_t min_out_size<ferro_op_detail_info>() {
+    return FERRO_STRUCT_SIZE_UP_TO(ferro_op_detail_info, dtypes);  // 1.10
+}
+
 template <class Out, class Rows, class Fill>
 ferro_status entry(const ferro_inventory* inventory, uint32_t index, Out* out, const char* function,
                    Rows&& rows, Fill&& fill) {
     return ferro::host::guard([&] {
         require(inventory, function, "inventory");
         require(out, function, "out");
-        ferro::host::require_struct_size(out->struct_size, sizeof(Out), function, "out");
+        ferro::host::require_struct_size(out->struct_size, min_out_size<Out>(), function, "out");
         const auto& all = rows(*inventory);
         require_index(index, all.size(), function);
         fill(all, *out);
@@ -173,8 +183,13 @@ FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventor
     return entry(inventory, op_index, out, "ferro_inventory_op_detail",
                  [](const ferro_inventory_impl& i) -> const auto& { return i.snapshot->ops; },
                  [&](const auto& rows, ferro_op_detail_info& o) {
-                     const ferro_op_schema& s = *rows.nth(op_index)->second.schema;
-                     o = {sizeof o, s.min_inputs, s.diff_inputs, s.diff_outputs, s.n_dtypes, 0, s.dtypes};
+                     const ferro::host::OpEntry& e = rows.nth(op_index)->second;
+                     const ferro_op_schema& s = *e.schema;
+                     const uint32_t size = o.struct_size;  // the caller's: fill what it knows
+                     ferro_op_detail_info full{sizeof full, s.min_inputs, s.diff_inputs, s.diff_outputs, s.n_dtypes, 0, s.dtypes,
+                                               static_cast<uint32_t>(e.views.size()), 0, e.views.data()};
+                     std::memcpy(&o, &full, std::min<size_t>(size, sizeof full));
+                     o.struct_size = size;
                  });
 }
 

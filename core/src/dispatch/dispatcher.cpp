@@ -275,7 +275,7 @@ EntryPtr Dispatcher::miss(ferro_op_impl& op, const PlanKey& key, const ferro_nam
     const AttrValues attrs = normalise_attrs(schema, op.name, named, n_attrs);
     auto made = std::make_shared<PlanEntry>(attrs);
     made->engine = pick_engine(runtime_, *snap, schema, op.name, attrs, inputs);
-    made->host_op = core_host_op(&schema);
+    made->host_op = entry->host_op;
     if (!made->host_op) {
         try {
             made->plan = prepare(*entry, *family, made->engine, attrs, inputs, key.recorded);

@@ -94,7 +94,65 @@ void check_family(const ferro_family_desc& family, const std::string& where) {
     }
 }
 
+void check_link_size(uint32_t struct_size, std::size_t minimum, const std::string& where) {
+    if (struct_size < minimum) invalid(fmt::format("{}.struct_size is {}, expected at least {}", where, struct_size, minimum));
+}
+
+const ferro_extension* extensions_of(const ferro_plugin_desc& desc) {
+    return FERRO_HAS_FIELD(&desc, ferro_plugin_desc, extensions) ? desc.extensions : nullptr;
+}
+
+// One FERRO_EXT_OP_VIEWS link: a family of this plugin, ops and ports within it.
+void check_views(const ferro_plugin_desc& desc, const ferro_op_views_ext& ext, const std::string& where,
+                 DescriptorSource source) {
+    check_link_size(ext.base.struct_size, sizeof(ferro_op_views_ext), where);
+    if (source == DescriptorSource::file) {
+        invalid(where + ": declares op views, but a plugin's op outputs are buffers the host allocates; in ABI 1.x "
+                        "only the host's own ops return views");
+    }
+    const ferro_family_desc* family = nullptr;
+    for (uint32_t i = 0; i < desc.n_families && ext.family_id != nullptr; ++i) {
+        if (std::string(desc.families[i].id) == ext.family_id) family = &desc.families[i];
+    }
+    if (family == nullptr) invalid(where + ".family_id names no family of this plugin");
+    if (ext.n_views > 0) require(ext.views, where + ".views");
+    for (uint32_t i = 0; i < ext.n_views; ++i) {
+        const ferro_op_view& v = ext.views[i];
+        const std::string at = fmt::format("{}.views[{}]", where, i);
+        if (v.op >= family->n_ops) invalid(fmt::format("{}: op {} is not an op of family '{}'", at, v.op, family->id));
+        const ferro_op_schema& op = family->ops[v.op];
+        if (op.n_outputs != FERRO_VARIADIC && v.output >= static_cast<uint32_t>(op.n_outputs)) {
+            invalid(fmt::format("{}: '{}' has no output {}", at, op.name, v.output));
+        }
+        if (op.n_inputs != FERRO_VARIADIC && v.input >= static_cast<uint32_t>(op.n_inputs)) {
+            invalid(fmt::format("{}: '{}' has no input {}", at, op.name, v.input));
+        }
+        if ((v.flags & ~FERRO_OP_VIEW_MAY_COPY) != 0) invalid(fmt::format("{}: unknown flags {:#x}", at, v.flags));
+    }
+}
+
+// The chain: bounded, each link of a known type large enough for it; unknown types skipped.
+void check_extensions(const ferro_plugin_desc& desc, DescriptorSource source) {
+    uint32_t index = 0;
+    for (const ferro_extension* e = extensions_of(desc); e != nullptr; e = e->next, ++index) {
+        const std::string where = fmt::format("extensions[{}]", index);
+        if (index == FERRO_MAX_EXTENSIONS) invalid(fmt::format("the extension chain is longer than {} links", FERRO_MAX_EXTENSIONS));
+        check_link_size(e->struct_size, sizeof(ferro_extension), where);
+        if (e->type == FERRO_EXT_OP_VIEWS) check_views(desc, *reinterpret_cast<const ferro_op_views_ext*>(e), where, source);
+    }
+}
+
 }  // namespace
+
+std::span<const ferro_op_view> family_views(const ferro_plugin_desc& desc, const char* family_id) {
+    uint32_t seen = 0;
+    for (const ferro_extension* e = extensions_of(desc); e != nullptr && seen < FERRO_MAX_EXTENSIONS; e = e->next, ++seen) {
+        if (e->type != FERRO_EXT_OP_VIEWS) continue;
+        const auto& ext = *reinterpret_cast<const ferro_op_views_ext*>(e);
+        if (std::string(ext.family_id) == family_id) return {ext.views, ext.n_views};
+    }
+    return {};
+}
 
 bool is_identifier(const char* text) {
     if (text == nullptr || !(*text >= 'a' && *text <= 'z')) return false;
@@ -121,7 +179,7 @@ void check_abi(const ferro_plugin_desc& desc) {
     }
 }
 
-void check_descriptor(const ferro_plugin_desc& desc) {
+void check_descriptor(const ferro_plugin_desc& desc, DescriptorSource source) {
     check_size(desc.struct_size, V1_0_SIZE(ferro_plugin_desc, module_providers),
                "ferro_plugin_desc");
     if (desc.name == nullptr || *desc.name == '\0') invalid("ferro_plugin_desc.name is empty");
@@ -154,6 +212,7 @@ void check_descriptor(const ferro_plugin_desc& desc) {
         if (!is_identifier(m.family_id)) invalid(where + ".family_id is not an identifier");
         require(reinterpret_cast<const void*>(m.create_module), where + ".create_module");
     }
+    check_extensions(desc, source);
 }
 
 }  // namespace ferro::host

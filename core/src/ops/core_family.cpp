@@ -26,6 +26,8 @@ namespace {
 struct Family {
     std::vector<CoreOp> ops;
     std::vector<ferro_op_schema> schemas;
+    std::vector<ferro_op_view> views;  // declared through the descriptor's extension chain
+    ferro_op_views_ext views_ext{};
     ferro_family_desc family{};
     ferro_plugin_desc plugin{};
 };
@@ -130,11 +132,16 @@ const Family& family() {
             }
             if (op.jvp != nullptr) s.jvp = jvp;
             f.schemas.push_back(s);
+            if (op.view != 0) f.views.push_back({static_cast<uint32_t>(i), 0, 0, op.view & ~kIsView});
         }
+        f.views_ext.base = {sizeof f.views_ext, FERRO_EXT_OP_VIEWS, nullptr};
+        f.views_ext.family_id = "core";
+        f.views_ext.n_views = static_cast<uint32_t>(f.views.size());
+        f.views_ext.views = f.views.data();
         f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",
                     "0.1.0", "the built-in op vocabulary", f.schemas.data(), create_module};
         f.plugin = {sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0, "core",
-                    "0.1.0", "built-in core ops", 0, 1, nullptr, &f.family, 0, 0, nullptr};
+                    "0.1.0", "built-in core ops", 0, 1, nullptr, &f.family, 0, 0, nullptr, &f.views_ext.base};
         return f;
     }();
     return built;
@@ -145,10 +152,6 @@ const Family& family() {
 
 const ferro_plugin_desc* core_plugin_desc() { return &ops::family().plugin; }
 
-HostOpFn core_host_op(const ferro_op_schema* schema) {
-    const auto& f = ops::family();
-    if (schema < f.schemas.data() || schema >= f.schemas.data() + f.schemas.size()) return nullptr;
-    return f.ops[static_cast<size_t>(schema - f.schemas.data())].host;
-}
+HostOpFn core_host_op_at(uint32_t index) { return ops::family().ops.at(index).host; }
 
 }  // namespace ferro::host

@@ -17,8 +17,9 @@ namespace ferro::host {
 // The descriptor of the built-in plugin "core" (family "core").
 const ferro_plugin_desc* core_plugin_desc();
 
-// The host implementation of a core schema, or nullptr for plan ops and every other schema.
-HostOpFn core_host_op(const ferro_op_schema* schema);
+// The host implementation of core op `index` (its position in the family), or nullptr for a
+// plan op. Registration stores it in the op's entry (registry/registration.cpp).
+HostOpFn core_host_op_at(uint32_t index);
 
 namespace ops {
 
@@ -40,6 +41,9 @@ class Jvp;
 using VjpFn = void (*)(const Vjp& v);
 using JvpFn = void (*)(const Jvp& j);
 
+// CoreOp.view: the op returns a view of input 0 (with FERRO_OP_VIEW_MAY_COPY when it may copy).
+inline constexpr uint32_t kIsView = 0x100u;
+
 struct CoreOp {
     std::string name;       // "add"
     std::string qualified;  // "core.add", for messages
@@ -58,6 +62,8 @@ struct CoreOp {
     VjpFn vjp = nullptr;
     JvpFn jvp = nullptr;
     uint64_t diff_inputs = 0, save_inputs = 0, save_outputs = 0;
+    // Host ops whose output 0 shares input 0's storage: kIsView, with FERRO_OP_VIEW_* flags.
+    uint32_t view = 0;
 };
 
 // Attribute spec builders.

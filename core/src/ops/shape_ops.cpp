@@ -307,6 +307,7 @@ void add_shape_ops(std::vector<CoreOp>& ops) {
         op.attrs = table[i].attrs;
         op.infer = view_infer;
         op.host = hosts.at(i);
+        op.view = kIsView | (op.name == "reshape" ? FERRO_OP_VIEW_MAY_COPY : 0u);  // reshape copies what no view expresses
         ops.push_back(std::move(op));
     }
     CoreOp contiguous;
@@ -314,6 +315,7 @@ void add_shape_ops(std::vector<CoreOp>& ops) {
     contiguous.doc = "the input itself when row-major contiguous, else a contiguous copy";
     contiguous.infer = view_infer;
     contiguous.host = contiguous_host;
+    contiguous.view = kIsView | FERRO_OP_VIEW_MAY_COPY;  // the input itself when it is contiguous
     ops.push_back(std::move(contiguous));
 }
 

@@ -1,5 +1,6 @@
 #include "registry/registration.hpp"
 
+#include "loader/descriptor_check.hpp"
 #include "loader/load_error.hpp"
 #include "loader/plugin_loader.hpp"
 
@@ -111,7 +112,11 @@ void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc
         draft.families.emplace(f.id, std::move(slot));
         for (uint32_t k = 0; k < f.n_ops; ++k) {
             const std::string qualified = fmt::format("{}.{}", f.id, f.ops[k].name);
-            draft.ops.emplace(qualified, OpEntry{qualified, f.id, k, &f.ops[k]});
+            OpEntry entry{qualified, f.id, k, &f.ops[k], {}, nullptr};
+            for (const ferro_op_view& v : family_views(desc, f.id)) {
+                if (v.op == k) entry.views.push_back(v);
+            }
+            draft.ops.emplace(qualified, std::move(entry));
         }
         if (f.create_module != nullptr) {
             draft.module_sources.push_back({f.id, record.name, f.create_module, library, desc.abi_minor});

@@ -30,8 +30,23 @@ void Runtime::register_builtins() {
     const ferro_plugin_desc* cpu = nullptr;
     throw_if_error(ferro_cpu_plugin_query(&host_api_, &cpu));
     for (const ferro_plugin_desc* desc : {cpu, core_plugin_desc()}) {
-        check_descriptor(*desc);
-        reconfigure([&](Snapshot& s) { register_plugin(s, LoadedPlugin{nullptr, desc}, "", ctx); });
+        check_descriptor(*desc, DescriptorSource::builtin);
+        reconfigure([&](Snapshot& s) {
+            register_plugin(s, LoadedPlugin{nullptr, desc}, "", ctx);
+            if (desc == core_plugin_desc()) attach_core_host_ops(s);
+        });
+    }
+}
+
+// The core ops the host runs itself, resolved once into their entries; a declared view must be
+// one of them (a plan writes into buffers the host allocates).
+void Runtime::attach_core_host_ops(Snapshot& s) {
+    for (auto& [name, entry] : s.ops) {
+        if (entry.family_id != "core") continue;
+        entry.host_op = core_host_op_at(entry.index);
+        if (!entry.views.empty() && entry.host_op == nullptr) {
+            throw Error(FERRO_INTERNAL, name + " declares a view but has no host implementation");
+        }
     }
 }
 

@@ -98,6 +98,7 @@ public:
 
 private:
     void register_builtins();
+    static void attach_core_host_ops(Snapshot& s);
     void publish(std::shared_ptr<Snapshot> next);
     void record_diagnostic(Diagnostic diagnostic);
 

@@ -3,6 +3,7 @@
 // copies it, edits the copy and publishes the copy as epoch + 1.
 #pragma once
 
+#include "dispatch/host_op.hpp"
 #include "loader/library.hpp"
 #include "loader/load_error.hpp"
 #include "registry/engine.hpp"
@@ -76,6 +77,8 @@ struct OpEntry {
     std::string family_id;
     uint32_t index = 0;  // into the family's ops
     const ferro_op_schema* schema = nullptr;
+    std::vector<ferro_op_view> views;  // outputs that share an input's storage (FERRO_EXT_OP_VIEWS)
+    HostOpFn host_op = nullptr;         // the host's own implementation (views, random numbers); else a plan
 };
 
 struct Snapshot {

@@ -19,6 +19,7 @@
 
 #include "ferro/abi.h"
 #include "ferro/engine.h"
+#include "ferro/extension.h"
 #include "ferro/family.h"
 #include "ferro/host.h"
 #include "ferro/status.h"
@@ -43,8 +44,10 @@ typedef struct ferro_plugin_desc {
     uint32_t n_module_providers;
     uint32_t reserved2;
     const ferro_module_provider_desc* module_providers;
+    /* Since 1.11: optional features (ferro/extension.h), NULL for none. */
+    const ferro_extension* extensions;
 } ferro_plugin_desc;
-FERRO_STRUCT_TRAITS(ferro_plugin_desc, module_providers);
+FERRO_STRUCT_TRAITS(ferro_plugin_desc, extensions);
 
 typedef ferro_status (*ferro_plugin_query_fn)(const ferro_host_api* host,
                                               const ferro_plugin_desc** out_desc);
