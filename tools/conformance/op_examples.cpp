@@ -38,6 +38,7 @@ void gradcheck_example(const Runtime& rt, const OpInfo& op, const Runtime::Examp
         return kept;
     };
     std::vector<Tensor> x;
+    x.reserve(wrt.size());
     for (size_t i : wrt) x.push_back(ex.inputs[i]);
     GradcheckOptions go;
     go.check_jvp = op.has_jvp;

@@ -109,10 +109,12 @@ ProbeOutcome probe_isolated(const std::string& self, const std::vector<std::stri
     args.push_back("--probe");
     args.insert(args.end(), files.begin(), files.end());
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<std::string> env = child_environment();
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = 0;

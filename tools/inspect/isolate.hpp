@@ -10,7 +10,7 @@
 
 namespace ferro::inspect {
 
-struct ProbeOutcome {
+struct ProbeOutcome {  // NOLINT(bugprone-exception-escape): its members' moves do not allocate
     bool finished = false;     // the child printed its result line and exited 0
     nlohmann::json result;     // that result (probe.cpp's schema), when finished
     std::string last_stage;    // the last load stage the child announced ("" before any)

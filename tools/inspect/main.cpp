@@ -29,7 +29,8 @@ constexpr const char* exit_codes =
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command line, parsed and run; main adds the last catch.
+int run(int argc, char** argv) {
     CLI::App app("ferro-inspect: the plugins ferro finds, what they provide, and why one does not load", "ferro-inspect");
     app.footer(exit_codes);
     app.require_subcommand(0, 1);
@@ -111,4 +112,13 @@ int main(int argc, char** argv) {
         return 3;
     }
     return 0;
+}
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {  // setting up the command line itself failed
+        std::fprintf(stderr, "ferro-inspect: %s\n", e.what());
+        return 3;
+    }
 }

@@ -23,8 +23,8 @@ struct EinsumOptions {
 };
 
 namespace detail {
-inline Attrs einsum_attrs(Attr notation, const EinsumOptions& o) {
-    Attrs a{std::move(notation), Attr("optimize", o.optimize), Attr("minimize", o.minimize), Attr("seed", o.seed),
+inline Attrs einsum_attrs(const Attr& notation, const EinsumOptions& o) {
+    Attrs a{notation, Attr("optimize", o.optimize), Attr("minimize", o.minimize), Attr("seed", o.seed),
             Attr("repeats", o.repeats), Attr("max_seconds", o.max_seconds)};
     if (!o.path.empty()) {
         std::vector<int64_t> flat;
@@ -89,9 +89,9 @@ struct EinsumPath {
     double largest_intermediate = 0;
 };
 namespace detail {
-inline EinsumPath einsum_path_of(const std::vector<Tensor>& operands, Attr notation, const EinsumOptions& options) {
+inline EinsumPath einsum_path_of(const std::vector<Tensor>& operands, const Attr& notation, const EinsumOptions& options) {
     if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum_path: at least one operand is required");
-    auto out = call_all(operands[0].runtime_ref(), "einsum.path", operands, einsum_attrs(std::move(notation), options));
+    auto out = call_all(operands[0].runtime_ref(), "einsum.path", operands, einsum_attrs(notation, options));
     EinsumPath p;
     const std::vector<int64_t> flat = out[0].to_vector<int64_t>();
     for (size_t s = 0; s + 1 < flat.size(); s += 2) p.path.emplace_back(flat[s], flat[s + 1]);

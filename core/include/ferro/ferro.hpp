@@ -245,7 +245,7 @@ public:
     }
 
     // Any op by qualified name with this tensor as input 0.
-    Tensor call(const char* op, Attrs attrs = {}, std::vector<Tensor> more = {}) const;
+    Tensor call(const char* op, const Attrs& attrs = {}, std::vector<Tensor> more = {}) const;
 
     // Elementwise math.
     Tensor neg() const { return detail::call1<"core.neg">(*this, {t_}); }
@@ -316,6 +316,7 @@ inline std::vector<ferro_named_attr> named_of(const Attrs& attrs) {
 }
 inline std::vector<ferro_tensor> handles_of(const std::vector<Tensor>& tensors) {
     std::vector<ferro_tensor> handles;
+    handles.reserve(tensors.size());
     for (const auto& t : tensors) handles.push_back(t.get());
     return handles;
 }
@@ -342,7 +343,7 @@ inline Tensor call_one(const detail::RuntimeRef& rt, const char* name, const std
     return std::move(outs[0]);
 }
 
-inline Tensor Tensor::call(const char* op, Attrs attrs, std::vector<Tensor> more) const {
+inline Tensor Tensor::call(const char* op, const Attrs& attrs, std::vector<Tensor> more) const {
     more.insert(more.begin(), *this);
     return call_one(rt_, op, more, attrs);
 }
@@ -469,6 +470,7 @@ inline std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::ve
                     static_cast<uint32_t>(out.size()), in.data(), static_cast<uint32_t>(in.size()),
                     create_graph ? 1 : 0, result.data()));
     std::vector<Tensor> grads;
+    grads.reserve(result.size());
     for (ferro_tensor g : result) grads.push_back(g != nullptr ? Tensor(outputs[0].runtime_ref(), g) : Tensor());
     return grads;
 }

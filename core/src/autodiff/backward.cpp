@@ -110,7 +110,7 @@ public:
         find_targets();
         std::vector<std::pair<TensorPtr, size_t>> seeds = make_seeds();
         discover();
-        for (auto& [seed, root] : seeds) deliver_root(*args_.roots[root], std::move(seed));
+        for (const auto& [seed, root] : seeds) deliver_root(*args_.roots[root], seed);
         process();
         return std::move(results_);
     }
@@ -246,17 +246,17 @@ private:
         return functional_ ? leaf_targets_.count(leaf.get()) > 0 : true;
     }
 
-    void deliver_root(const ferro_tensor_impl& root, TensorPtr seed) {
+    void deliver_root(const ferro_tensor_impl& root, const TensorPtr& seed) {
         const AutogradMeta& meta = *root.autograd;
         if (meta.grad_fn) {
             TensorPtr& g = states_.at(meta.grad_fn.get()).grads_at(meta.slot, meta.grad_fn->n_outputs());
             g = add(rt_, g, seed);
         } else {
-            deliver_leaf(meta.leaf, std::move(seed));
+            deliver_leaf(meta.leaf, seed);
         }
     }
 
-    void deliver_leaf(const std::shared_ptr<LeafGrad>& leaf, TensorPtr g) {
+    void deliver_leaf(const std::shared_ptr<LeafGrad>& leaf, const TensorPtr& g) {
         if (functional_) {
             auto it = leaf_targets_.find(leaf.get());
             if (it == leaf_targets_.end()) return;
@@ -350,7 +350,7 @@ private:
                 TensorPtr& g = states_.at(e.node.get()).grads_at(e.slot, e.node->n_outputs());
                 g = add(rt_, g, c);
             } else if (const std::shared_ptr<LeafGrad> leaf = e.leaf.lock()) {
-                deliver_leaf(leaf, std::move(c));
+                deliver_leaf(leaf, c);
             }
         }
         if (!args_.retain_graph) n.release_saved();

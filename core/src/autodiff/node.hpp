@@ -66,7 +66,7 @@ struct AutogradMeta {
 static_assert(sizeof(AutogradMeta) <= AutogradMeta::kBlock);
 
 // An input as its rule sees it: dtype and shape (the rule's input_sigs).
-struct InputShape {
+struct InputShape {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     ferro_dtype dtype;
     Dims shape;
 };

@@ -27,7 +27,7 @@ struct ferro_op_impl;
 namespace ferro::host {
 
 // An output as the plan allocates it: row-major, checked once when the plan was made.
-struct OutputSig {
+struct OutputSig {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     ferro_dtype dtype;
     Dims shape, strides;
     uint64_t bytes;

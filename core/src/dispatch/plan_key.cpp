@@ -19,6 +19,7 @@ public:
     }
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
+    // NOLINTNEXTLINE(bugprone-exception-escape): shrinking a vector never allocates
     [[gnu::always_inline]] ~Writer() { key_.words.resize(static_cast<size_t>(next_ - key_.words.data())); }
 
     [[gnu::always_inline]] void operator()(uint64_t w) {

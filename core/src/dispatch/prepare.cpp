@@ -139,7 +139,7 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             char reason[512] = {};
             std::vector<int64_t> strides(outputs.size() * FERRO_MAX_NDIM, 0);
             for (size_t i = 0; i < outputs.size(); ++i) {
-                std::copy(outputs[i].strides.begin(), outputs[i].strides.end(), strides.begin() + i * FERRO_MAX_NDIM);
+                std::copy(outputs[i].strides.begin(), outputs[i].strides.end(), strides.begin() + static_cast<std::ptrdiff_t>(i * FERRO_MAX_NDIM));
             }
             ferro_prepare_args args{sizeof args, entry.index, attrs.data(),
                                     static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()),

@@ -8,7 +8,7 @@
 namespace ferro::host::ops {
 namespace {
 
-struct MatmulShapes {
+struct MatmulShapes {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     Dims batch;              // broadcast batch shape
     int64_t m, k, n;
     bool a_vector, b_vector; // 1-d operands

@@ -11,7 +11,7 @@
 namespace ferro::host::ops {
 namespace {
 
-struct Layout {
+struct Layout {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     Dims shape, strides;
     int64_t offset = 0;  // elements from the input's first element
     bool needs_copy = false;  // reshape of a layout no view can express
@@ -280,7 +280,7 @@ Outputs view_host(const HostOpCall& call) {
         return {make_view(*packed, t.dtype, out.shape, out.strides, packed->byte_offset, call.op.c_str())};
     }
     const int64_t byte_delta = out.offset * itemsize(t.dtype);
-    return {make_view(t, t.dtype, std::move(out.shape), std::move(out.strides),
+    return {make_view(t, t.dtype, out.shape, out.strides,
                       static_cast<uint64_t>(static_cast<int64_t>(t.byte_offset) + byte_delta), call.op.c_str())};
 }
 

@@ -194,7 +194,7 @@ inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const D
 TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
                        std::span<const int64_t> strides, uint64_t byte_offset);
 // A view of `base`'s storage with other metadata (no copy; check_element_count naming `op`).
-inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, Dims shape, Dims strides,
+inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, const Dims& shape, const Dims& strides,
                            uint64_t byte_offset, const char* op) {
     check_element_count(dtype, span_of(shape), op);
     return wrap_storage(base.storage, dtype, span_of(shape), span_of(strides), byte_offset);

@@ -94,7 +94,7 @@ template <class T, int MR, int W, int VectorBytes>
             const uintptr_t ahead =
                 reinterpret_cast<uintptr_t>(brow) + static_cast<uintptr_t>(kPrefetchRows * b_rs) * sizeof(T);
 #pragma GCC unroll 16
-            for (int s = 0; s < R; ++s) __builtin_prefetch(reinterpret_cast<const void*>(ahead + s * L * sizeof(T)));
+            for (int s = 0; s < R; ++s) __builtin_prefetch(reinterpret_cast<const void*>(ahead + static_cast<size_t>(s * L) * sizeof(T)));
             __builtin_prefetch(reinterpret_cast<const void*>(ahead + (W - 1) * sizeof(T)));
         }
         Acc y[R];

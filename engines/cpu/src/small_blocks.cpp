@@ -54,7 +54,7 @@ struct Drain {
 }
 
 int index_of(uint64_t size_class) {
-    const int octave = std::bit_width(size_class) - 1;
+    const int octave = static_cast<int>(std::bit_width(size_class)) - 1;
     return 8 * (octave - kFirstOctave) + static_cast<int>(size_class >> (octave - 3)) - 8;
 }
 

@@ -120,7 +120,7 @@ struct Module {
 };
 
 uint64_t retained_bytes(const Program& p) {
-    return sizeof(Program) + p.steps.size() * (sizeof(Step) + 9 * 3 * sizeof(int64_t));
+    return sizeof(Program) + p.steps.size() * (sizeof(Step) + sizeof(int64_t) * 9 * 3);
 }
 
 void log_program(const ferro_host_api* host, const Expression& e, const Program& p, const char* mode) {

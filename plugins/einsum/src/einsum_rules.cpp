@@ -142,7 +142,7 @@ TensorRef step_value(const plugin::Rules& r, const Expression& step, ferro_tenso
     return call_einsum(r, {left, right}, step.inputs, step.output);
 }
 
-size_t at(int k) { return static_cast<size_t>(k); }
+size_t at(int64_t k) { return static_cast<size_t>(k); }
 
 // Whether a step's value in the program has the node's labels: those of size 1 aside, the
 // program sums or drops a label early where the tree keeps it for an operand that broadcasts it

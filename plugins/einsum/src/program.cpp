@@ -514,7 +514,7 @@ private:
             if (!x.has(l)) order.push_back(l);
         }
         if (last && output_strides_ != nullptr) lay_out_output(order);
-        const Operand c = last ? output_ : new_slot(order);
+        Operand c = last ? output_ : new_slot(order);
         if (last) order = by_stride(output_, output_.labels);  // the output's memory order
         Step s;
         s.kind = Step::mul;

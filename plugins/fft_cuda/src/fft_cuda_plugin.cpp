@@ -159,7 +159,7 @@ void lay_out(Plan& p) {
     const ferro_dtype complex = plugin::complex_dtype(t.out_dtype), real = plugin::real_dtype(t.out_dtype);
     std::vector<int64_t> batch_axes;
     for (size_t a = 0; a < ndim; ++a) {
-        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) batch_axes.push_back(a);
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) batch_axes.push_back(static_cast<int64_t>(a));
     }
     std::vector<int64_t> len = t.in_shape;  // W's extent per axis
     for (size_t i = 0; i < t.axes.size(); ++i) len[t.axes[i]] = t.lengths[i];

@@ -121,7 +121,7 @@ void lay_out(Plan& p, Kernels& k) {
     const size_t ndim = t.in_shape.size();
     std::vector<int64_t> order;  // input axes, outermost first
     for (size_t a = 0; a < ndim; ++a) {
-        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) order.push_back(a);
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) order.push_back(static_cast<int64_t>(a));
     }
     uint64_t batches = 1;
     for (int64_t a : order) batches *= static_cast<uint64_t>(t.in_shape[a]);

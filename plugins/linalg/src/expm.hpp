@@ -81,7 +81,7 @@ void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
         eye_plus(V, b[0]);
         const T* power = A2;
         T* next = A4;
-        for (int j = 1; 2 * j < m; ++j) {
+        for (int64_t j = 1; 2 * j < m; ++j) {
             axpy(W, b[2 * j + 1], power);
             axpy(V, b[2 * j], power);
             if (2 * (j + 1) < m) {

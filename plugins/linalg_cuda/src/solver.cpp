@@ -612,6 +612,7 @@ void Run::run_svd() {
 }
 
 template <class T> struct Trsm;
+// NOLINTBEGIN(bugprone-macro-parentheses): T and fn are a type and a member name
 #define FERRO_TRSM(T, fn)                                                                                            \
     template <> struct Trsm<T> {                                                                                     \
         static cublasStatus_t run(const ferro::cuda::CudaLibraries& L, cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasDiagType_t diag, \
@@ -620,6 +621,7 @@ template <class T> struct Trsm;
             return L.fn(h, side, uplo, CUBLAS_OP_N, diag, m, n, &one, static_cast<const T*>(a), lda, static_cast<T*>(b), ldb); \
         }                                                                                                            \
     };
+// NOLINTEND(bugprone-macro-parentheses)
 template <class T> T one_of() {
     if constexpr (std::is_same_v<T, cuComplex>) return make_cuComplex(1, 0);
     else if constexpr (std::is_same_v<T, cuDoubleComplex>) return make_cuDoubleComplex(1, 0);

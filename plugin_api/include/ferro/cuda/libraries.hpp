@@ -34,6 +34,7 @@ namespace ferro::cuda {
     X(cusolver, cusolverDnZungqr_bufferSize) X(cusolver, cusolverDnZungqr)
 
 struct CudaLibraries {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `name` is a declarator, which parentheses would not be
 #define FERRO_CUDA_DECLARE(library, name) decltype(&::name) name = nullptr;
     FERRO_CUDA_LIBRARY_FUNCTIONS(FERRO_CUDA_DECLARE)
 #undef FERRO_CUDA_DECLARE
