@@ -54,12 +54,10 @@ void configure_cholesky(Plan& p, const ferro_prepare_args& args) {
 // cholesky (Murray 2016): A = L L^H.  gA = sym(L^-H Phi(L^H gL) L^-1), Phi = the lower
 // triangle with the diagonal halved, sym(X) = (X + X^H) / 2.  dL = L Phi(L^-1 dA L^-H).
 // The upper factor U = L^H goes through the same formulas on its transpose.
-namespace {
 TensorRef phi(const Ops& r, Arg x) {
     return r.mul(x, r.constant_matrix(x, r.dim(x, 1), [](int64_t i, int64_t j) { return i > j ? 1.0 : i == j ? 0.5 : 0.0; }));
 }
 bool attr_bool(const ferro_attr_value* attrs, int i) { return attrs[i].v.boolean != 0; }
-}  // namespace
 
 ferro_status cholesky_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

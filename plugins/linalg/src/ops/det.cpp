@@ -67,7 +67,6 @@ constexpr CpuExecutor kDetExecutor{.configure = configure_det, .kernels = kernel
 // adj(A) = d A^-1; for singular A (a zero determinant in the batch) the adjugate comes from
 // the SVD A = U S Vh: adj(A) = det(U) det(Vh) V diag(prod_{j != i} s_j) U^H, which is right at
 // rank n - 1 too (where d A^-1 is 0 * inf).
-namespace {
 
 bool any_zero(const Ops& r, ferro_tensor d) {
     const TensorRef zero = r.call("core.eq", {d, r.scalar(d, 0)});
@@ -104,8 +103,6 @@ TensorRef trace(const Ops& r, Arg x) {
     const int64_t last[1] = {-1};
     return r.sum(r.diagonal(x), last, false);
 }
-
-}  // namespace
 
 ferro_status det_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -99,7 +99,6 @@ constexpr CpuExecutor kEigExecutor{.configure = configure_eig, .kernels = kernel
 //   dw = diag(X),  dV = V (F o X) - V Re diag(V^H V (F o X))   (keeps each column's norm);
 //   gA = V^-H (diag(gw) + conj(F) o (V^H gV - V^H V Re diag(V^H gV))) V^H   (PyTorch's rule).
 // eigvals recomputes V from its input. Real inputs get the real part of gA (the host's cast).
-namespace {
 struct EigParts {
     TensorRef w, V;
 };
@@ -111,7 +110,6 @@ EigParts eig_parts(const Ops& r, uint32_t n_outputs, ferro_tensor A, const ferro
 TensorRef re_diag_row(const Ops& r, Arg x) {  // Re diag(x) as a row [..., 1, n], in x's dtype
     return r.unsqueeze(r.cast(r.real_part(r.diagonal(x)), r.signature(x).dtype), -2);
 }
-}  // namespace
 
 ferro_status eig_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

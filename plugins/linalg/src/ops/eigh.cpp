@@ -62,7 +62,6 @@ constexpr CpuExecutor kEighExecutor{.configure = configure_eigh, .kernels = kern
 //   gA = V (diag(gw) + F o skew(V^H gV)) V^H,  skew(X) = (X - X^H) / 2;
 //   dw = Re diag(V^H dA V),  dV = V (F o (V^H dA V)).
 // eigvalsh recomputes V from its input.
-namespace {
 
 struct EighParts {
     TensorRef w, V;
@@ -75,8 +74,6 @@ EighParts eigh_parts(const Ops& r, const ferro_attr_value* attrs, uint32_t n_out
     auto wv = r.call_all("linalg.eigh", {A}, {plugin::attr_str("uplo", attrs[0].v.str)});
     return {std::move(wv[0]), std::move(wv[1]), 0.0};
 }
-
-}  // namespace
 
 ferro_status eigh_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -72,7 +72,6 @@ void run_inverse_gaps(const Plan& p, const ferro_exec_args& args) {
 //   f'(d) = -F^2 (eps = 0) or (eps - d^2) / (d^2 + eps)^2, taken as 0 on the diagonal (F_ii = 0
 //   whatever y is); gy = colsum(gF o f') - rowsum(gF o f'), gx = 2 x gy with squares;
 //   dF = f' o (dy_j - dy_i).
-namespace {
 
 struct GapParts {
     TensorRef slope;  // f'(D), 0 on the diagonal
@@ -91,8 +90,6 @@ GapParts gap_slope(const Ops& r, Arg x, Arg F, const ferro_attr_value* attrs) {
     const TensorRef off_diagonal = r.constant_matrix(x, n, [](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; });
     return {r.mul(r.div(r.sub(r.scalar(D2, eps), D2), r.mul(den, den)), off_diagonal), squares};
 }
-
-}  // namespace
 
 ferro_status inverse_gaps_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -129,7 +129,6 @@ void run_lstsq(const Plan& p, const ferro_exec_args& args) {
 // R = A X - B (A^H R = 0 at the solution), singular values as svdvals:
 //   gA = pinv_backward(gX B^H) + 2 (R diag(g_r)) X^H + U diag(g_s) Vh,  gB = P^H gX - 2 R diag(g_r);
 //   dX = dP B + P dB,  dr = 2 Re sum_i conj(R) o (dA X - dB),  ds = Re diag(U^H dA V).
-namespace {
 struct LstsqParts {
     TensorRef P, R;  // A^+, and A X - B (only with residuals)
 };
@@ -145,7 +144,6 @@ bool has_residuals(const Ops& r, ferro_tensor residuals) {  // else the output i
     const ferro_signature s = r.signature(residuals);
     return !(s.ndim == 1 && s.shape[0] == 0);
 }
-}  // namespace
 
 ferro_status lstsq_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -35,7 +35,6 @@ void configure_matrix_exp(Plan& p, const ferro_prepare_args&) {
 // matrix_exp: the Frechet derivative L(X, E) is the upper-right block of
 // exp([[X, E], [0, X]]) (Mathias 1996; Higham's "block" method): dexp = L(A, dA), and the
 // adjoint gA = L(A^H, gE). Both are matrix_exp calls, so every order differentiates.
-namespace {
 TensorRef frechet(const Ops& r, Arg X, Arg E) {
     const int64_t n = r.dim(X, 1);
     const TensorRef top = r.concat(X, E, -1);
@@ -43,7 +42,6 @@ TensorRef frechet(const Ops& r, Arg X, Arg E) {
     const TensorRef block = r.call("linalg.matrix_exp", {r.concat(top, bottom, -2)});
     return r.slice(r.slice(block, -2, 0, n), -1, n, 2 * n);
 }
-}  // namespace
 
 ferro_status matrix_exp_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

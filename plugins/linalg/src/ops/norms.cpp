@@ -66,7 +66,6 @@ void run_vector_norm(const Plan& p, const ferro_exec_args& args) {
 //   p = 2: gx = g x / n;  p = 1: g s;  p = +-inf: g s on the elements with |x| = n, shared
 //   evenly (PyTorch);  p = 0: no gradient;  other p: g s |x|^(p-1) / n^(p-1) (0 where x = 0).
 //   The JVP is Re of the same weights against dx: dn = sum Re(conj(w) dx).
-namespace {
 
 struct NormParts {
     TensorRef n, weight;  // n with reduced axes kept (size 1); weight: dn/dx-bar per element (x's dtype)
@@ -105,8 +104,6 @@ NormParts norm_weight(const Ops& r, ferro_tensor x, ferro_tensor n_out, const fe
     p.weight = r.mul(s, r.cast(r.where(zero, r.scalar(powered, 0), powered), sx.dtype));
     return p;
 }
-
-}  // namespace
 
 ferro_status vector_norm_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
@@ -181,7 +178,6 @@ void run_matrix_norm(const Plan& p, const ferro_exec_args& args) {
 // and dn = sum Re(conj(W) o dA) for the weight W: A / n (fro), U Vh (nuc), u1 v1^H (2),
 // u_k v_k^H (-2), sgn(A) on the largest (smallest) column (1, -1) or row (inf, -inf) sums,
 // shared evenly on ties (PyTorch).
-namespace {
 
 struct MatrixNormParts {
     std::vector<int64_t> perm, inverse;  // the matrix axes last, and back
@@ -240,8 +236,6 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
     return p;
 }
 
-}  // namespace
-
 ferro_status matrix_norm_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         if (!a.cotangents[0]) return;
@@ -287,7 +281,6 @@ void run_cond(const Plan& p, const ferro_exec_args& args) {
 //   p = 2: G = u1 v1^H / s_k - s_1 / s_k^2 u_k v_k^H (and -2 the other way round);
 //   others: kappa = n1 n2, n1 = ||A||, n2 = ||A^-1||: G = n2 W1 - n1 A^-H W2 A^-H, with W1, W2
 //   the matrix_norm weights at A and A^-1.
-namespace {
 
 TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
     const MatrixOrd ord = matrix_ord(Op::cond, p);
@@ -317,8 +310,6 @@ TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
     const TensorRef inv_part = r.mul(r.cast(r.unsqueeze(r.unsqueeze(n1, -1), -1), dtype), r.matmul(invh, r.matmul(w2.weight, invh)));
     return r.sub(a_part, inv_part);
 }
-
-}  // namespace
 
 ferro_status cond_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

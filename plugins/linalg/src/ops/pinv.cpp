@@ -138,7 +138,6 @@ void configure_pinv(Plan& p, const ferro_prepare_args& args) {
 
 constexpr CpuExecutor kPinvExecutor{.configure = configure_pinv, .kernels = kernels<PinvKernel>()};
 
-
 ferro_status pinv_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         if (!a.cotangents[0]) return;

@@ -100,7 +100,6 @@ void configure_qr(Plan& p, const ferro_prepare_args& args) {
 // dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega). Its adjoint, with N = Q^H gQ - gR R^H:
 //   gA = [Q (gR R^H + phi*(N)) + gQ - Q Q^H gQ] R^-H,  phi*(N) = tril(N, -1) - tril(N^H, -1) + i Im diag(N).
 // Wide A = [X | Y] (m < n): X = Q R1 is square, R2 = Q^H Y (Walter and Lehmann 2018).
-namespace {
 
 struct QrParts {
     TensorRef Q, R;  // R: m x n (m >= n: square n x n)
@@ -150,8 +149,6 @@ TensorRef qr_vjp_tall(const Ops& r, Arg Q, Arg R, const TensorRef& gQ, const Ten
     if (gQ) lhs = r.add(lhs, gQ);
     return times_inv_rh(r, lhs, R);
 }
-
-}  // namespace
 
 ferro_status qr_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -81,7 +81,6 @@ constexpr CpuExecutor kSvdExecutor{.configure = configure_svd, .kernels = kernel
 // The phase of each complex singular pair is free: a loss that depends on it has no
 // gradient (gauge; docs/linalg.md). full_matrices: the columns beyond k get no cotangent
 // (as PyTorch). svdvals recomputes U and Vh from its input.
-namespace {
 
 struct SvdParts {
     TensorRef U, S, Vh;  // thin
@@ -119,8 +118,6 @@ SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* att
 TensorRef svd_gaps(const Ops& r, Arg S, ferro_dtype dtype, double eps) {  // 1/(s_j^2 - s_i^2)
     return r.cast(r.inverse_gaps(S, eps, /*squares=*/true), dtype);
 }
-
-}  // namespace
 
 ferro_status svd_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {

@@ -54,7 +54,6 @@ void configure_triangular_solve(Plan& p, const ferro_prepare_args&) {
 //   left:  gB = A^-H gX, gA = T(-gB X^H);   dX = A^-1 (dB - T(dA) X)
 //   right: gB = gX A^-H, gA = T(-X^H gB);   dX = (dB - X T(dA)) A^-1
 // T keeps the triangle the op reads (without the diagonal when unitriangular).
-namespace {
 struct TriAttrs {
     bool upper, left, unit;
 };
@@ -62,7 +61,6 @@ TriAttrs tri_attrs(const ferro_attr_value* a) { return {a[0].v.boolean != 0, a[1
 TensorRef triangle(const Ops& r, Arg x, const TriAttrs& t) {
     return t.upper ? r.triu(x, t.unit ? 1 : 0) : r.tril(x, t.unit ? -1 : 0);
 }
-}  // namespace
 
 ferro_status triangular_solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
