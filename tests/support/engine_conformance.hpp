@@ -18,7 +18,7 @@ using conformance::kUnaryOps;
 using conformance::seeded_input;
 inline constexpr const auto& kEngineDtypes = conformance::kDtypes;
 
-inline bool is_single_dtype(DType d) { return d == DType::f32 || d == DType::c64; }
+inline bool is_single_dtype(DType d) { return detail::is_single(d); }
 
 // Runs `part(rt, report)` on `engine`; every finding fails the test, and the part must have
 // checked something.

@@ -12,8 +12,6 @@
 namespace ferro::conformance {
 namespace {
 
-bool single(DType d) { return d == DType::f32 || d == DType::c64; }
-
 std::vector<double> uniform(size_t n, uint32_t seed, double lo, double hi) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<double> dist(lo, hi);
@@ -58,11 +56,11 @@ Tensor seeded_input(const Runtime& rt, const Shape& shape, DType dtype, uint32_t
 }
 
 Tolerance elementwise_tolerance(DType dtype) {
-    const double tol = single(dtype) ? 2e-5 : 1e-12;
+    const double tol = detail::is_single(dtype) ? 2e-5 : 1e-12;
     return {tol, tol, false};
 }
 
-Tolerance computed_tolerance(DType dtype) { return {0, single(dtype) ? 1e-4 : 1e-10, true}; }
+Tolerance computed_tolerance(DType dtype) { return {0, detail::is_single(dtype) ? 1e-4 : 1e-10, true}; }
 
 Difference difference(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const Tolerance& tolerance) {
     Difference d;

@@ -10,18 +10,16 @@
 namespace ferro::conformance {
 namespace {
 
-bool inexact(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::c64 || d == DType::c128; }
-
 bool bit(uint64_t mask, size_t i) { return ((mask >> std::min<size_t>(i, 63)) & 1u) != 0; }
 
 // gradcheck of example `ex` of `op` with respect to its differentiable inexact inputs, of its
-// differentiable inexact outputs; the other inputs are held fixed. Returns false when the rule
-// refuses a loss it cannot differentiate (complex gauge): not a defect, noted in `out`.
+// differentiable inexact outputs; the other inputs are held fixed. A rule that refuses a loss
+// it cannot differentiate (complex gauge) is not a defect: noted in `out`.
 void gradcheck_example(const Runtime& rt, const OpInfo& op, const Runtime::Example& ex, OpCheck& out) {
     std::vector<size_t> wrt;
     for (size_t i = 0; i < ex.inputs.size(); ++i) {
         const bool diff = op.n_inputs < 0 ? op.diff_inputs != 0 : bit(op.diff_inputs, i);
-        if (diff && inexact(ex.inputs[i].dtype())) wrt.push_back(i);
+        if (diff && detail::is_inexact(ex.inputs[i].dtype())) wrt.push_back(i);
     }
     if (wrt.empty()) return;
     const auto f = [&](const std::vector<Tensor>& x) {
@@ -33,7 +31,7 @@ void gradcheck_example(const Runtime& rt, const OpInfo& op, const Runtime::Examp
         }
         std::vector<Tensor> outs = call_all(rt.ref(), op.name.c_str(), in, ex.attrs), kept;
         for (size_t k = 0; k < outs.size(); ++k) {
-            if (bit(op.diff_outputs, k) && inexact(outs[k].dtype())) kept.push_back(outs[k]);
+            if (bit(op.diff_outputs, k) && detail::is_inexact(outs[k].dtype())) kept.push_back(outs[k]);
         }
         return kept;
     };

@@ -30,10 +30,7 @@ void require_pivots(Op op, const ferro_signature& p, int index, std::span<const 
 
 ferro_signature solve_rhs(Op op, const ferro_signature& a, const ferro_signature& b, int index, bool left) {
     require_float(op, b, index);
-    if (b.dtype != a.dtype) {
-        invalid(op, "input " + std::to_string(index) + " (B) must have input 0's dtype " + plugin::dtype_attr_name(a.dtype) +
-                        ", got " + plugin::dtype_attr_name(b.dtype));
-    }
+    require_same_dtype(op, a, b, index, "B");
     require_matrix(op, b, index, false);
     const int64_t n = a.shape[a.ndim - 1];
     if ((left ? rows(b) : cols(b)) != n) {

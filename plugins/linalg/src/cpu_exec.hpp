@@ -17,6 +17,7 @@
 #include "matrix_io.hpp"
 
 #include <ferro/cpu_context.h>
+#include <ferro/dtype.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -50,14 +51,11 @@ private:
 // Bytes of one scratch array of `count` elements of `element_bytes` each, as Carver takes it.
 inline int64_t scratch_array(int64_t count, int64_t element_bytes) { return align64(count * element_bytes); }
 
+// f(T{}) for a float dtype (ferro/dtype.hpp's visitor); the op's infer admitted no other.
 template <class F>
 void visit_float(ferro_dtype d, F&& f) {
-    switch (d) {
-        case FERRO_DTYPE_F32: f(float{}); break;
-        case FERRO_DTYPE_F64: f(double{}); break;
-        case FERRO_DTYPE_C64: f(lapack::c64{}); break;
-        case FERRO_DTYPE_C128: f(lapack::c128{}); break;
-        default: throw plugin::Error(FERRO_INTERNAL, "linalg: unexpected dtype");
+    if (!plugin::visit_dtype<std::complex, plugin::Dtypes::inexact>(d, std::forward<F>(f))) {
+        throw plugin::Error(FERRO_INTERNAL, "linalg: unexpected dtype");
     }
 }
 
