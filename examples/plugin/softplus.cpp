@@ -89,17 +89,17 @@ ferro_status execute(void*, const ferro_host_api* host, const ferro_exec_args* a
 // d softplus(x) / dx = sigmoid(x): the cotangent g gives g sigmoid(x), the tangent t gives t sigmoid(x).
 ferro_status vjp(const ferro_host_api* host, const ferro_vjp_args* a) {
     return ferro::plugin::guard(host, [&] {
-        const ferro::plugin::Rules r(host);
+        const ferro::plugin::Rules r(host, *a);
         if (a->needs_input_grad[0] && a->cotangents[0] != nullptr) {
-            a->input_cotangents[0] = r.mul(a->cotangents[0], r.unary("core.sigmoid", a->inputs[0])).release();
+            a->input_cotangents[0] = r.mul(a->cotangents[0], r.unary(FERRO_CORE_OP_SIGMOID, a->inputs[0])).release();
         }
     });
 }
 ferro_status jvp(const ferro_host_api* host, const ferro_jvp_args* a) {
     return ferro::plugin::guard(host, [&] {
-        const ferro::plugin::Rules r(host);
+        const ferro::plugin::Rules r(host, *a);
         if (a->input_tangents[0] != nullptr) {
-            a->output_tangents[0] = r.mul(a->input_tangents[0], r.unary("core.sigmoid", a->inputs[0])).release();
+            a->output_tangents[0] = r.mul(a->input_tangents[0], r.unary(FERRO_CORE_OP_SIGMOID, a->inputs[0])).release();
         }
     });
 }

@@ -51,12 +51,19 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_attr_spec, default_value, 24);
     PIN_SIZE(ferro_infer_args, 48);  // 1.9 appended schema
     PIN_OFFSET(ferro_infer_args, schema, 40);
-    PIN_SIZE(ferro_vjp_args, 96);  // 1.8 appended n_residuals, residuals; 1.9 schema
+    PIN_SIZE(ferro_vjp_args, 120);  // 1.8 appended n_residuals, residuals; 1.9 schema; 1.12 the op handles
     PIN_OFFSET(ferro_vjp_args, residuals, 80);
     PIN_OFFSET(ferro_vjp_args, schema, 88);
     PIN_OFFSET(ferro_vjp_args, input_cotangents, 64);
-    PIN_SIZE(ferro_jvp_args, 64);  // 1.9 appended schema
+    PIN_OFFSET(ferro_vjp_args, n_core_ops, 96);
+    PIN_OFFSET(ferro_vjp_args, n_family_ops, 100);
+    PIN_OFFSET(ferro_vjp_args, core_ops, 104);
+    PIN_OFFSET(ferro_vjp_args, family_ops, 112);
+    PIN_SIZE(ferro_jvp_args, 88);  // 1.9 appended schema; 1.12 the op handles
     PIN_OFFSET(ferro_jvp_args, schema, 56);
+    PIN_OFFSET(ferro_jvp_args, n_core_ops, 64);
+    PIN_OFFSET(ferro_jvp_args, core_ops, 72);
+    PIN_OFFSET(ferro_jvp_args, family_ops, 80);
     PIN_SIZE(ferro_op_schema, 120);
     PIN_OFFSET(ferro_op_schema, infer, 64);
     PIN_OFFSET(ferro_op_schema, diff_inputs, 72);
@@ -115,6 +122,10 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_op_views_ext, family_id, 16);
     PIN_OFFSET(ferro_op_views_ext, n_views, 24);
     PIN_OFFSET(ferro_op_views_ext, views, 32);
+    PIN_SIZE(ferro_rule_calls_ext, 40);  // 1.12
+    PIN_OFFSET(ferro_rule_calls_ext, family_id, 16);
+    PIN_OFFSET(ferro_rule_calls_ext, n_ops, 24);
+    PIN_OFFSET(ferro_rule_calls_ext, ops, 32);
     PIN_OFFSET(ferro_plugin_desc, abi_major, 4);
     PIN_OFFSET(ferro_plugin_desc, abi_minor, 8);
     PIN_OFFSET(ferro_plugin_desc, name, 16);
@@ -151,6 +162,7 @@ TEST_CASE("abi: every boundary struct starts with struct_size", "[abi]") {
     CHECK(offsetof(ferro_plugin_desc, struct_size) == 0);
     CHECK(offsetof(ferro_extension, struct_size) == 0);
     CHECK(offsetof(ferro_op_views_ext, base) == 0);
+    CHECK(offsetof(ferro_rule_calls_ext, base) == 0);
     CHECK(offsetof(ferro_cpu_context, struct_size) == 0);
     CHECK(offsetof(ferro_vulkan_context, struct_size) == 0);
     CHECK(offsetof(ferro_cuda_context, struct_size) == 0);

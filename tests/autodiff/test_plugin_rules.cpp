@@ -123,3 +123,18 @@ TEST_CASE("plugin rules: residuals reach a plugin built for 1.8 after its output
         check_close(x.grad().to_vector<double>(), std::vector<double>{2.0, -4.0, 6.0});
     }
 }
+
+TEST_CASE("plugin rules: rules call through the handles the host resolved for their family (ABI 1.12)", "[autodiff]") {
+    // declared's rules fail unless the host handed every core op's handle and the family's
+    // declared ops; its VJP calls split by that handle.
+    Runtime rt = runtime_with_ad_fixture();
+    Tensor x = rt.tensor<double>({0.5, -1.5, 3.0}, {3});
+    x.set_requires_grad();
+    const Tensor y = rt.call("fixture_ad.declared", {x})[0];
+    check_close(y.to_vector<double>(), std::vector<double>{1.0, -3.0, 6.0});
+    (y * y).sum().backward();  // d/dx (2x)^2 = 8x
+    check_close(x.grad().to_vector<double>(), std::vector<double>{4.0, -12.0, 24.0});
+    const auto [ys, ts] = jvp([&](const std::vector<Tensor>& in) { return rt.call("fixture_ad.declared", {in[0]}); },
+                              {x.detach()}, {rt.tensor<double>({1.0, 2.0, 3.0}, {3})});
+    check_close(ts[0].to_vector<double>(), std::vector<double>{2.0, 4.0, 6.0});
+}

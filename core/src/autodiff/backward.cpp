@@ -325,10 +325,12 @@ private:
         }
         Small<ferro_tensor> residuals;
         for (const TensorPtr& t : n.residuals()) residuals.push_back(t.get());
+        const std::span<const ferro_op> core_ops = rt_.core_rule_ops();
         ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n_out, 0, n.attrs().data(),
                          sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data(),
                          static_cast<uint32_t>(residuals.size()), 0, residuals.empty() ? nullptr : residuals.data(),
-                         &n.schema()};
+                         &n.schema(), static_cast<uint32_t>(core_ops.size()), static_cast<uint32_t>(n.rule_ops().size()),
+                         core_ops.data(), n.rule_ops().empty() ? nullptr : n.rule_ops().data()};
         const ferro_host_api* host = rt_.host_api();
         ferro_status st = nullptr;
         try {

@@ -54,9 +54,8 @@ struct CachedAllocator {
     bool operator==(const CachedAllocator<U>&) const noexcept { return true; }
 };
 
-Node::Node(std::string op, const ferro_op_schema& schema, LibraryPtr library, const AttrValues& attrs,
-           std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs)
-    : op_(std::move(op)), schema_(&schema), library_(std::move(library)), attrs_(attrs),
+Node::Node(const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs)
+    : op_(what.op), schema_(&what.schema), library_(what.library), rule_ops_(what.rule_ops), attrs_(attrs),
       saved_inputs_(inputs.size()), saved_leaves_(inputs.size()), saved_outputs_(n_outputs),
       edges_(inputs.size()), n_outputs_(n_outputs) {
     for (const ferro_tensor_impl* t : inputs) inputs_.push_back({t->dtype, t->shape});
@@ -151,9 +150,10 @@ TensorPtr fit_tangent(Runtime& rt, TensorPtr t, const ferro_tensor_impl& out, co
 }
 
 // Forward mode through one call: the JVP rule turns input tangents into output tangents.
-void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schema& schema,
-                        const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+void propagate_tangents(Runtime& rt, const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
                         std::span<TensorPtr> outputs) {
+    const std::string& op = what.op;
+    const ferro_op_schema& schema = what.schema;
     if (schema.jvp == nullptr) {
         if (schema.vjp == nullptr) return;  // not differentiable: the outputs carry no tangent
         throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: the op has no JVP rule, so tangents (forward mode) "
@@ -170,8 +170,11 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
     }
     for (ferro_tensor_impl* t : inputs) in_t.push_back(t->autograd ? t->autograd->tangent.get() : nullptr);
     out_t.assign(outputs.size(), nullptr);
+    const std::span<const ferro_op> core_ops = rt.core_rule_ops();
     ferro_jvp_args a{sizeof a, static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()), 0,
-                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data(), &schema};
+                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data(), &schema,
+                     static_cast<uint32_t>(core_ops.size()), static_cast<uint32_t>(what.rule_ops.size()), core_ops.data(),
+                     what.rule_ops.empty() ? nullptr : what.rule_ops.data()};
     ferro_status st = nullptr;
     {
         const NoTangents one_level;
@@ -191,14 +194,12 @@ void propagate_tangents(Runtime& rt, const std::string& op, const ferro_op_schem
     }
 }
 
-void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
-            std::span<TensorPtr> residuals);
+void record(const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+            std::span<TensorPtr> outputs, std::span<TensorPtr> residuals);
 
 }  // namespace
 
-void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
+void after_call(Runtime& rt, const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
                 std::span<TensorPtr> residuals) {
     // An output that is one of the inputs (an op that returned its input unchanged) becomes
     // its own handle first: the input's autograd state is not this call's to change.
@@ -207,9 +208,9 @@ void after_call(Runtime& rt, const std::string& op, const ferro_op_schema& schem
             if (out.get() == in) out = detach(*in);
         }
     }
-    if (tangents_enabled() && any_tangent(inputs)) propagate_tangents(rt, op, schema, attrs, inputs, outputs);
+    if (tangents_enabled() && any_tangent(inputs)) propagate_tangents(rt, what, attrs, inputs, outputs);
     for (const ferro_tensor_impl* in : inputs) {
-        if (requires_grad(*in)) return record(op, schema, library, attrs, inputs, outputs, residuals);
+        if (requires_grad(*in)) return record(what, attrs, inputs, outputs, residuals);
     }
 }
 
@@ -242,11 +243,11 @@ TensorPtr make_dual(Runtime& rt, ferro_tensor_impl& primal, ferro_tensor_impl& t
 
 namespace {
 
-void record(const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
-            std::span<TensorPtr> residuals) {
+void record(const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+            std::span<TensorPtr> outputs, std::span<TensorPtr> residuals) {
+    const ferro_op_schema& schema = what.schema;
     if (!grad_enabled() || schema.vjp == nullptr) return;
-    NodePtr node(new Node(op, schema, library, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{},
+    NodePtr node(new Node(what, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{},
                  CachedAllocator<Node>{});
     bool any_edge = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -283,7 +284,7 @@ void record(const std::string& op, const ferro_op_schema& schema, const LibraryP
         if ((schema.save_outputs & FERRO_MASK_BIT(k)) != 0) node->saved_outputs()[k] = saved_alias(out);
         AutogradMeta& meta = autograd_of(out);
         if ((schema.diff_outputs & FERRO_MASK_BIT(k)) == 0 || !is_inexact(out.dtype)) {
-            meta.non_differentiable = fmt::format("{} output {}", op, k);
+            meta.non_differentiable = fmt::format("{} output {}", what.op, k);
             continue;
         }
         meta.requires_grad = true;

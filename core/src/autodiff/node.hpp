@@ -71,20 +71,29 @@ struct InputShape {  // NOLINT(bugprone-exception-escape): Dims (a small_vector)
     Dims shape;
 };
 
+// What the tape needs to record a call: its op, schema, the library of its rules and the
+// handles of the ops its family's rules declared (FERRO_EXT_RULE_CALLS).
+struct Recordable {
+    const std::string& op;
+    const ferro_op_schema& schema;
+    const LibraryPtr& library;
+    std::span<const ferro_op> rule_ops;
+};
+
 class Node final {
 public:
     // Every recorded call makes one: reuse their blocks per thread.
     static void* operator new(std::size_t size);
     static void operator delete(void* p) noexcept;
 
-    Node(std::string op, const ferro_op_schema& schema, LibraryPtr library, const AttrValues& attrs,
-         std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs);
+    Node(const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs);
     ~Node();
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
 
     const std::string& op() const noexcept { return op_; }
     const ferro_op_schema& schema() const noexcept { return *schema_; }
+    std::span<const ferro_op> rule_ops() const noexcept { return rule_ops_; }
     const AttrValues& attrs() const noexcept { return attrs_.values(); }
     template <class T>
     using PerInput = boost::container::small_vector<T, 2>;  // most ops have one or two inputs
@@ -110,6 +119,7 @@ private:
     std::string op_;
     const ferro_op_schema* schema_;
     LibraryPtr library_;  // keeps the rules' plugin loaded; null for built-ins
+    std::span<const ferro_op> rule_ops_;  // the runtime's, which outlives its nodes
     OwnedAttrs attrs_;
     PerInput<InputShape> inputs_;
     PerInput<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
@@ -135,8 +145,7 @@ inline bool any_autograd(std::span<ferro_tensor_impl* const> inputs) noexcept {
 // requires grad (reverse mode; an op without a VJP rule records nothing and its outputs do not
 // require grad). An output that is one of the inputs is replaced by a new handle first. The
 // node keeps `residuals`, what the call's plan wrote for the VJP rule (ABI 1.8).
-void after_call(Runtime& runtime, const std::string& op, const ferro_op_schema& schema, const LibraryPtr& library,
-                const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+void after_call(Runtime& runtime, const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
                 std::span<TensorPtr> outputs, std::span<TensorPtr> residuals = {});
 
 // Forward mode: a tensor equal to `primal` that carries `tangent` (same shape, cast to the

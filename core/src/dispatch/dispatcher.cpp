@@ -140,7 +140,7 @@ Dispatcher::Dispatcher(Runtime& runtime)
 
 inline Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& op, std::span<ferro_tensor_impl* const> inputs,
                               std::span<ferro_tensor_impl* const> into) {
-    const Recordable what{op, *entry.schema, entry.family_library};
+    const Recordable what{op, *entry.schema, entry.family_library, entry.rule_ops};
     if (entry.host_op) {
         return run_host_op(entry.host_op, HostOpCall{runtime_, op, entry.engine, entry.attrs.values(), inputs}, what, into);
     }
@@ -287,6 +287,7 @@ EntryPtr Dispatcher::miss(ferro_op_impl& op, const PlanKey& key, const ferro_nam
     made->key = key;
     made->schema = &schema;
     made->family_library = family->library;
+    made->rule_ops = entry->rule_ops;
     made->op = &op;
     return made;
 }

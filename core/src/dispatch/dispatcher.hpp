@@ -5,6 +5,7 @@
 // that implements it), once for all threads that miss on the same key.
 #pragma once
 
+#include "autodiff/node.hpp"
 #include "dispatch/attrs.hpp"
 #include "dispatch/host_op.hpp"
 #include "dispatch/op_handle.hpp"
@@ -36,12 +37,6 @@ struct ferro_bound_call_impl {
 
 namespace ferro::host {
 
-// What the tape needs to record a call: its op, schema and the library of its rules.
-struct Recordable {
-    const std::string& op;
-    const ferro_op_schema& schema;
-    const LibraryPtr& library;
-};
 // Runs a host op and records it when an input requires grad; with `into`, copies its outputs
 // there instead (dispatch/into.hpp) and returns none.
 Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what,

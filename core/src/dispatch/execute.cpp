@@ -75,7 +75,7 @@ Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& 
     }
     outputs = host_op(call);
     if (any_autograd(call.inputs)) {
-        after_call(call.runtime, what.op, what.schema, what.library, call.attrs, call.inputs,
+        after_call(call.runtime, what, call.attrs, call.inputs,
                    {outputs.data(), outputs.size()});
     }
     return outputs;
@@ -114,7 +114,7 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
         throw;
     }
     if (into.empty() && any_autograd(inputs)) {
-        after_call(runtime_, op, what.schema, what.library, attrs, inputs, {outputs.data(), outputs.size()},
+        after_call(runtime_, what, attrs, inputs, {outputs.data(), outputs.size()},
                    {residuals.data(), residuals.size()});
     }
     return outputs;

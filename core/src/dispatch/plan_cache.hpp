@@ -19,6 +19,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <vector>
 
@@ -74,6 +75,7 @@ struct PlanEntry {
     OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
     const ferro_op_schema* schema = nullptr;  // for recording grad nodes
     LibraryPtr family_library;                // keeps the schema's and rules' code loaded
+    std::span<const ferro_op> rule_ops;       // for the rules (the runtime's: outlives the entry)
     ferro_op_impl* op = nullptr;              // the handle whose index holds the entry
     mutable std::atomic<bool> used{false};    // set by hits, cleared by the CLOCK hand
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -102,6 +103,13 @@ const ferro_extension* extensions_of(const ferro_plugin_desc& desc) {
     return FERRO_HAS_FIELD(&desc, ferro_plugin_desc, extensions) ? desc.extensions : nullptr;
 }
 
+const ferro_family_desc* family_named(const ferro_plugin_desc& desc, const char* id) {
+    for (uint32_t i = 0; i < desc.n_families && id != nullptr; ++i) {
+        if (std::string(desc.families[i].id) == id) return &desc.families[i];
+    }
+    return nullptr;
+}
+
 // One FERRO_EXT_OP_VIEWS link: a family of this plugin, ops and ports within it.
 void check_views(const ferro_plugin_desc& desc, const ferro_op_views_ext& ext, const std::string& where,
                  DescriptorSource source) {
@@ -110,10 +118,7 @@ void check_views(const ferro_plugin_desc& desc, const ferro_op_views_ext& ext, c
         invalid(where + ": declares op views, but a plugin's op outputs are buffers the host allocates; in ABI 1.x "
                         "only the host's own ops return views");
     }
-    const ferro_family_desc* family = nullptr;
-    for (uint32_t i = 0; i < desc.n_families && ext.family_id != nullptr; ++i) {
-        if (std::string(desc.families[i].id) == ext.family_id) family = &desc.families[i];
-    }
+    const ferro_family_desc* family = family_named(desc, ext.family_id);
     if (family == nullptr) invalid(where + ".family_id names no family of this plugin");
     if (ext.n_views > 0) require(ext.views, where + ".views");
     for (uint32_t i = 0; i < ext.n_views; ++i) {
@@ -131,6 +136,32 @@ void check_views(const ferro_plugin_desc& desc, const ferro_op_views_ext& ext, c
     }
 }
 
+// "<family>.<op>", each part an identifier.
+bool is_qualified_name(const char* name) {
+    const char* dot = name != nullptr ? std::strchr(name, '.') : nullptr;
+    if (dot == nullptr) return false;
+    const std::string family(name, dot);
+    return is_identifier(family.c_str()) && is_identifier(dot + 1);
+}
+
+// One FERRO_EXT_RULE_CALLS link: a family of this plugin, at most one link for it, and
+// qualified names.
+void check_rule_calls(const ferro_plugin_desc& desc, const ferro_rule_calls_ext& ext, const std::string& where) {
+    check_link_size(ext.base.struct_size, sizeof(ferro_rule_calls_ext), where);
+    if (family_named(desc, ext.family_id) == nullptr) invalid(where + ".family_id names no family of this plugin");
+    if (family_rule_calls(desc, ext.family_id).data() != ext.ops) {
+        invalid(fmt::format("{}: a second FERRO_EXT_RULE_CALLS link for family '{}'", where, ext.family_id));
+    }
+    if (ext.n_ops > FERRO_MAX_RULE_CALLS) invalid(fmt::format("{}: {} ops, at most {}", where, ext.n_ops, FERRO_MAX_RULE_CALLS));
+    if (ext.n_ops > 0) require(ext.ops, where + ".ops");
+    for (uint32_t i = 0; i < ext.n_ops; ++i) {
+        if (!is_qualified_name(ext.ops[i])) {
+            invalid(fmt::format("{}.ops[{}] is {}, expected a qualified op name ('family.op', lower-case identifiers)",
+                                where, i, ext.ops[i] != nullptr ? fmt::format("'{}'", ext.ops[i]) : "NULL"));
+        }
+    }
+}
+
 // The chain: bounded, each link of a known type large enough for it; unknown types skipped.
 void check_extensions(const ferro_plugin_desc& desc, DescriptorSource source) {
     uint32_t index = 0;
@@ -139,6 +170,7 @@ void check_extensions(const ferro_plugin_desc& desc, DescriptorSource source) {
         if (index == FERRO_MAX_EXTENSIONS) invalid(fmt::format("the extension chain is longer than {} links", FERRO_MAX_EXTENSIONS));
         check_link_size(e->struct_size, sizeof(ferro_extension), where);
         if (e->type == FERRO_EXT_OP_VIEWS) check_views(desc, *reinterpret_cast<const ferro_op_views_ext*>(e), where, source);
+        if (e->type == FERRO_EXT_RULE_CALLS) check_rule_calls(desc, *reinterpret_cast<const ferro_rule_calls_ext*>(e), where);
     }
 }
 
@@ -150,6 +182,16 @@ std::span<const ferro_op_view> family_views(const ferro_plugin_desc& desc, const
         if (e->type != FERRO_EXT_OP_VIEWS) continue;
         const auto& ext = *reinterpret_cast<const ferro_op_views_ext*>(e);
         if (std::string(ext.family_id) == family_id) return {ext.views, ext.n_views};
+    }
+    return {};
+}
+
+std::span<const char* const> family_rule_calls(const ferro_plugin_desc& desc, const char* family_id) {
+    uint32_t seen = 0;
+    for (const ferro_extension* e = extensions_of(desc); e != nullptr && seen < FERRO_MAX_EXTENSIONS; e = e->next, ++seen) {
+        if (e->type != FERRO_EXT_RULE_CALLS) continue;
+        const auto& ext = *reinterpret_cast<const ferro_rule_calls_ext*>(e);
+        if (ext.family_id != nullptr && std::string(ext.family_id) == family_id) return {ext.ops, ext.n_ops};
     }
     return {};
 }

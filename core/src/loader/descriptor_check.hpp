@@ -25,6 +25,10 @@ void check_descriptor(const ferro_plugin_desc& desc, DescriptorSource source = D
 // have passed check_descriptor.
 std::span<const ferro_op_view> family_views(const ferro_plugin_desc& desc, const char* family_id);
 
+// The ops the rules of a family of `desc` call (FERRO_EXT_RULE_CALLS), empty when it declares
+// none; the chain must have passed check_descriptor.
+std::span<const char* const> family_rule_calls(const ferro_plugin_desc& desc, const char* family_id);
+
 // [a-z][a-z0-9_]* : family ids, op names, engine kinds.
 bool is_identifier(const char* text);
 

@@ -5,6 +5,7 @@
 
 #include <ferro/schema.hpp>
 
+#include <stdexcept>
 
 namespace ferro::host {
 namespace ops {
@@ -47,12 +48,12 @@ ferro_status infer(const ferro_host_api*, ferro_infer_args* args) {
     });
 }
 ferro_status vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
-    return plugin::guard(host, [&] { op_of(args->schema).vjp(Vjp(plugin::Rules(host), *args)); });
+    return plugin::guard(host, [&] { op_of(args->schema).vjp(Vjp(plugin::Rules(host, *args), *args)); });
 }
 ferro_status jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return plugin::guard(host, [&] {
         const CoreOp& op = op_of(args->schema);
-        op.jvp(Jvp(plugin::Rules(host), op, *args));
+        op.jvp(Jvp(plugin::Rules(host, *args), op, *args));
     });
 }
 
@@ -98,6 +99,14 @@ ferro_status create_module(const ferro_host_api*, const ferro_module_create_args
     return nullptr;
 }
 
+// Every core op has a number in ferro/core_ops.h, which rules call it by.
+ferro_core_op number_of(const std::string& qualified) {
+    for (uint32_t i = 0; i < FERRO_CORE_OP_COUNT; ++i) {
+        if (qualified == ferro_core_op_name(i)) return static_cast<ferro_core_op>(i);
+    }
+    throw std::logic_error(qualified + " has no number in ferro/core_ops.h");
+}
+
 const Family& family() {
     static const Family built = [] {
         Family f;
@@ -113,6 +122,7 @@ const Family& family() {
         for (size_t i = 0; i < f.ops.size(); ++i) {
             CoreOp& op = f.ops[i];
             op.qualified = "core." + op.name;
+            op.number = number_of(op.qualified);
             ferro_op_schema s{};
             s.struct_size = sizeof s;
             s.name = op.name.c_str();

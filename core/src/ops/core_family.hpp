@@ -64,6 +64,7 @@ struct CoreOp {
     uint64_t diff_inputs = 0, save_inputs = 0, save_outputs = 0;
     // Host ops whose output 0 shares input 0's storage: kIsView, with FERRO_OP_VIEW_* flags.
     uint32_t view = 0;
+    ferro_core_op number = FERRO_CORE_OP_COUNT;  // its number in ferro/core_ops.h (set with qualified)
 };
 
 // Attribute spec builders.

@@ -27,9 +27,9 @@ void add_unary(std::vector<CoreOp>& ops) {
     set_rule(ops, "log1p", [](const Vjp& v) {
         v.set(0, v.r.div(v.g(), v.r.conj(v.r.add(v.x(0), v.r.scalar(v.x(0), 1)))));
     }, kIn0, kIn0, 0);
-    set_rule(ops, "sin", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary("core.cos", v.x(0)))); }, kIn0, kIn0, 0);
+    set_rule(ops, "sin", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary(FERRO_CORE_OP_COS, v.x(0)))); }, kIn0, kIn0, 0);
     set_rule(ops, "cos", [](const Vjp& v) {
-        v.set(0, v.r.neg(times_conj(v, v.r.unary("core.sin", v.x(0)))));
+        v.set(0, v.r.neg(times_conj(v, v.r.unary(FERRO_CORE_OP_SIN, v.x(0)))));
     }, kIn0, kIn0, 0);
     set_rule(ops, "tan", [](const Vjp& v) {  // 1 + tan^2
         v.set(0, times_conj(v, v.r.add(v.r.scalar(v.y(), 1), v.r.mul(v.y(), v.y()))));
@@ -37,8 +37,8 @@ void add_unary(std::vector<CoreOp>& ops) {
     set_rule(ops, "tanh", [](const Vjp& v) {  // 1 - tanh^2
         v.set(0, times_conj(v, v.r.sub(v.r.scalar(v.y(), 1), v.r.mul(v.y(), v.y()))));
     }, kIn0, 0, kOut0);
-    set_rule(ops, "sinh", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary("core.cosh", v.x(0)))); }, kIn0, kIn0, 0);
-    set_rule(ops, "cosh", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary("core.sinh", v.x(0)))); }, kIn0, kIn0, 0);
+    set_rule(ops, "sinh", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary(FERRO_CORE_OP_COSH, v.x(0)))); }, kIn0, kIn0, 0);
+    set_rule(ops, "cosh", [](const Vjp& v) { v.set(0, times_conj(v, v.r.unary(FERRO_CORE_OP_SINH, v.x(0)))); }, kIn0, kIn0, 0);
     set_rule(ops, "sqrt", [](const Vjp& v) {  // 1 / (2 sqrt(x))
         v.set(0, v.r.div(v.g(), v.r.conj(v.r.mul(v.r.scalar(v.y(), 2), v.y()))));
     }, kIn0, 0, kOut0);
@@ -56,24 +56,24 @@ void add_unary(std::vector<CoreOp>& ops) {
         v.set(0, times_conj(v, v.r.mul(v.y(), v.r.sub(v.r.scalar(v.y(), 1), v.y()))));
     }, kIn0, 0, kOut0);
     set_rule(ops, "arcsin", [](const Vjp& v) {  // 1 / sqrt(1 - x^2)
-        const TensorRef s = v.r.unary("core.sqrt", v.r.sub(v.r.scalar(v.x(0), 1), v.r.mul(v.x(0), v.x(0))));
+        const TensorRef s = v.r.unary(FERRO_CORE_OP_SQRT, v.r.sub(v.r.scalar(v.x(0), 1), v.r.mul(v.x(0), v.x(0))));
         v.set(0, v.r.div(v.g(), v.r.conj(s)));
     }, kIn0, kIn0, 0);
     set_rule(ops, "arccos", [](const Vjp& v) {
-        const TensorRef s = v.r.unary("core.sqrt", v.r.sub(v.r.scalar(v.x(0), 1), v.r.mul(v.x(0), v.x(0))));
+        const TensorRef s = v.r.unary(FERRO_CORE_OP_SQRT, v.r.sub(v.r.scalar(v.x(0), 1), v.r.mul(v.x(0), v.x(0))));
         v.set(0, v.r.neg(v.r.div(v.g(), v.r.conj(s))));
     }, kIn0, kIn0, 0);
     set_rule(ops, "arctan", [](const Vjp& v) {  // 1 / (1 + x^2)
         v.set(0, v.r.div(v.g(), v.r.conj(v.r.add(v.r.scalar(v.x(0), 1), v.r.mul(v.x(0), v.x(0))))));
     }, kIn0, kIn0, 0);
     set_rule(ops, "erf", [](const Vjp& v) {  // 2/sqrt(pi) exp(-x^2), real inputs only
-        const TensorRef e = v.r.unary("core.exp", v.r.neg(v.r.mul(v.x(0), v.x(0))));
+        const TensorRef e = v.r.unary(FERRO_CORE_OP_EXP, v.r.neg(v.r.mul(v.x(0), v.x(0))));
         v.set(0, v.r.mul(v.g(), v.r.mul(v.r.scalar(v.x(0), 2 / std::sqrt(M_PI)), e)));
     }, kIn0, kIn0, 0);
     // |x|: x / |x| (the sign for real x, z / |z| for complex), 0 at 0.
     set_rule(ops, "abs", [](const Vjp& v) {
         const TensorRef zero = v.r.scalar(v.y(), 0);
-        const TensorRef sgn = v.r.where(v.r.call("core.eq", {v.y(), zero}), v.r.scalar(v.x(0), 0), v.r.div(v.x(0), v.y()));
+        const TensorRef sgn = v.r.where(v.r.call(FERRO_CORE_OP_EQ, {v.y(), zero}), v.r.scalar(v.x(0), 0), v.r.div(v.x(0), v.y()));
         v.set(0, v.r.mul(v.g(), sgn));
     }, kIn0, kIn0, kOut0);
     // angle(z) = atan2(Im z, Re z): i z / |z|^2 for complex z, 0 for real inputs.
@@ -82,23 +82,23 @@ void add_unary(std::vector<CoreOp>& ops) {
         if (!plugin::is_complex(v.sig(0).dtype)) return;
         const TensorRef norm2 = v.r.real(v.r.mul(z, v.r.conj(z)));
         const TensorRef iz = v.r.mul(z, v.r.scalar(z, 0, 1));
-        const TensorRef d = v.r.where(v.r.call("core.eq", {norm2, v.r.scalar(norm2, 0)}), v.r.scalar(z, 0), v.r.div(iz, norm2));
+        const TensorRef d = v.r.where(v.r.call(FERRO_CORE_OP_EQ, {norm2, v.r.scalar(norm2, 0)}), v.r.scalar(z, 0), v.r.div(iz, norm2));
         v.set(0, v.r.mul(v.g(), d));
     }, kIn0, kIn0, 0);
     set_rule(ops, "real", [](const Vjp& v) { v.set(0, v.r.borrow(v.g())); }, kIn0, 0, 0);
     // imag(z): i g for complex z; a real input's imaginary part is constant.
     set_rule(ops, "imag", [](const Vjp& v) {
         if (!plugin::is_complex(v.sig(0).dtype)) return;
-        v.set(0, v.r.call("core.complex", {v.r.zeros_like(v.g()), v.g()}));
+        v.set(0, v.r.call(FERRO_CORE_OP_COMPLEX, {v.r.zeros_like(v.g()), v.g()}));
     }, kIn0, 0, 0);
     // sign: piecewise constant for real x (no gradient). For complex z, sgn(z) = z / |z| moves
     // with z's phase: g_z = (g - y Re(conj(y) g)) / |z| (y = sgn(z); 0 at 0), as PyTorch's sgn.
     set_rule(ops, "sign", [](const Vjp& v) {
         if (!plugin::is_complex(v.sig(0).dtype)) return;
         const ferro_tensor z = v.x(0), y = v.y();
-        const TensorRef mag = v.r.call("core.abs", {z});
+        const TensorRef mag = v.r.call(FERRO_CORE_OP_ABS, {z});
         const TensorRef radial = v.r.mul(y, v.r.real(v.r.mul(v.r.conj(y), v.g())));
-        const TensorRef is_zero = v.r.call("core.eq", {mag, v.r.scalar(mag, 0)});
+        const TensorRef is_zero = v.r.call(FERRO_CORE_OP_EQ, {mag, v.r.scalar(mag, 0)});
         const TensorRef safe = v.r.where(is_zero, v.r.scalar(mag, 1), mag);
         v.set(0, v.r.where(is_zero, v.r.scalar(z, 0), v.r.div(v.r.sub(v.g(), radial), safe)));
     }, kIn0, kIn0, kOut0);
@@ -107,10 +107,10 @@ void add_unary(std::vector<CoreOp>& ops) {
 }
 
 // maximum/minimum: the gradient goes to the winner, split evenly on ties (as PyTorch).
-void extremum(const Vjp& v, const char* wins) {
+void extremum(const Vjp& v, ferro_core_op wins) {
     const TensorRef half = v.r.mul(v.g(), v.r.scalar(v.g(), 0.5));
     const TensorRef zero = v.r.scalar(v.g(), 0);
-    const TensorRef tie = v.r.call("core.eq", {v.x(0), v.x(1)});
+    const TensorRef tie = v.r.call(FERRO_CORE_OP_EQ, {v.x(0), v.x(1)});
     for (uint32_t i = 0; i < 2; ++i) {
         if (!v.needs(i)) continue;
         const TensorRef won = v.r.call(wins, {v.x(i), v.x(1 - i)});
@@ -141,19 +141,19 @@ void add_binary(std::vector<CoreOp>& ops) {
     set_rule(ops, "pow", [](const Vjp& v) {
         const ferro_tensor a = v.x(0), b = v.x(1);
         if (v.needs(0)) {
-            const TensorRef d = v.r.mul(b, v.r.call("core.pow", {a, v.r.sub(b, v.r.scalar(b, 1))}));
-            const TensorRef b_zero = v.r.call("core.eq", {b, v.r.scalar(b, 0)});
+            const TensorRef d = v.r.mul(b, v.r.call(FERRO_CORE_OP_POW, {a, v.r.sub(b, v.r.scalar(b, 1))}));
+            const TensorRef b_zero = v.r.call(FERRO_CORE_OP_EQ, {b, v.r.scalar(b, 0)});
             v.set(0, v.r.where(b_zero, v.r.scalar(v.g(), 0), times_conj(v, d)));
         }
         if (v.needs(1)) {
-            const TensorRef d = v.r.mul(v.y(), v.r.unary("core.log", a));
-            const TensorRef masked = v.r.call("core.logical_and", {v.r.call("core.eq", {a, v.r.scalar(a, 0)}),
-                                                                   v.r.call("core.ge", {v.r.real(b), v.r.scalar(v.r.real(b), 0)})});
+            const TensorRef d = v.r.mul(v.y(), v.r.unary(FERRO_CORE_OP_LOG, a));
+            const TensorRef masked = v.r.call(FERRO_CORE_OP_LOGICAL_AND, {v.r.call(FERRO_CORE_OP_EQ, {a, v.r.scalar(a, 0)}),
+                                                                   v.r.call(FERRO_CORE_OP_GE, {v.r.real(b), v.r.scalar(v.r.real(b), 0)})});
             v.set(1, v.r.where(masked, v.r.scalar(v.g(), 0), times_conj(v, d)));
         }
     }, kBoth, kBoth, kOut0);
-    set_rule(ops, "maximum", [](const Vjp& v) { extremum(v, "core.gt"); }, kBoth, kBoth, 0);
-    set_rule(ops, "minimum", [](const Vjp& v) { extremum(v, "core.lt"); }, kBoth, kBoth, 0);
+    set_rule(ops, "maximum", [](const Vjp& v) { extremum(v, FERRO_CORE_OP_GT); }, kBoth, kBoth, 0);
+    set_rule(ops, "minimum", [](const Vjp& v) { extremum(v, FERRO_CORE_OP_LT); }, kBoth, kBoth, 0);
     // arctan2(y, x): (x, -y) / (x^2 + y^2), real inputs only.
     set_rule(ops, "arctan2", [](const Vjp& v) {
         const ferro_tensor y = v.x(0), x = v.x(1);

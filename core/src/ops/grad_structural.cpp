@@ -58,11 +58,11 @@ void prod_rule(const Vjp& v) {
 
 // max/min over axes: the gradient is shared evenly by the elements equal to the result.
 void extremum_rule(const Vjp& v) {
-    const TensorRef hit = v.r.call("core.eq", {v.x(0), spread(v, v.y())});
+    const TensorRef hit = v.r.call(FERRO_CORE_OP_EQ, {v.x(0), spread(v, v.y())});
     const ferro_attr_value& axes_attr = v.attr(0);
     const TensorRef count = axes_attr.type == FERRO_ATTR_NONE
-                                ? v.r.call("core.sum", {hit}, {plugin::attr_bool("keepdim", true)})
-                                : v.r.call("core.sum", {hit}, {plugin::attr_i64s("axes", {axes_attr.v.i64_array, axes_attr.count}),
+                                ? v.r.call(FERRO_CORE_OP_SUM, {hit}, {plugin::attr_bool("keepdim", true)})
+                                : v.r.call(FERRO_CORE_OP_SUM, {hit}, {plugin::attr_i64s("axes", {axes_attr.v.i64_array, axes_attr.count}),
                                                                plugin::attr_bool("keepdim", true)});
     const TensorRef share = v.r.div(spread(v, v.g()), v.r.expand(count, v.shape(0)));
     v.set(0, v.r.where(hit, share, v.r.scalar(v.g(), 0)));
@@ -119,11 +119,11 @@ TensorRef embed_strided(const Vjp& v, plugin::Arg g, size_t axis, int64_t size, 
         Shape gap = shape;
         gap.insert(gap.begin() + ax + 1, step - 1);
         gap[axis] = len;
-        const TensorRef spaced = v.r.call("core.concat", {v.r.unsqueeze(g, ax + 1), v.r.zeros(gap, s.dtype, engine)},
+        const TensorRef spaced = v.r.call(FERRO_CORE_OP_CONCAT, {v.r.unsqueeze(g, ax + 1), v.r.zeros(gap, s.dtype, engine)},
                                           {plugin::attr_i64("axis", ax + 1)});
         Shape merged = shape;
         merged[axis] = len * step;
-        body = v.r.call("core.slice", {v.r.reshape(spaced, merged)},
+        body = v.r.call(FERRO_CORE_OP_SLICE, {v.r.reshape(spaced, merged)},
                         {plugin::attr_i64("axis", ax), plugin::attr_i64("start", 0),
                          plugin::attr_i64("stop", (len - 1) * step + 1)});
     }
@@ -131,7 +131,7 @@ TensorRef embed_strided(const Vjp& v, plugin::Arg g, size_t axis, int64_t size, 
     Shape before = shape, after = shape;
     before[axis] = start;
     after[axis] = size - start - covered;
-    return v.r.call("core.concat", {v.r.zeros(before, s.dtype, engine), body, v.r.zeros(after, s.dtype, engine)},
+    return v.r.call(FERRO_CORE_OP_CONCAT, {v.r.zeros(before, s.dtype, engine), body, v.r.zeros(after, s.dtype, engine)},
                     {plugin::attr_i64("axis", ax)});
 }
 
@@ -146,7 +146,7 @@ void slice_rule(const Vjp& v) {
         v.set(0, embed_strided(v, v.g(), axis, size, start, step));
         return;
     }
-    const TensorRef reversed = v.r.call("core.slice", {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
+    const TensorRef reversed = v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
                                                                  plugin::attr_i64("step", -1)});
     v.set(0, embed_strided(v, reversed, axis, size, start + (len - 1) * step, -step));
 }
@@ -163,7 +163,7 @@ void diagonal_rule(const Vjp& v) {
     const int64_t len = gs.shape[gs.ndim - 1];
     if (len == 0) return;
     const char* engine = v.r.host()->tensor_engine(v.g());
-    const TensorRef eye = v.r.call("core.eye", {}, {plugin::attr_i64("n", len),
+    const TensorRef eye = v.r.call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", len),
                                                     plugin::attr_str("dtype", plugin::dtype_attr_name(gs.dtype)),
                                                     plugin::attr_str("engine", engine)});
     TensorRef plane = v.r.mul(v.r.unsqueeze(v.g(), -1), eye);  // [..., len, len]
@@ -176,7 +176,7 @@ void diagonal_rule(const Vjp& v) {
         const int64_t have = lo[ax];
         lo[ax] = before;
         hi[ax] = total - before - have;
-        return v.r.call("core.concat", {v.r.zeros(lo, gs.dtype, engine), t, v.r.zeros(hi, gs.dtype, engine)},
+        return v.r.call(FERRO_CORE_OP_CONCAT, {v.r.zeros(lo, gs.dtype, engine), t, v.r.zeros(hi, gs.dtype, engine)},
                         {plugin::attr_i64("axis", ts.ndim + axis_from_end)});
     };
     plane = pad(std::move(plane), -2, row0, rows);
@@ -201,7 +201,7 @@ void concat_rule(const Vjp& v) {
     for (uint32_t i = 0; i < v.n_inputs(); ++i) {
         const int64_t len = v.shape(i)[axis];
         if (v.needs(i)) {
-            v.set(i, v.r.call("core.slice", {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
+            v.set(i, v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
                                                        plugin::attr_i64("start", at), plugin::attr_i64("stop", at + len)}));
         }
         at += len;
@@ -212,7 +212,7 @@ void stack_rule(const Vjp& v) {
     const int64_t axis = wrap_axis(v.attr(0).v.i64, v.shape(0).size() + 1);
     for (uint32_t i = 0; i < v.n_inputs(); ++i) {
         if (!v.needs(i)) continue;
-        const TensorRef part = v.r.call("core.slice", {v.g()}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", i),
+        const TensorRef part = v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", i),
                                                                  plugin::attr_i64("stop", i + 1)});
         v.set(i, v.r.squeeze(part, axis));
     }
@@ -235,7 +235,7 @@ Shape kept_shape(std::span<const int64_t> shape, const ferro_attr_value& axes) {
 TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::span<const int64_t> shape,
                          const ferro_attr_value& axes_attr) {
     const TensorRef zero = r.scalar(x, 0), one = r.scalar(x, 1);
-    const TensorRef is_zero = r.call("core.eq", {x, zero});
+    const TensorRef is_zero = r.call(FERRO_CORE_OP_EQ, {x, zero});
     Shape axes;
     if (axes_attr.type == FERRO_ATTR_NONE) {
         axes.resize(shape.size());
@@ -244,12 +244,12 @@ TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::span<const
         axes.assign(axes_attr.v.i64_array, axes_attr.v.i64_array + axes_attr.count);
     }
     const TensorRef zeros = r.sum(is_zero, axes, true);  // i64 count per group
-    const TensorRef nonzero_prod = r.call("core.prod", {r.where(is_zero, one, x)},
+    const TensorRef nonzero_prod = r.call(FERRO_CORE_OP_PROD, {r.where(is_zero, one, x)},
                                           {plugin::attr_i64s("axes", axes), plugin::attr_bool("keepdim", true)});
     const TensorRef p = r.expand(nonzero_prod, shape);
     const TensorRef n = r.expand(zeros, shape);
-    const TensorRef none = r.call("core.eq", {n, r.scalar(n, 0)});
-    const TensorRef single = r.call("core.eq", {n, r.scalar(n, 1)});
+    const TensorRef none = r.call(FERRO_CORE_OP_EQ, {n, r.scalar(n, 0)});
+    const TensorRef single = r.call(FERRO_CORE_OP_EQ, {n, r.scalar(n, 1)});
     return r.where(none, r.div(p, x), r.where(single, r.where(is_zero, p, zero), zero));
 }
 

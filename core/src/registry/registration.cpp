@@ -104,15 +104,17 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
 }
 
 void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc& desc,
-                  const LibraryPtr& library) {
+                  const LibraryPtr& library, const RegistrationContext& ctx) {
     for (uint32_t i = 0; i < desc.n_families; ++i) {
         const ferro_family_desc& f = desc.families[i];
+        const std::span<const char* const> rule_calls = family_rule_calls(desc, f.id);
+        const std::span<const ferro_op> rule_ops = rule_calls.empty() ? std::span<const ferro_op>{} : ctx.rule_ops(rule_calls);
         FamilySlot slot{f.id, f.version, f.description ? f.description : "", record.name, &f,
-                        library, {}};
+                        library, {}, rule_calls};
         draft.families.emplace(f.id, std::move(slot));
         for (uint32_t k = 0; k < f.n_ops; ++k) {
             const std::string qualified = fmt::format("{}.{}", f.id, f.ops[k].name);
-            OpEntry entry{qualified, f.id, k, &f.ops[k], {}, nullptr};
+            OpEntry entry{qualified, f.id, k, &f.ops[k], {}, nullptr, rule_ops};
             for (const ferro_op_view& v : family_views(desc, f.id)) {
                 if (v.op == k) entry.views.push_back(v);
             }
@@ -185,7 +187,7 @@ void register_plugin(Snapshot& draft, const LoadedPlugin& plugin, const std::str
     for (uint32_t i = 0; i < desc.n_engines; ++i) {
         record.engine_kinds.push_back(add_engines(draft, record, desc.engines[i], plugin.library, ctx));
     }
-    add_families(draft, record, desc, plugin.library);
+    add_families(draft, record, desc, plugin.library, ctx);
     draft.plugins.push_back(std::move(record));
     create_missing_modules(draft, ctx);
 }

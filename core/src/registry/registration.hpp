@@ -7,6 +7,8 @@
 #include "runtime/snapshot.hpp"
 #include "support/logging.hpp"
 
+#include <functional>
+#include <span>
 #include <string>
 
 namespace ferro::host {
@@ -15,6 +17,8 @@ struct RegistrationContext {
     const ferro_host_api* host;
     const Logger& logger;
     uint64_t runtime_id;  // of the runtime registering: its engines belong to it
+    // The runtime's handles of these op names (Runtime::rule_ops).
+    std::function<std::span<const ferro_op>(std::span<const char* const>)> rule_ops;
 };
 
 // Registers everything `plugin` describes. `path` is empty for built-ins.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
 namespace ferro::host {
@@ -19,6 +20,7 @@ Runtime::Runtime(RuntimeOptions options)
       host_api_(make_host_api(this)),
       current_(std::make_shared<Snapshot>()),
       dispatcher_(std::make_unique<Dispatcher>(*this)) {
+    for (uint32_t i = 0; i < FERRO_CORE_OP_COUNT; ++i) core_rule_ops_[i] = &op(ferro_core_op_name(i));
     register_builtins();
     if (options_.autoload) load_search_path();
 }
@@ -26,7 +28,7 @@ Runtime::Runtime(RuntimeOptions options)
 // The cpu engine and the core family are plugins linked into libferro: registered through the
 // same descriptors and checks as any file, without a library to load.
 void Runtime::register_builtins() {
-    const RegistrationContext ctx{&host_api_, logger_, id_};
+    const RegistrationContext ctx = registration_context();
     const ferro_plugin_desc* cpu = nullptr;
     throw_if_error(ferro_cpu_plugin_query(&host_api_, &cpu));
     for (const ferro_plugin_desc* desc : {cpu, core_plugin_desc()}) {
@@ -130,8 +132,40 @@ void Runtime::record_diagnostic(Diagnostic diagnostic) {
     });
 }
 
-LoadResult Runtime::load_plugin(const std::filesystem::path& given) {
-    const RegistrationContext ctx{&host_api_, logger_, id_};
+std::span<const ferro_op> Runtime::rule_ops(std::span<const char* const> names) {
+    std::vector<std::string> key(names.begin(), names.end());
+    std::lock_guard lock(rule_ops_mutex_);
+    std::vector<ferro_op>& handles = rule_ops_[std::move(key)];
+    if (handles.empty()) {
+        for (const char* name : names) handles.push_back(&op(name));
+    }
+    return handles;
+}
+
+RegistrationContext Runtime::registration_context() {
+    return {&host_api_, logger_, id_, [this](std::span<const char* const> names) { return rule_ops(names); }};
+}
+
+void Runtime::warn_unresolved_rule_calls(const std::vector<std::string>& plugins) {
+    const SnapshotPtr s = snapshot();
+    for (const auto& [id, family] : s->families) {
+        if (std::find(plugins.begin(), plugins.end(), family.plugin) == plugins.end()) continue;
+        for (const char* name : family.rule_calls) {
+            if (s->find_op(name) != nullptr) continue;
+            logger_.logf(FERRO_LOG_WARN, "loader", "plugin '{}': the rules of family '{}' call {}, which no loaded plugin "
+                         "provides; gradients that need it will fail", family.plugin, id, name);
+        }
+    }
+}
+
+LoadResult Runtime::load_plugin(const std::filesystem::path& path) {
+    LoadResult result = load_one(path);
+    if (!result.plugin.empty() && !result.already_loaded) warn_unresolved_rule_calls({result.plugin});
+    return result;
+}
+
+LoadResult Runtime::load_one(const std::filesystem::path& given) {
+    const RegistrationContext ctx = registration_context();
     const std::filesystem::path path = canonical_path(given);
     if (const PluginRecord* loaded = snapshot()->find_plugin_file(path.string())) {
         logger_.logf(FERRO_LOG_DEBUG, "loader", "{}: already loaded as plugin '{}'", path.string(), loaded->name);
@@ -164,10 +198,15 @@ LoadResult Runtime::load_plugin(const std::filesystem::path& given) {
 
 std::vector<LoadResult> Runtime::load_search_path() {
     std::vector<LoadResult> results;
+    std::vector<std::string> loaded;
     for (const auto& dir : search_path()) {
         if (!dir.exists) continue;
-        for (const auto& file : plugin_candidates(dir.path)) results.push_back(load_plugin(file));
+        for (const auto& file : plugin_candidates(dir.path)) {
+            results.push_back(load_one(file));
+            if (!results.back().plugin.empty() && !results.back().already_loaded) loaded.push_back(results.back().plugin);
+        }
     }
+    warn_unresolved_rule_calls(loaded);  // once all are loaded: one may provide another's
     return results;
 }
 

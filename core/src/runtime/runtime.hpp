@@ -3,14 +3,17 @@
 #pragma once
 
 #include "dispatch/dispatcher.hpp"
+#include "registry/registration.hpp"
 #include "runtime/search_path.hpp"
 #include "runtime/snapshot.hpp"
 #include "support/logging.hpp"
 
 #include <ferro/host.h>
 
-#include <filesystem>
+#include <array>
 #include <atomic>
+#include <filesystem>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -81,6 +84,10 @@ public:
     // The op handle for a qualified name; interned for the runtime's lifetime. Resolution
     // against the snapshot happens (and is cached per epoch) at each call.
     ferro_op_impl& op(const std::string& qualified_name);
+    // Handles of every core op by its ferro_core_op number, and of a family's declared rule
+    // calls (interned once per list of names): what the host hands VJP and JVP rules.
+    std::span<const ferro_op> core_rule_ops() const noexcept { return core_rule_ops_; }
+    std::span<const ferro_op> rule_ops(std::span<const char* const> names);
     // Calls an op eagerly; inputs borrowed, outputs new references.
     Outputs call(ferro_op_impl& op, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
@@ -98,9 +105,13 @@ public:
 
 private:
     void register_builtins();
+    RegistrationContext registration_context();
     static void attach_core_host_ops(Snapshot& s);
     void publish(std::shared_ptr<Snapshot> next);
     void record_diagnostic(Diagnostic diagnostic);
+    LoadResult load_one(const std::filesystem::path& path);
+    // Warns about ops the rules of `plugins`' families call that no loaded plugin provides.
+    void warn_unresolved_rule_calls(const std::vector<std::string>& plugins);
 
     RuntimeOptions options_;
     Logger logger_;
@@ -111,6 +122,9 @@ private:
     std::mutex writer_mutex_;            // serialises reconfigure transactions
     std::mutex ops_mutex_;
     std::unordered_map<std::string, std::unique_ptr<ferro_op_impl>> ops_;
+    std::array<ferro_op, FERRO_CORE_OP_COUNT> core_rule_ops_{};
+    std::mutex rule_ops_mutex_;
+    std::map<std::vector<std::string>, std::vector<ferro_op>> rule_ops_;  // by the names
     const uint64_t id_ = next_id();
     static uint64_t next_id() noexcept;
     // Declared last, destroyed first: cached plans go before the modules and libraries of the

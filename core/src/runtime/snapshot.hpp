@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,7 @@ struct FamilySlot {
     LibraryPtr library;
     // engine name -> modules in the order they are tried.
     std::map<std::string, std::vector<ModuleSlot>> modules;
+    std::span<const char* const> rule_calls;  // the ops its rules call (FERRO_EXT_RULE_CALLS)
 };
 
 struct OpEntry {
@@ -79,6 +81,7 @@ struct OpEntry {
     const ferro_op_schema* schema = nullptr;
     std::vector<ferro_op_view> views;  // outputs that share an input's storage (FERRO_EXT_OP_VIEWS)
     HostOpFn host_op = nullptr;         // the host's own implementation (views, random numbers); else a plan
+    std::span<const ferro_op> rule_ops;  // handles of the family's rule_calls, for its rules
 };
 
 struct Snapshot {

@@ -68,6 +68,26 @@ typedef struct ferro_op_views_ext {
 } ferro_op_views_ext;
 FERRO_STRUCT_TRAITS(ferro_op_views_ext, views);
 
+/* ---- FERRO_EXT_RULE_CALLS: the ops a family's rules call, resolved once ----------------- */
+
+#define FERRO_EXT_RULE_CALLS 2u
+
+/* The ops (qualified names, "linalg.solve") that the VJP and JVP rules of family `family_id`
+ * of this plugin call besides the core ops, which every rule gets anyway (ferro/core_ops.h).
+ * The host resolves them once per runtime, hands the handles to every rule of the family in
+ * this order (ferro_vjp_args.family_ops, ferro_jvp_args.family_ops), and warns at load time
+ * about a name no loaded plugin provides. Since 1.12. */
+typedef struct ferro_rule_calls_ext {
+    ferro_extension base; /* type FERRO_EXT_RULE_CALLS */
+    const char* family_id;
+    uint32_t n_ops; /* at most FERRO_MAX_RULE_CALLS */
+    uint32_t reserved;
+    const char* const* ops; /* n_ops qualified names */
+} ferro_rule_calls_ext;
+FERRO_STRUCT_TRAITS(ferro_rule_calls_ext, ops);
+
+#define FERRO_MAX_RULE_CALLS 1024u
+
 FERRO_EXTERN_C_END
 
 #endif /* FERRO_EXTENSION_H */

@@ -9,6 +9,7 @@
 #ifndef FERRO_FAMILY_H
 #define FERRO_FAMILY_H
 
+#include "ferro/core_ops.h"
 #include "ferro/engine.h"
 #include "ferro/status.h"
 #include "ferro/types.h"
@@ -81,8 +82,18 @@ typedef struct ferro_vjp_args {
     const ferro_tensor* residuals;
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
     const struct ferro_op_schema* schema;
+    /* Since 1.12 (check FERRO_HAS_FIELD): handles of the ops rules call, resolved by the host
+     * once per runtime. core_ops[FERRO_CORE_OP_*] (ferro/core_ops.h; n_core_ops of them, which
+     * may exceed FERRO_CORE_OP_COUNT), and family_ops, the ops the family declared in its
+     * FERRO_EXT_RULE_CALLS extension, in its order (n_family_ops; 0 and NULL when it declared
+     * none). A call through the handle of an op no loaded plugin provides fails with
+     * FERRO_NOT_FOUND. Borrowed for the lifetime of the runtime. */
+    uint32_t n_core_ops;
+    uint32_t n_family_ops;
+    const ferro_op* core_ops;
+    const ferro_op* family_ops;
 } ferro_vjp_args;
-FERRO_STRUCT_TRAITS(ferro_vjp_args, schema);
+FERRO_STRUCT_TRAITS(ferro_vjp_args, family_ops);
 
 typedef struct ferro_jvp_args {
     uint32_t struct_size;
@@ -96,8 +107,13 @@ typedef struct ferro_jvp_args {
     ferro_tensor* output_tangents;       /* out, per output: a new reference, or NULL = zero */
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
     const struct ferro_op_schema* schema;
+    /* Since 1.12 (check FERRO_HAS_FIELD): as in ferro_vjp_args. */
+    uint32_t n_core_ops;
+    uint32_t n_family_ops;
+    const ferro_op* core_ops;
+    const ferro_op* family_ops;
 } ferro_jvp_args;
-FERRO_STRUCT_TRAITS(ferro_jvp_args, schema);
+FERRO_STRUCT_TRAITS(ferro_jvp_args, family_ops);
 
 /* ---- schemas ----------------------------------------------------------------------------- */
 

@@ -18,10 +18,6 @@
 
 FERRO_EXTERN_C_BEGIN
 
-/* A resolved op name ("core.matmul", "linalg.solve"). Valid for the lifetime of the runtime
- * that returned it; each call resolves it against the runtime's current snapshot. */
-typedef struct ferro_op_impl* ferro_op;
-
 /* Arguments of an op call made by a plugin (typically a VJP/JVP rule). */
 typedef struct ferro_op_call_args {
     uint32_t struct_size;

@@ -6,6 +6,12 @@
 // header too. Every function throws ferro::plugin::StatusError when the host reports an
 // error; run rules inside ferro::plugin::guard.
 //
+// Ops are called through handles the host resolved once per runtime (ABI 1.12): core ops by
+// number (ferro/core_ops.h), the family's own by their place in the list it declared
+// (FERRO_EXT_RULE_CALLS, see declared_op below). Constructed from a rule's arguments, Rules
+// takes them from there; from a host before 1.12, or constructed from the host alone, it
+// finds them by name.
+//
 // What the host does for every rule (so rules need not): a returned input cotangent may have
 // the broadcast shape of the op's output (the host sums it to the input's shape) and the
 // computation's dtype (the host casts it to the input's, keeping the real part for a real
@@ -18,9 +24,11 @@
 #include "ferro/dtype.hpp"
 #include "ferro/plugin.hpp"
 
+#include <array>
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ferro::plugin {
@@ -84,18 +92,63 @@ private:
     ferro_tensor t_;
 };
 
+// An op of the list a family declared for its rules (FERRO_EXT_RULE_CALLS), by its place.
+struct DeclaredOp {
+    uint32_t index;
+};
+
+// The place of `name` in a family's declared list, at compile time: a name the list lacks does
+// not compile. Families wrap it: `consteval DeclaredOp linalg_op(std::string_view name) {
+// return declared_op(kRuleCalls, name); }`, then `r.call(linalg_op("linalg.solve"), ...)`.
+template <size_t N>
+consteval DeclaredOp declared_op(const std::array<const char*, N>& declared, std::string_view name) {
+    for (uint32_t i = 0; i < N; ++i) {
+        if (name == declared[i]) return {i};
+    }
+    throw "declared_op: the op is not in the family's declared rule calls";
+}
+
 class Rules {
 public:
     explicit Rules(const ferro_host_api* host) : host_(host) {}
+    // For a rule: the handles its arguments carry. `declared` is the list the family declared
+    // in its FERRO_EXT_RULE_CALLS link (the same array), by whose names the ops are found on a
+    // host that hands no handles.
+    Rules(const ferro_host_api* host, const ferro_vjp_args& a, std::span<const char* const> declared = {})
+        : host_(host), declared_(declared) {
+        if (FERRO_HAS_FIELD(&a, ferro_vjp_args, family_ops)) take(a.n_core_ops, a.core_ops, a.n_family_ops, a.family_ops);
+    }
+    Rules(const ferro_host_api* host, const ferro_jvp_args& a, std::span<const char* const> declared = {})
+        : host_(host), declared_(declared) {
+        if (FERRO_HAS_FIELD(&a, ferro_jvp_args, family_ops)) take(a.n_core_ops, a.core_ops, a.n_family_ops, a.family_ops);
+    }
     const ferro_host_api* host() const noexcept { return host_; }
 
     TensorRef borrow(ferro_tensor t) const { return TensorRef::borrow(host_, t); }
 
-    // Calls op `name` (qualified: "core.mul") and returns its outputs.
-    std::vector<TensorRef> call_all(const char* name, std::span<const ferro_tensor> inputs,
-                                    std::span<const ferro_named_attr> attrs, uint32_t max_outputs = 8) const {
+    // Handles: of a core op, of a declared op, of any op by its qualified name.
+    ferro_op op(ferro_core_op id) const {
+        const auto i = static_cast<uint32_t>(id);
+        if (i < n_core_) return core_[i];
+        const char* name = ferro_core_op_name(i);
+        if (name == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "Rules::op: no core op numbered " + std::to_string(i));
+        return find(name);
+    }
+    ferro_op op(DeclaredOp id) const {
+        if (id.index < n_family_) return family_[id.index];
+        if (id.index < declared_.size()) return find(declared_[id.index]);
+        throw Error(FERRO_INVALID_ARGUMENT, "Rules::op: no declared op at " + std::to_string(id.index) + " (the family declared " +
+                                                std::to_string(declared_.size()) + "; pass its list to Rules)");
+    }
+    ferro_op find(const char* name) const {
         ferro_op op = nullptr;
         check(host_, host_->op_find(host_, name, &op));
+        return op;
+    }
+
+    // Calls `op` and returns its outputs.
+    std::vector<TensorRef> call_all(ferro_op op, std::span<const ferro_tensor> inputs,
+                                    std::span<const ferro_named_attr> attrs, uint32_t max_outputs = 8) const {
         std::vector<ferro_tensor> out(max_outputs, nullptr);
         ferro_op_call_args args = call_args(attrs, inputs, out.data(), max_outputs);
         check(host_, host_->op_call(host_, op, &args));
@@ -104,31 +157,39 @@ public:
         for (uint32_t i = 0; i < args.n_outputs; ++i) result.emplace_back(host_, out[i]);
         return result;
     }
-    std::vector<TensorRef> call_all(const char* name, std::initializer_list<Arg> inputs,
+    template <class Op>
+    std::vector<TensorRef> call_all(Op op, std::span<const ferro_tensor> inputs, std::span<const ferro_named_attr> attrs,
+                                    uint32_t max_outputs = 8) const {
+        return call_all(handle(op), inputs, attrs, max_outputs);
+    }
+    template <class Op>
+    std::vector<TensorRef> call_all(Op op, std::initializer_list<Arg> inputs,
                                     std::initializer_list<ferro_named_attr> attrs = {},
                                     uint32_t max_outputs = 8) const {
         std::vector<ferro_tensor> in;
         in.reserve(inputs.size());
         for (const Arg& a : inputs) in.push_back(a.get());
-        return call_all(name, in, std::span<const ferro_named_attr>(attrs.begin(), attrs.size()), max_outputs);
+        return call_all(handle(op), in, std::span<const ferro_named_attr>(attrs.begin(), attrs.size()), max_outputs);
     }
-    // Op `name` with one output, on handles and attributes held elsewhere.
-    TensorRef call(const char* name, std::span<const ferro_tensor> inputs,
-                   std::span<const ferro_named_attr> attrs) const {
-        ferro_op op = nullptr;
-        check(host_, host_->op_find(host_, name, &op));
+    // `op` with one output, on handles and attributes held elsewhere.
+    TensorRef call(ferro_op op, std::span<const ferro_tensor> inputs, std::span<const ferro_named_attr> attrs) const {
         ferro_tensor out = nullptr;
         ferro_op_call_args args = call_args(attrs, inputs, &out, 1);
         check(host_, host_->op_call(host_, op, &args));
         return TensorRef(host_, out);
     }
-    TensorRef call(const char* name, std::initializer_list<Arg> inputs,
-                   std::initializer_list<ferro_named_attr> attrs = {}) const {
+    // `op`: a ferro_op, a ferro_core_op, a DeclaredOp, or a qualified name ("core.mul").
+    template <class Op>
+    TensorRef call(Op op, std::span<const ferro_tensor> inputs, std::span<const ferro_named_attr> attrs) const {
+        return call(handle(op), inputs, attrs);
+    }
+    template <class Op>
+    TensorRef call(Op op, std::initializer_list<Arg> inputs, std::initializer_list<ferro_named_attr> attrs = {}) const {
         ferro_tensor in[8] = {};
-        if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, std::string(name) + ": use call_all for > 8 inputs");
+        if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, "Rules::call: use call_all for > 8 inputs");
         size_t n = 0;
         for (const Arg& a : inputs) in[n++] = a.get();
-        return call(name, std::span<const ferro_tensor>(in, n), std::span<const ferro_named_attr>(attrs.begin(), attrs.size()));
+        return call(handle(op), std::span<const ferro_tensor>(in, n), std::span<const ferro_named_attr>(attrs.begin(), attrs.size()));
     }
 
     ferro_signature signature(Arg t) const {
@@ -139,25 +200,25 @@ public:
     }
 
     // ---- arithmetic (numpy broadcasting and promotion) ----
-    TensorRef add(Arg a, Arg b) const { return call("core.add", {a, b}); }
-    TensorRef sub(Arg a, Arg b) const { return call("core.sub", {a, b}); }
-    TensorRef mul(Arg a, Arg b) const { return call("core.mul", {a, b}); }
-    TensorRef div(Arg a, Arg b) const { return call("core.div", {a, b}); }
-    TensorRef neg(Arg a) const { return call("core.neg", {a}); }
+    TensorRef add(Arg a, Arg b) const { return call(FERRO_CORE_OP_ADD, {a, b}); }
+    TensorRef sub(Arg a, Arg b) const { return call(FERRO_CORE_OP_SUB, {a, b}); }
+    TensorRef mul(Arg a, Arg b) const { return call(FERRO_CORE_OP_MUL, {a, b}); }
+    TensorRef div(Arg a, Arg b) const { return call(FERRO_CORE_OP_DIV, {a, b}); }
+    TensorRef neg(Arg a) const { return call(FERRO_CORE_OP_NEG, {a}); }
     // conj of a real tensor is the tensor itself (no copy: rules conjugate everything).
     TensorRef conj(Arg a) const {
         if (!is_complex(signature(a).dtype)) return borrow(a.get());
-        return call("core.conj", {a});
+        return call(FERRO_CORE_OP_CONJ, {a});
     }
-    TensorRef real(Arg a) const { return call("core.real", {a}); }
-    TensorRef imag(Arg a) const { return call("core.imag", {a}); }
-    TensorRef matmul(Arg a, Arg b) const { return call("core.matmul", {a, b}); }
-    TensorRef where(Arg c, Arg a, Arg b) const { return call("core.where", {c, a, b}); }
-    TensorRef unary(const char* name, Arg a) const { return call(name, {a}); }
+    TensorRef real(Arg a) const { return call(FERRO_CORE_OP_REAL, {a}); }
+    TensorRef imag(Arg a) const { return call(FERRO_CORE_OP_IMAG, {a}); }
+    TensorRef matmul(Arg a, Arg b) const { return call(FERRO_CORE_OP_MATMUL, {a, b}); }
+    TensorRef where(Arg c, Arg a, Arg b) const { return call(FERRO_CORE_OP_WHERE, {c, a, b}); }
+    template <class Op> TensorRef unary(Op op, Arg a) const { return call(op, {a}); }
     // A cast to the dtype `a` already has is `a` itself (no op call).
     TensorRef cast(Arg a, ferro_dtype dtype) const {
         if (signature(a).dtype == dtype) return borrow(a.get());
-        return call("core.cast", {a}, {attr_str("dtype", dtype_attr_name(dtype))});
+        return call(FERRO_CORE_OP_CAST, {a}, {attr_str("dtype", dtype_attr_name(dtype))});
     }
 
     // A 0-d tensor holding re + i*im, with `like`'s dtype and engine (broadcasts anywhere).
@@ -180,14 +241,14 @@ public:
         return TensorRef(host_, out);
     }
     TensorRef zeros(std::span<const int64_t> shape, ferro_dtype dtype, const char* engine) const {
-        return call("core.zeros", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
+        return call(FERRO_CORE_OP_ZEROS, {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
                                        attr_str("engine", engine)});
     }
     // Uniform samples in [lo, hi) (real and imaginary parts alike) from core.rand's seeded
     // generator, on `engine`: the same seed gives the same values on every engine.
     TensorRef rand(std::span<const int64_t> shape, ferro_dtype dtype, int64_t seed, const char* engine, double lo = -1,
                    double hi = 1) const {
-        const TensorRef u = call("core.rand", {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
+        const TensorRef u = call(FERRO_CORE_OP_RAND, {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
                                                    attr_i64("seed", seed), attr_str("engine", engine)});
         const double width = hi - lo;
         const TensorRef scaled = mul(u, scalar(u, width));
@@ -205,31 +266,40 @@ public:
     }
     // a[start:stop] along `axis`.
     TensorRef slice(Arg a, int64_t axis, int64_t start, int64_t stop) const {
-        return call("core.slice", {a}, {attr_i64("axis", axis), attr_i64("start", start), attr_i64("stop", stop)});
+        return call(FERRO_CORE_OP_SLICE, {a}, {attr_i64("axis", axis), attr_i64("start", start), attr_i64("stop", stop)});
     }
-    TensorRef concat(Arg a, Arg b, int64_t axis) const { return call("core.concat", {a, b}, {attr_i64("axis", axis)}); }
+    TensorRef concat(Arg a, Arg b, int64_t axis) const { return call(FERRO_CORE_OP_CONCAT, {a, b}, {attr_i64("axis", axis)}); }
     TensorRef sum(Arg a, std::span<const int64_t> axes, bool keepdim) const {
-        return call("core.sum", {a}, {attr_i64s("axes", axes), attr_bool("keepdim", keepdim)});
+        return call(FERRO_CORE_OP_SUM, {a}, {attr_i64s("axes", axes), attr_bool("keepdim", keepdim)});
     }
     TensorRef reshape(Arg a, std::span<const int64_t> shape) const {
-        return call("core.reshape", {a}, {attr_i64s("shape", shape)});
+        return call(FERRO_CORE_OP_RESHAPE, {a}, {attr_i64s("shape", shape)});
     }
     TensorRef expand(Arg a, std::span<const int64_t> shape) const {
-        return call("core.expand", {a}, {attr_i64s("shape", shape)});
+        return call(FERRO_CORE_OP_EXPAND, {a}, {attr_i64s("shape", shape)});
     }
     TensorRef permute(Arg a, std::span<const int64_t> axes) const {
-        return call("core.permute", {a}, {attr_i64s("axes", axes)});
+        return call(FERRO_CORE_OP_PERMUTE, {a}, {attr_i64s("axes", axes)});
     }
     TensorRef transpose(Arg a, int64_t d0 = -2, int64_t d1 = -1) const {
-        return call("core.transpose", {a}, {attr_i64("dim0", d0), attr_i64("dim1", d1)});
+        return call(FERRO_CORE_OP_TRANSPOSE, {a}, {attr_i64("dim0", d0), attr_i64("dim1", d1)});
     }
-    TensorRef unsqueeze(Arg a, int64_t axis) const { return call("core.unsqueeze", {a}, {attr_i64("axis", axis)}); }
+    TensorRef unsqueeze(Arg a, int64_t axis) const { return call(FERRO_CORE_OP_UNSQUEEZE, {a}, {attr_i64("axis", axis)}); }
     TensorRef squeeze(Arg a, int64_t axis) const {
         const int64_t axes[1] = {axis};
-        return call("core.squeeze", {a}, {attr_i64s("axes", axes)});
+        return call(FERRO_CORE_OP_SQUEEZE, {a}, {attr_i64s("axes", axes)});
     }
 
 private:
+    void take(uint32_t n_core, const ferro_op* core, uint32_t n_family, const ferro_op* family) noexcept {
+        if (core != nullptr) n_core_ = n_core, core_ = core;
+        if (family != nullptr) n_family_ = n_family, family_ = family;
+    }
+    ferro_op handle(ferro_op op) const noexcept { return op; }
+    ferro_op handle(ferro_core_op id) const { return op(id); }
+    ferro_op handle(DeclaredOp id) const { return op(id); }
+    ferro_op handle(const char* name) const { return find(name); }
+
     // Every field set by name: plugins build without -Wmissing-field-initializers firing here.
     static ferro_op_call_args call_args(std::span<const ferro_named_attr> attrs, std::span<const ferro_tensor> inputs,
                                         ferro_tensor* outputs, uint32_t capacity) {
@@ -244,6 +314,10 @@ private:
         return a;
     }
     const ferro_host_api* host_;
+    std::span<const char* const> declared_;
+    uint32_t n_core_ = 0, n_family_ = 0;
+    const ferro_op* core_ = nullptr;
+    const ferro_op* family_ = nullptr;
 };
 
 // The shape of a signature, as a span.

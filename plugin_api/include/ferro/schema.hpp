@@ -10,6 +10,7 @@
 #include "ferro/plugin.hpp"
 
 #include <cstring>
+#include <span>
 #include <string>
 
 namespace ferro::plugin {
@@ -95,12 +96,14 @@ inline ferro_plugin_desc plugin_desc(const char* name, const char* version, cons
 // The descriptor of a plugin that defines one family named like itself (linalg, einsum, fft):
 // keep it in a function-local static and return get() from the plugin's query. The family's
 // version is the plugin's unless `family_version` (its contract's, which module providers of
-// other plugins check) is given.
+// other plugins check) is given. `rule_calls`: the ops other than core ops that the family's
+// rules call (ABI 1.12's FERRO_EXT_RULE_CALLS; borrowed, keep it static).
 class OneFamilyPlugin {
 public:
     OneFamilyPlugin(const char* name, const char* version, const char* plugin_description,
                     const char* family_description, uint32_t n_ops, const ferro_op_schema* ops,
-                    ferro_create_module_fn create_module, const char* family_version = nullptr) {
+                    ferro_create_module_fn create_module, const char* family_version = nullptr,
+                    std::span<const char* const> rule_calls = {}) {
         family_.struct_size = sizeof family_;
         family_.n_ops = n_ops;
         family_.id = name;
@@ -111,6 +114,13 @@ public:
         plugin_ = plugin_desc(name, version, plugin_description);
         plugin_.n_families = 1;
         plugin_.families = &family_;
+        if (!rule_calls.empty()) {
+            rule_calls_.base = {sizeof rule_calls_, FERRO_EXT_RULE_CALLS, nullptr};
+            rule_calls_.family_id = name;
+            rule_calls_.n_ops = static_cast<uint32_t>(rule_calls.size());
+            rule_calls_.ops = rule_calls.data();
+            plugin_.extensions = &rule_calls_.base;
+        }
     }
     OneFamilyPlugin(const OneFamilyPlugin&) = delete;
     OneFamilyPlugin& operator=(const OneFamilyPlugin&) = delete;
@@ -118,6 +128,7 @@ public:
 
 private:
     ferro_family_desc family_{};
+    ferro_rule_calls_ext rule_calls_{};
     ferro_plugin_desc plugin_{};
 };
 

@@ -133,6 +133,11 @@ typedef struct ferro_buffer_view {
 } ferro_buffer_view;
 FERRO_STRUCT_TRAITS(ferro_buffer_view, data);
 
+/* A resolved op name ("core.matmul", "linalg.solve"). Valid for the lifetime of the runtime
+ * that returned it; each call resolves it against the runtime's current snapshot. (In
+ * ferro/host.h before 1.12.) */
+typedef struct ferro_op_impl* ferro_op;
+
 /* ---- logging ----------------------------------------------------------------------------- */
 enum ferro_log_level {
     FERRO_LOG_TRACE = 0,

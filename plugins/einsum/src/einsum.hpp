@@ -5,13 +5,20 @@
 #include "program.hpp"
 
 #include <ferro/plugin.h>
+#include <ferro/rules.hpp>
 
+#include <array>
 #include <span>
 #include <vector>
 
 namespace ferro::einsum {
 
 enum class Op : uint32_t { einsum = 0, path = 1, count };
+
+// The ops the rules call, in Op order (the family's FERRO_EXT_RULE_CALLS link), so that an Op
+// is its own index among them.
+inline constexpr std::array<const char*, static_cast<size_t>(Op::count)> kRuleCalls{"einsum.einsum", "einsum.path"};
+inline plugin::DeclaredOp rule_op(Op op) { return {static_cast<uint32_t>(op)}; }
 
 // Schema attribute order (every op takes the same attributes).
 enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kOrder, kAttrCount };

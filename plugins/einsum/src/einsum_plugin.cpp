@@ -230,7 +230,7 @@ ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "einsum", "0.1.0", "einsum family: one module for every engine, built on the engine primitives",
         "einsum over any number of operands: contraction-path optimisers and pairwise gemm on any engine",
-        static_cast<uint32_t>(Op::count), schemas(), create_module);
+        static_cast<uint32_t>(Op::count), schemas(), create_module, nullptr, kRuleCalls);
     *out = desc.get();
     return nullptr;
 }

@@ -34,18 +34,18 @@ TensorRef call_einsum(const plugin::Rules& r, const std::vector<ferro_tensor>& o
                       const std::vector<std::vector<int>>& labels, const std::vector<int>& output) {
     const std::vector<int64_t> sublists = to_sublists(labels, output);
     const ferro_named_attr attr = plugin::attr_i64s("sublists", sublists);
-    return r.call("einsum.einsum", operands, {&attr, 1});
+    return r.call(rule_op(Op::einsum), operands, {&attr, 1});
 }
 
 // A constant of `like`'s dtype and engine from a creation op ("core.ones" of [n], "core.eye").
 TensorRef ones(const plugin::Rules& r, ferro_tensor like, int64_t n) {
     const int64_t shape[1] = {n};
-    return r.call("core.ones", {}, {plugin::attr_i64s("shape", shape),
+    return r.call(FERRO_CORE_OP_ONES, {}, {plugin::attr_i64s("shape", shape),
                                     plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
                                     plugin::attr_str("engine", r.host()->tensor_engine(like))});
 }
 TensorRef eye(const plugin::Rules& r, ferro_tensor like, int64_t n) {
-    return r.call("core.eye", {}, {plugin::attr_i64("n", n),
+    return r.call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n),
                                    plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
                                    plugin::attr_str("engine", r.host()->tensor_engine(like))});
 }
@@ -123,7 +123,7 @@ Path path_of(const plugin::Rules& r, ferro_tensor flat_pairs, size_t n_operands)
 // keeps it).
 Path forward_path(const plugin::Rules& r, const ferro_attr_value* attrs, std::span<const ferro_tensor> inputs) {
     const std::vector<ferro_named_attr> named = named_attrs(attrs);
-    const std::vector<TensorRef> answer = r.call_all("einsum.path", inputs, named, 3);
+    const std::vector<TensorRef> answer = r.call_all(rule_op(Op::path), inputs, named, 3);
     return path_of(r, answer.at(0).get(), inputs.size());
 }
 
@@ -341,7 +341,7 @@ void tree_jvp(const plugin::Rules& r, const Expression& e, const std::vector<Tre
 
 ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return plugin::guard(host, [&] {
-        const plugin::Rules r(host);
+        const plugin::Rules r(host, *args, kRuleCalls);
         const ferro_vjp_args& a = *args;
         if (a.cotangents[0] == nullptr) return;
         const std::span<const ferro_signature> sigs(a.input_sigs, a.n_inputs);
@@ -361,7 +361,7 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
 
 ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
     return plugin::guard(host, [&] {
-        const plugin::Rules r(host);
+        const plugin::Rules r(host, *args, kRuleCalls);
         const ferro_jvp_args& a = *args;
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const std::vector<ferro_signature> sigs = signatures(r, inputs);

@@ -35,6 +35,9 @@ void init_fftw();
 // transform (the opposite direction with the dual norm), then the adjoint of the padding or
 // truncation, with the Hermitian-symmetry corrections of the real transforms.
 ferro_status vjp(Op op, const ferro_host_api* host, const ferro_vjp_args* args);
+// The ops the rules call, as the family's FERRO_EXT_RULE_CALLS link declares them: every op,
+// in Op order (a JVP applies its own op, a VJP an adjoint transform).
+std::span<const char* const> rule_calls();
 ferro_status jvp(Op op, const ferro_host_api* host, const ferro_jvp_args* args);
 
 }  // namespace ferro::fft

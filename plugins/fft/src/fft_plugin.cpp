@@ -106,7 +106,7 @@ ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "fft", "0.1.0", "fft family: FFTW module for the cpu engine",
         "discrete Fourier transforms: fft, ifft, rfft, irfft, hfft, ihfft in 1, 2 and N dimensions (numpy.fft semantics)",
-        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion);
+        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion, rule_calls());
     *out = desc.get();
     return nullptr;
 }

@@ -13,6 +13,9 @@
 
 #include <ferro/rules.hpp>
 
+#include <array>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace ferro::fft {
@@ -23,13 +26,14 @@ using plugin::TensorRef;
 
 class Ops : public plugin::Rules {
 public:
-    using Rules::Rules;
+    Ops(const ferro_host_api* host, const ferro_vjp_args& a) : Rules(host, a, rule_calls()) {}
+    Ops(const ferro_host_api* host, const ferro_jvp_args& a) : Rules(host, a, rule_calls()) {}
 
     const char* engine(Arg a) const { return host()->tensor_engine(a.get()); }
     // An N-D transform of the family with every length and axis explicit.
-    TensorRef transform(const char* op, Arg x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& axes,
+    TensorRef transform(Op op, Arg x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& axes,
                         Norm norm, const ferro_attr_value& planner) const {
-        return call(op, {x}, {plugin::attr_i64s("s", lengths), plugin::attr_i64s("axes", axes),
+        return call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, {x}, {plugin::attr_i64s("s", lengths), plugin::attr_i64s("axes", axes),
                               plugin::attr_str("norm", norm_name(norm)), plugin::attr_str("planner", planner.v.str)});
     }
 };
@@ -73,27 +77,41 @@ TensorRef mirror_weights(const Ops& r, Arg like, const Transform& t) {
 
 }  // namespace
 
+std::span<const char* const> rule_calls() {
+    static const auto names = [] {
+        std::array<std::string, static_cast<size_t>(Op::count)> qualified_names;
+        for (size_t i = 0; i < qualified_names.size(); ++i) qualified_names[i] = qualified(static_cast<Op>(i));
+        return qualified_names;
+    }();
+    static const auto pointers = [] {
+        std::array<const char*, static_cast<size_t>(Op::count)> p{};
+        for (size_t i = 0; i < p.size(); ++i) p[i] = names[i].c_str();
+        return p;
+    }();
+    return pointers;
+}
+
 ferro_status vjp(Op op, const ferro_host_api* host, const ferro_vjp_args* args) {
     return plugin::guard(host, [&] {
         const ferro_vjp_args& a = *args;
         if (!a.needs_input_grad[0] || a.cotangents[0] == nullptr) return;
         const Transform t = describe(op, a.attrs, a.input_sigs[0]);
-        const Ops r(host);
+        const Ops r(host, *args);
         const ferro_attr_value& planner = a.attrs[3];
         TensorRef g;
         switch (t.kind) {
             case Kind::c2c:
-                g = r.transform(t.inverse ? "fft.fftn" : "fft.ifftn", a.cotangents[0], t.lengths, t.axes,
+                g = r.transform(t.inverse ? Op::fftn : Op::ifftn, a.cotangents[0], t.lengths, t.axes,
                                 adjoint_norm(t, !t.inverse), planner);
                 break;
             case Kind::r2c: {
                 // ifftn pads the half spectrum with zeros up to the full lengths itself.
                 const TensorRef half = t.conj_out ? r.conj(a.cotangents[0]) : r.borrow(a.cotangents[0]);
-                g = r.real(r.transform("fft.ifftn", half, t.lengths, t.axes, adjoint_norm(t, true), planner));
+                g = r.real(r.transform(Op::ifftn, half, t.lengths, t.axes, adjoint_norm(t, true), planner));
                 break;
             }
             case Kind::c2r: {
-                const TensorRef spectrum = r.transform("fft.rfftn", a.cotangents[0], t.lengths, t.axes, adjoint_norm(t, false), planner);
+                const TensorRef spectrum = r.transform(Op::rfftn, a.cotangents[0], t.lengths, t.axes, adjoint_norm(t, false), planner);
                 g = r.mul(spectrum, mirror_weights(r, spectrum, t));
                 if (t.conj_in) g = r.conj(g);
                 break;
@@ -107,11 +125,11 @@ ferro_status jvp(Op op, const ferro_host_api* host, const ferro_jvp_args* args) 
     return plugin::guard(host, [&] {
         const ferro_jvp_args& a = *args;
         if (a.input_tangents[0] == nullptr) return;
-        const Ops r(host);
+        const Ops r(host, *args);
         const ferro_op_schema& s = schemas()[static_cast<uint32_t>(op)];
         std::vector<ferro_named_attr> attrs(s.n_attrs);
         for (uint32_t i = 0; i < s.n_attrs; ++i) attrs[i] = {s.attrs[i].name, a.attrs[i]};
-        a.output_tangents[0] = r.call(qualified(op).c_str(), std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs).release();
+        a.output_tangents[0] = r.call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs).release();
     });
 }
 

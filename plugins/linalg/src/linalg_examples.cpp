@@ -21,7 +21,7 @@ public:
         return rand({shape.begin(), shape.size()}, a_.dtype, seed, a_.engine);
     }
     TensorRef eye(int64_t n) const {
-        return call("core.eye", {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(a_.dtype)),
+        return call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(a_.dtype)),
                                      plugin::attr_str("engine", a_.engine)});
     }
     // random + n I: far from singular.

@@ -2,6 +2,7 @@
 // module on LAPACK. Other engines get no module from this file: their prepare would need
 // their own solver library (cuSOLVER comes as libferro_linalg_cuda.so).
 #include "linalg.hpp"
+#include "rules.hpp"
 
 #include <ferro/cpu_context.h>
 #include <ferro/schema.hpp>
@@ -55,7 +56,7 @@ ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "linalg", "0.1.0", "linalg family: LAPACK (OpenBLAS) module for the cpu engine",
         "dense linear algebra: solve, inverse, determinants, Cholesky, QR, eigh, SVD (numpy.linalg semantics)",
-        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion);
+        static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion, kRuleCalls);
     *out = desc.get();
     return nullptr;
 }

@@ -9,7 +9,9 @@
 
 #include <ferro/rules.hpp>
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,10 +20,20 @@ namespace ferro::linalg {
 using plugin::Arg;
 using plugin::TensorRef;
 
+// The linalg ops the rules call (the family's FERRO_EXT_RULE_CALLS link): the host resolves
+// them once per runtime; rules name them with linalg_op("linalg.svd").
+inline constexpr std::array kRuleCalls{
+    "linalg.det",        "linalg.eig",   "linalg.eigh", "linalg.inv",  "linalg.inverse_gaps",
+    "linalg.lu_solve",   "linalg.lu_unpack", "linalg.matrix_exp", "linalg.matrix_norm",
+    "linalg.pinv",       "linalg.qr",    "linalg.solve", "linalg.svd",  "linalg.triangular_solve",
+};
+consteval plugin::DeclaredOp linalg_op(std::string_view name) { return plugin::declared_op(kRuleCalls, name); }
+
 // The rules' vocabulary on top of ferro/rules.hpp.
 class Ops : public plugin::Rules {
 public:
-    using Rules::Rules;
+    Ops(const ferro_host_api* host, const ferro_vjp_args& a) : Rules(host, a, kRuleCalls) {}
+    Ops(const ferro_host_api* host, const ferro_jvp_args& a) : Rules(host, a, kRuleCalls) {}
 
     TensorRef mH(Arg a) const { return conj(transpose(a)); }
     TensorRef mT(Arg a) const { return transpose(a); }
@@ -32,12 +44,12 @@ public:
     }
     // The main diagonal of the last two axes, as the last axis.
     TensorRef diagonal(Arg a) const {
-        return call("core.diagonal", {a}, {plugin::attr_i64("offset", 0), plugin::attr_i64("axis1", -2),
+        return call(FERRO_CORE_OP_DIAGONAL, {a}, {plugin::attr_i64("offset", 0), plugin::attr_i64("axis1", -2),
                                            plugin::attr_i64("axis2", -1)});
     }
     // The n x n identity with `like`'s dtype and engine.
     TensorRef eye(Arg like, int64_t n) const {
-        return call("core.eye", {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(signature(like).dtype)),
+        return call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(signature(like).dtype)),
                                      plugin::attr_str("engine", host()->tensor_engine(like.get()))});
     }
     // diag(v) for a batch of vectors v [..., n]: [..., n, n].
@@ -74,7 +86,7 @@ public:
     TensorRef strictly_lower(Arg x) const { return tril(x, -1); }
     // Solves with a triangular A (linalg.triangular_solve): A X = B, or X A = B.
     TensorRef tri_solve(Arg A, Arg B, bool upper, bool left = true, bool unit = false) const {
-        return call("linalg.triangular_solve", {A, B}, {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left),
+        return call(linalg_op("linalg.triangular_solve"), {A, B}, {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left),
                                                         plugin::attr_bool("unitriangular", unit)});
     }
     // Zeros with `like`'s batch dimensions (all but its last two), then `matrix` (rows, cols).
@@ -91,8 +103,8 @@ public:
     }
 
     // linalg ops (their own rules make these rules differentiable).
-    TensorRef solve(Arg a, Arg b) const { return call("linalg.solve", {a, b}); }
-    TensorRef inv(Arg a) const { return call("linalg.inv", {a}); }
+    TensorRef solve(Arg a, Arg b) const { return call(linalg_op("linalg.solve"), {a, b}); }
+    TensorRef inv(Arg a) const { return call(linalg_op("linalg.inv"), {a}); }
 
     // sum of two optional terms (NULL = zero).
     TensorRef plus(TensorRef a, TensorRef b) const {
@@ -103,28 +115,28 @@ public:
     // F_ij = 1/(y_j - y_i) for real y = x (or x^2 with squares), regularised as d / (d^2 + eps),
     // 0 on the diagonal: the factor of the off-diagonal terms of eigh and SVD derivatives.
     TensorRef inverse_gaps(Arg x, double eps, bool squares = false) const {
-        return call("linalg.inverse_gaps", {x}, {plugin::attr_f64("eps", eps), plugin::attr_bool("squares", squares)});
+        return call(linalg_op("linalg.inverse_gaps"), {x}, {plugin::attr_f64("eps", eps), plugin::attr_bool("squares", squares)});
     }
     // 1/e off the diagonal and 0 on it, for a matrix of gaps e of any dtype with 0 on its
     // diagonal (eig's complex eigenvalues).
     TensorRef inverse_gap_matrix(Arg e) const {
         const TensorRef eye_n = eye(e, dim(e, 1));
-        return sub(call("core.reciprocal", {add(e, eye_n)}), eye_n);  // 1 on the diagonal: no 0/0 there
+        return sub(call(FERRO_CORE_OP_RECIPROCAL, {add(e, eye_n)}), eye_n);  // 1 on the diagonal: no 0/0 there
     }
 };
 
 template <class Body> ferro_status vjp_rule(const ferro_host_api* host, const ferro_vjp_args* a, Body&& body) {
-    return plugin::guard(host, [&] { body(Ops(host), *a); });
+    return plugin::guard(host, [&] { body(Ops(host, *a), *a); });
 }
 template <class Body> ferro_status jvp_rule(const ferro_host_api* host, const ferro_jvp_args* a, Body&& body) {
-    return plugin::guard(host, [&] { body(Ops(host), *a); });
+    return plugin::guard(host, [&] { body(Ops(host, *a), *a); });
 }
 
 // A complex eigen- or singular vector is defined only up to a phase e^{i phi}. A loss that
 // depends on the phase has no gradient: PyTorch refuses it by the same test (imaginary parts
 // of the gauge terms above 1e-2), and so do we rather than return a wrong gradient.
 inline void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const char* vectors) {
-    const TensorRef worst = r.call("core.max", {r.call("core.abs", {r.imag(gauge_terms)})});
+    const TensorRef worst = r.call(FERRO_CORE_OP_MAX, {r.call(FERRO_CORE_OP_ABS, {r.imag(gauge_terms)})});
     double value = 0;
     plugin::check(r.host(), r.host()->tensor_to_host(r.cast(worst, FERRO_DTYPE_F64).get(), &value, sizeof value));
     if (value > 1e-2) {

@@ -69,8 +69,8 @@ constexpr CpuExecutor kDetExecutor{.configure = configure_det, .kernels = kernel
 // rank n - 1 too (where d A^-1 is 0 * inf).
 
 bool any_zero(const Ops& r, ferro_tensor d) {
-    const TensorRef zero = r.call("core.eq", {d, r.scalar(d, 0)});
-    const TensorRef any = r.call("core.any", {zero});
+    const TensorRef zero = r.call(FERRO_CORE_OP_EQ, {d, r.scalar(d, 0)});
+    const TensorRef any = r.call(FERRO_CORE_OP_ANY, {zero});
     unsigned char hit = 0;
     plugin::check(r.host(), r.host()->tensor_to_host(any.get(), &hit, 1));
     return hit != 0;
@@ -79,12 +79,12 @@ bool any_zero(const Ops& r, ferro_tensor d) {
 // prod_{j != i} s_j for singular values s [..., n] (descending, >= 0), exact with zeros.
 TensorRef products_of_others(const Ops& r, ferro_tensor s) {
     const int64_t last[1] = {-1};
-    const TensorRef is_zero = r.call("core.eq", {s, r.scalar(s, 0)});
+    const TensorRef is_zero = r.call(FERRO_CORE_OP_EQ, {s, r.scalar(s, 0)});
     const TensorRef safe = r.where(is_zero, r.scalar(s, 1), s);
-    const TensorRef all = r.call("core.prod", {safe}, {plugin::attr_i64s("axes", last), plugin::attr_bool("keepdim", true)});
+    const TensorRef all = r.call(FERRO_CORE_OP_PROD, {safe}, {plugin::attr_i64s("axes", last), plugin::attr_bool("keepdim", true)});
     const TensorRef zeros = r.sum(r.cast(is_zero, r.signature(s).dtype), last, true);
-    const TensorRef none = r.call("core.eq", {zeros, r.scalar(zeros, 0)});
-    const TensorRef one = r.call("core.eq", {zeros, r.scalar(zeros, 1)});
+    const TensorRef none = r.call(FERRO_CORE_OP_EQ, {zeros, r.scalar(zeros, 0)});
+    const TensorRef one = r.call(FERRO_CORE_OP_EQ, {zeros, r.scalar(zeros, 1)});
     // no zero: P / s_i; one zero: P at the zero, 0 elsewhere; more: 0.
     const TensorRef at_zero = r.where(is_zero, all, r.scalar(s, 0));
     return r.where(none, r.div(all, safe), r.where(one, at_zero, r.scalar(s, 0)));
@@ -92,8 +92,8 @@ TensorRef products_of_others(const Ops& r, ferro_tensor s) {
 
 TensorRef adjugate(const Ops& r, ferro_tensor A, ferro_tensor d) {
     if (!any_zero(r, d)) return r.mul(r.unsqueeze(r.unsqueeze(d, -1), -1), r.inv(A));
-    const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
-    const TensorRef phase = r.mul(r.call("linalg.det", {usv[0]}), r.call("linalg.det", {usv[2]}));
+    const auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});
+    const TensorRef phase = r.mul(r.call(linalg_op("linalg.det"), {usv[0]}), r.call(linalg_op("linalg.det"), {usv[2]}));
     const TensorRef pi = r.cast(products_of_others(r, usv[1].get()), r.signature(A).dtype);
     const TensorRef v_pi = r.mul(r.mH(usv[2]), r.unsqueeze(pi, -2));  // V diag(pi)
     return r.mul(r.unsqueeze(r.unsqueeze(phase, -1), -1), r.matmul(v_pi, r.mH(usv[0])));

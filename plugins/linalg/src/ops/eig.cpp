@@ -104,7 +104,7 @@ struct EigParts {
 };
 EigParts eig_parts(const Ops& r, uint32_t n_outputs, ferro_tensor A, const ferro_tensor* outputs) {
     if (n_outputs == 2) return {r.borrow(outputs[0]), r.borrow(outputs[1])};
-    auto wv = r.call_all("linalg.eig", {A});
+    auto wv = r.call_all(linalg_op("linalg.eig"), {A});
     return {std::move(wv[0]), std::move(wv[1])};
 }
 TensorRef re_diag_row(const Ops& r, Arg x) {  // Re diag(x) as a row [..., 1, n], in x's dtype

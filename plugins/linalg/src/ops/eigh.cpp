@@ -71,7 +71,7 @@ struct EighParts {
 EighParts eigh_parts(const Ops& r, const ferro_attr_value* attrs, uint32_t n_outputs, ferro_tensor A,
                      const ferro_tensor* outputs) {
     if (n_outputs == 2) return {r.borrow(outputs[0]), r.borrow(outputs[1]), attrs[1].v.f64};
-    auto wv = r.call_all("linalg.eigh", {A}, {plugin::attr_str("uplo", attrs[0].v.str)});
+    auto wv = r.call_all(linalg_op("linalg.eigh"), {A}, {plugin::attr_str("uplo", attrs[0].v.str)});
     return {std::move(wv[0]), std::move(wv[1]), 0.0};
 }
 

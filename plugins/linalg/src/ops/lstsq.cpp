@@ -136,7 +136,7 @@ LstsqParts lstsq_parts(const Ops& r, ferro_tensor A, ferro_tensor B, ferro_tenso
     LstsqParts p;
     std::vector<ferro_named_attr> tol;
     if (attrs[0].type == FERRO_ATTR_F64) tol.push_back(plugin::attr_f64("rtol", attrs[0].v.f64));
-    p.P = r.call("linalg.pinv", std::span<const ferro_tensor>(&A, 1), tol);
+    p.P = r.call(linalg_op("linalg.pinv"), std::span<const ferro_tensor>(&A, 1), tol);
     if (residuals) p.R = r.sub(r.matmul(A, X), B);
     return p;
 }
@@ -164,7 +164,7 @@ ferro_status lstsq_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
             gB = r.plus(std::move(gB), r.scale(Rg, -2));
         }
         if (gs) {
-            const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+            const auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});
             gA = r.plus(std::move(gA), r.matmul(r.mul(usv[0], r.cast(r.unsqueeze(gs, -2), dtype)), usv[2]));
         }
         if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
@@ -189,7 +189,7 @@ ferro_status lstsq_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
             a.output_tangents[1] = r.scale(r.sum(r.real_part(r.mul(r.conj(p.R), change)), rows, false), 2).release();
         }
         if (dA) {
-            const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+            const auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});
             a.output_tangents[3] = r.real_part(r.diagonal(r.matmul(r.mH(usv[0]), r.matmul(dA, r.mH(usv[2]))))).release();
         }
     });

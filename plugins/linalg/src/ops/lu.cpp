@@ -99,7 +99,7 @@ std::pair<TensorRef, TensorRef> split_lu(const Ops& r, Arg x) {
 }
 
 LuParts lu_unpacked(const Ops& r, ferro_tensor LU, ferro_tensor pivots) {
-    auto plu = r.call_all("linalg.lu_unpack", {LU, pivots});
+    auto plu = r.call_all(linalg_op("linalg.lu_unpack"), {LU, pivots});
     return {std::move(plu[0]), std::move(plu[1]), std::move(plu[2])};
 }
 
@@ -280,7 +280,7 @@ ferro_status lu_jvp(const ferro_host_api* host, const ferro_jvp_args* args) {
 // differentiable output (as lu_factor's), so where these rules are themselves differentiated (a
 // backward with create_graph, a VJP on duals) the derivative through LU reaches A.
 TensorRef lu_solve_with(const Ops& r, ferro_tensor LU, ferro_tensor pivots, Arg G, bool adjoint) {
-    return r.call("linalg.lu_solve", {LU, pivots, G},
+    return r.call(linalg_op("linalg.lu_solve"), {LU, pivots, G},
                   {plugin::attr_bool("left", true), plugin::attr_bool("adjoint", adjoint)});
 }
 ferro_status solve_with_lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
@@ -337,7 +337,7 @@ ferro_status lu_solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args
         if (!a.cotangents[0]) return;
         const bool left = a.attrs[0].v.boolean != 0, adjoint = a.attrs[1].v.boolean != 0;
         const ferro_tensor LU = a.inputs[0], piv = a.inputs[1], X = a.outputs[0];
-        TensorRef gB = r.call("linalg.lu_solve", {LU, piv, a.cotangents[0]},
+        TensorRef gB = r.call(linalg_op("linalg.lu_solve"), {LU, piv, a.cotangents[0]},
                               {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", !adjoint)});
         if (a.needs_input_grad[0]) {
             const TensorRef g_op = r.neg(left ? r.matmul(gB, r.mH(X)) : r.matmul(r.mH(X), gB));  // of op(A)
@@ -364,7 +364,7 @@ ferro_status lu_solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args
             rhs = rhs ? r.sub(rhs, term) : r.neg(term);
         }
         if (!rhs) return;
-        a.output_tangents[0] = r.call("linalg.lu_solve", {LU, piv, rhs},
+        a.output_tangents[0] = r.call(linalg_op("linalg.lu_solve"), {LU, piv, rhs},
                                       {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", adjoint)}).release();
     });
 }

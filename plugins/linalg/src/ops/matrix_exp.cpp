@@ -39,7 +39,7 @@ TensorRef frechet(const Ops& r, Arg X, Arg E) {
     const int64_t n = r.dim(X, 1);
     const TensorRef top = r.concat(X, E, -1);
     const TensorRef bottom = r.concat(r.zeros_shaped(X, {n, n}), X, -1);
-    const TensorRef block = r.call("linalg.matrix_exp", {r.concat(top, bottom, -2)});
+    const TensorRef block = r.call(linalg_op("linalg.matrix_exp"), {r.concat(top, bottom, -2)});
     return r.slice(r.slice(block, -2, 0, n), -1, n, 2 * n);
 }
 

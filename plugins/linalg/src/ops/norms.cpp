@@ -80,27 +80,27 @@ NormParts norm_weight(const Ops& r, ferro_tensor x, ferro_tensor n_out, const fe
     NormParts p;
     p.n = r.reshape(n_out, kept);
     if (ord == 0) return p;
-    const TensorRef s = r.call("core.sign", {x});  // x / |x|, 0 at 0
+    const TensorRef s = r.call(FERRO_CORE_OP_SIGN, {x});  // x / |x|, 0 at 0
     if (ord == 1) {
         p.weight = r.borrow(s.get());
         return p;
     }
-    const TensorRef mag = r.call("core.abs", {x});
+    const TensorRef mag = r.call(FERRO_CORE_OP_ABS, {x});
     if (std::isinf(ord)) {
-        const TensorRef hit = r.cast(r.call("core.eq", {mag, r.expand(p.n, r.shape(x))}), real_dtype(sx.dtype));
+        const TensorRef hit = r.cast(r.call(FERRO_CORE_OP_EQ, {mag, r.expand(p.n, r.shape(x))}), real_dtype(sx.dtype));
         const TensorRef count = r.sum(hit, axes, true);
         p.weight = r.mul(s, r.cast(r.div(hit, count), sx.dtype));
         return p;
     }
     if (ord == 2) {
-        const TensorRef safe = r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
+        const TensorRef safe = r.where(r.call(FERRO_CORE_OP_EQ, {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
         p.weight = r.div(x, r.cast(safe, sx.dtype));  // 0 / 1 where the norm is 0
         return p;
     }
     // |x|^(p-1) / n^(p-1), 0 where x = 0 (and where n = 0).
-    const TensorRef ratio = r.div(mag, r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n));
-    const TensorRef powered = r.call("core.pow", {ratio, r.scalar(ratio, ord - 1)});
-    const TensorRef zero = r.call("core.eq", {mag, r.scalar(mag, 0)});
+    const TensorRef ratio = r.div(mag, r.where(r.call(FERRO_CORE_OP_EQ, {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n));
+    const TensorRef powered = r.call(FERRO_CORE_OP_POW, {ratio, r.scalar(ratio, ord - 1)});
+    const TensorRef zero = r.call(FERRO_CORE_OP_EQ, {mag, r.scalar(mag, 0)});
     p.weight = r.mul(s, r.cast(r.where(zero, r.scalar(powered, 0), powered), sx.dtype));
     return p;
 }
@@ -207,12 +207,12 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
     const int64_t k = std::min(s.shape[row], s.shape[col]);
     switch (matrix_ord(Op::matrix_norm, attrs[0].v.str)) {
         case MatrixOrd::fro: {
-            const TensorRef safe = r.where(r.call("core.eq", {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
+            const TensorRef safe = r.where(r.call(FERRO_CORE_OP_EQ, {p.n, r.scalar(p.n, 0)}), r.scalar(p.n, 1), p.n);
             p.weight = r.div(p.A, r.cast(safe, dtype));
             break;
         }
         case MatrixOrd::nuc: case MatrixOrd::two: case MatrixOrd::minus_two: {
-            const auto usv = r.call_all("linalg.svd", {p.A}, {plugin::attr_bool("full_matrices", false)});
+            const auto usv = r.call_all(linalg_op("linalg.svd"), {p.A}, {plugin::attr_bool("full_matrices", false)});
             const MatrixOrd o = matrix_ord(Op::matrix_norm, attrs[0].v.str);
             if (o == MatrixOrd::nuc) {
                 p.weight = r.matmul(usv[0], usv[2]);
@@ -226,10 +226,10 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
             const MatrixOrd o = matrix_ord(Op::matrix_norm, attrs[0].v.str);
             const bool by_column = o == MatrixOrd::one || o == MatrixOrd::minus_one;
             const int64_t across[1] = {by_column ? -2 : -1}, along[1] = {by_column ? -1 : -2};
-            const TensorRef sums = r.sum(r.call("core.abs", {p.A}), across, true);
-            const TensorRef hit = r.cast(r.call("core.eq", {sums, p.n}), real_dtype(dtype));
+            const TensorRef sums = r.sum(r.call(FERRO_CORE_OP_ABS, {p.A}), across, true);
+            const TensorRef hit = r.cast(r.call(FERRO_CORE_OP_EQ, {sums, p.n}), real_dtype(dtype));
             const TensorRef share = r.div(hit, r.sum(hit, along, true));
-            p.weight = r.mul(r.call("core.sign", {p.A}), r.cast(share, dtype));
+            p.weight = r.mul(r.call(FERRO_CORE_OP_SIGN, {p.A}), r.cast(share, dtype));
             break;
         }
     }
@@ -286,7 +286,7 @@ TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
     const MatrixOrd ord = matrix_ord(Op::cond, p);
     const ferro_dtype dtype = r.signature(A).dtype;
     if (ord == MatrixOrd::two || ord == MatrixOrd::minus_two) {
-        const auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+        const auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});
         const int64_t k = r.dim(usv[1], 1);
         auto pair = [&](int64_t i) { return r.matmul(r.slice(usv[0], -1, i, i + 1), r.slice(usv[2], -2, i, i + 1)); };
         auto value = [&](int64_t i) { return r.unsqueeze(r.cast(r.slice(usv[1], -1, i, i + 1), dtype), -1); };  // [..., 1, 1]
@@ -301,8 +301,8 @@ TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
     attrs[1].type = FERRO_ATTR_NONE;
     attrs[2].type = FERRO_ATTR_BOOL;
     const TensorRef inv = r.inv(A);
-    const TensorRef n1 = r.call("linalg.matrix_norm", {A}, {plugin::attr_str("ord", p)});
-    const TensorRef n2 = r.call("linalg.matrix_norm", {inv}, {plugin::attr_str("ord", p)});
+    const TensorRef n1 = r.call(linalg_op("linalg.matrix_norm"), {A}, {plugin::attr_str("ord", p)});
+    const TensorRef n2 = r.call(linalg_op("linalg.matrix_norm"), {inv}, {plugin::attr_str("ord", p)});
     const MatrixNormParts w1 = matrix_norm_parts(r, A, n1.get(), attrs);
     const MatrixNormParts w2 = matrix_norm_parts(r, inv.get(), n2.get(), attrs);
     const TensorRef invh = r.mH(inv);

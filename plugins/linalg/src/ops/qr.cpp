@@ -115,7 +115,7 @@ QrParts qr_parts(const Ops& r, ferro_tensor A, const ferro_tensor* outputs, uint
                                 std::to_string(rows - cols) + " columns of Q are not determined by A); use mode \"reduced\"");
     }
     if (n_outputs == 1) {
-        auto qr = r.call_all("linalg.qr", {A});
+        auto qr = r.call_all(linalg_op("linalg.qr"), {A});
         return {std::move(qr[0]), std::move(qr[1])};
     }
     return {r.borrow(outputs[0]), r.borrow(outputs[1])};

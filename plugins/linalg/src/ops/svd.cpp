@@ -92,7 +92,7 @@ SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* att
                    const ferro_tensor* outputs, const ferro_tensor* cotangents) {
     SvdParts p;
     if (n_outputs == 1) {  // svdvals: its input is saved
-        auto usv = r.call_all("linalg.svd", {A}, {plugin::attr_bool("full_matrices", false)});
+        auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});
         p.U = std::move(usv[0]);
         p.S = std::move(usv[1]);
         p.Vh = std::move(usv[2]);
