@@ -60,8 +60,7 @@ struct DeviceCopy {
         else if (host.dtype() == DType::f64) upload(host.to_vector<double>());
         else upload(host.to_vector<std::complex<double>>());
     }
-    template <class T>
-    void upload(const std::vector<T>& values) {
+    template <class T> void upload(const std::vector<T>& values) {
         check_cuda(cudaMalloc(&ptr, values.size() * sizeof(T)), "cudaMalloc");
         check_cuda(cudaMemcpy(ptr, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
     }
@@ -78,19 +77,21 @@ void bench_gemm(const ferro::Runtime& rt, cublasHandle_t blas, int samples) {
         const Tensor av = a.to(kCuda), bv = b.to(kCuda);
         const DeviceCopy da(a), db(b), dc(a);
         const double ferro_s = bench::median_call_seconds([&] { sync(ferro::matmul(av, bv)); }, samples);
-        const double peer_s = bench::median_call_seconds([&] {
-            // Row-major C = A B is column-major C^T = B^T A^T: the same call ferro makes.
-            if (dt == DType::f32) {
-                const float one = 1, zero = 0;
-                cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<float*>(db.ptr), n,
-                            static_cast<float*>(da.ptr), n, &zero, static_cast<float*>(dc.ptr), n);
-            } else {
-                const double one = 1, zero = 0;
-                cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<double*>(db.ptr), n,
-                            static_cast<double*>(da.ptr), n, &zero, static_cast<double*>(dc.ptr), n);
-            }
-            check_cuda(cudaDeviceSynchronize(), "gemm");
-        }, samples);
+        const double peer_s = bench::median_call_seconds(
+            [&] {
+                // Row-major C = A B is column-major C^T = B^T A^T: the same call ferro makes.
+                if (dt == DType::f32) {
+                    const float one = 1, zero = 0;
+                    cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<float*>(db.ptr), n,
+                                static_cast<float*>(da.ptr), n, &zero, static_cast<float*>(dc.ptr), n);
+                } else {
+                    const double one = 1, zero = 0;
+                    cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<double*>(db.ptr), n,
+                                static_cast<double*>(da.ptr), n, &zero, static_cast<double*>(dc.ptr), n);
+                }
+                check_cuda(cudaDeviceSynchronize(), "gemm");
+            },
+            samples);
         report(name, ferro_s, peer_s, "cuBLAS direct (same device)");
     }
 }
@@ -129,22 +130,26 @@ void bench_linalg(const ferro::Runtime& rt, cusolverDnHandle_t solver, int sampl
     check_cuda(cudaMalloc(&vt, size_t{n} * n * sizeof(double)), "cudaMalloc");
     check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "cudaMalloc");
     const Case cases[] = {
-        {"svd f64 n=1024", [&] { return ferro::linalg::svd(xv).S; }, [&] {
+        {"svd f64 n=1024", [&] { return ferro::linalg::svd(xv).S; },
+         [&] {
              // Each call factors a fresh copy: gesvd overwrites its input.
              cudaMemcpy(a2.ptr, a.ptr, size_t{n} * n * sizeof(double), cudaMemcpyDeviceToDevice);
              cusolverDnDgesvd(solver, 'S', 'S', n, n, static_cast<double*>(a2.ptr), n, static_cast<double*>(sv),
                               static_cast<double*>(u), n, static_cast<double*>(vt), n, static_cast<double*>(w_svd), lwork_svd,
                               nullptr, info);
          }},
-        {"eigh f64 n=1024", [&] { return ferro::linalg::eigh(spdv).eigenvalues; }, [&] {
+        {"eigh f64 n=1024", [&] { return ferro::linalg::eigh(spdv).eigenvalues; },
+         [&] {
              cudaMemcpy(a2.ptr, s.ptr, size_t{n} * n * sizeof(double), cudaMemcpyDeviceToDevice);
              cusolverDnDsyevd(solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, static_cast<double*>(a2.ptr), n,
                               static_cast<double*>(sv), static_cast<double*>(w_eig), lwork_eig, info);
          }},
-        {"solve f64 n=1024", [&] { return ferro::linalg::solve(xv, rhsv); }, [&] {
+        {"solve f64 n=1024", [&] { return ferro::linalg::solve(xv, rhsv); },
+         [&] {
              cudaMemcpy(a2.ptr, a.ptr, size_t{n} * n * sizeof(double), cudaMemcpyDeviceToDevice);
              cudaMemcpy(b2.ptr, b.ptr, n * sizeof(double), cudaMemcpyDeviceToDevice);
-             cusolverDnDgetrf(solver, n, n, static_cast<double*>(a2.ptr), n, static_cast<double*>(w_lu), static_cast<int*>(ipiv), info);
+             cusolverDnDgetrf(solver, n, n, static_cast<double*>(a2.ptr), n, static_cast<double*>(w_lu), static_cast<int*>(ipiv),
+                              info);
              cusolverDnDgetrs(solver, CUBLAS_OP_T, n, 1, static_cast<double*>(a2.ptr), n, static_cast<int*>(ipiv),
                               static_cast<double*>(b2.ptr), n, info);
          }},
@@ -157,10 +162,12 @@ void bench_linalg(const ferro::Runtime& rt, cusolverDnHandle_t solver, int sampl
             continue;
         }
         const double ferro_s = bench::median_call_seconds([&] { sync(c.ferro_call()); }, samples);
-        const double peer_s = bench::median_call_seconds([&] {
-            c.direct();
-            check_cuda(cudaDeviceSynchronize(), c.name.c_str());
-        }, samples);
+        const double peer_s = bench::median_call_seconds(
+            [&] {
+                c.direct();
+                check_cuda(cudaDeviceSynchronize(), c.name.c_str());
+            },
+            samples);
         report(c.name, ferro_s, peer_s, "cuSOLVER direct (same device, input copy included)");
     }
     for (void* p : {w_svd, w_eig, w_lu, sv, u, vt, ipiv, info_memory}) cudaFree(p);
@@ -184,10 +191,13 @@ void bench_fft(const ferro::Runtime& rt, int samples) {
         return;
     }
     const double ferro_s = bench::median_call_seconds([&] { sync(ferro::fft::fft(xv)); }, samples);
-    const double peer_s = bench::median_call_seconds([&] {
-        cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in.ptr), static_cast<cufftDoubleComplex*>(out.ptr), CUFFT_FORWARD);
-        check_cuda(cudaDeviceSynchronize(), "fft");
-    }, samples);
+    const double peer_s = bench::median_call_seconds(
+        [&] {
+            cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in.ptr), static_cast<cufftDoubleComplex*>(out.ptr),
+                         CUFFT_FORWARD);
+            check_cuda(cudaDeviceSynchronize(), "fft");
+        },
+        samples);
     cufftDestroy(plan);
     report(name, ferro_s, peer_s, "cuFFT direct (same device, out of place)");
 }

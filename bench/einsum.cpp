@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
         if (grad) {
             std::vector<Tensor> leaves;
             for (const Tensor& t : operands) leaves.push_back(t.detach().set_requires_grad());
-            row["forward_seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
+            row["forward_seconds"] =
+                bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, reference); }, quick ? 3 : 5);
             row["seconds"] = bench::median_call_seconds(
                 [&] {
                     ferro::einsum(subscripts, leaves, reference).sum().backward();

@@ -29,8 +29,8 @@ namespace {
 struct Case {
     const char* name;
     std::vector<int64_t> shape;
-    bool real;    // r2c
-    int axes;     // transformed trailing axes: 1 (batched 1-D) or 2
+    bool real;  // r2c
+    int axes;   // transformed trailing axes: 1 (batched 1-D) or 2
 };
 
 // FFTW on its own arrays: plan once (with the given flags), execute out of place. The two
@@ -99,8 +99,7 @@ template <class R> struct Direct {
     }
 };
 
-template <class R>
-void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std::string& planner, bool quick) {
+template <class R> void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std::string& planner, bool quick) {
     int64_t total = 1;
     for (int64_t d : c.shape) total *= d;
     const int fftw_threads = total >= (int64_t{1} << 16) ? threads : 1;
@@ -116,9 +115,9 @@ void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std:
     const double plan_s = bench::sample_seconds(mine, 1);  // the first call plans
     // The same transform as a bound call writing into one destination, as FFTW's plan runs on
     // its arrays: what ferro adds to FFTW beyond numpy's calling convention.
-    const ferro::BoundOp bound(rt, c.real ? "fft.rfftn" : "fft.fftn",
-                               {ferro::Attr("axes", c.axes == 1 ? ferro::Shape{-1} : ferro::Shape{-2, -1}),
-                                ferro::Attr("planner", planner)});
+    const ferro::BoundOp bound(
+        rt, c.real ? "fft.rfftn" : "fft.fftn",
+        {ferro::Attr("axes", c.axes == 1 ? ferro::Shape{-1} : ferro::Shape{-2, -1}), ferro::Attr("planner", planner)});
     const Tensor out = bound(xc);
     auto mine_into = [&] { bound.into(out, xc); };
     // Planned second: FFTW's wisdom is per process, so this plan reuses what ferro's measured.
@@ -127,11 +126,12 @@ void bench_case(const ferro::Runtime& rt, const Case& c, int threads, const std:
     const int inner = total <= 4096 ? 200 : total <= 65536 ? 10 : 1;
     const int samples = quick ? 5 : 11;
     const auto [ferro_s, into_s, fftw_s] = bench::interleaved_medians(samples, inner, mine, mine_into, theirs);
-    std::printf("{\"case\": \"%s %s\", \"planner\": \"%s\", \"ferro_s\": %.6e, \"bound_into_s\": %.6e, "
-                "\"fftw_s\": %.6e, \"plan_s\": %.3e, \"fftw_plan_s\": %.3e, \"threads\": %d, \"samples\": %d, "
-                "\"inner\": %d}\n",
-                c.name, sizeof(R) == 4 ? "f32" : "f64", planner.c_str(), ferro_s, into_s, fftw_s, plan_s, direct.plan_s,
-                fftw_threads, samples, inner);
+    std::printf(
+        "{\"case\": \"%s %s\", \"planner\": \"%s\", \"ferro_s\": %.6e, \"bound_into_s\": %.6e, "
+        "\"fftw_s\": %.6e, \"plan_s\": %.3e, \"fftw_plan_s\": %.3e, \"threads\": %d, \"samples\": %d, "
+        "\"inner\": %d}\n",
+        c.name, sizeof(R) == 4 ? "f32" : "f64", planner.c_str(), ferro_s, into_s, fftw_s, plan_s, direct.plan_s, fftw_threads,
+        samples, inner);
     std::fflush(stdout);
 }
 
@@ -154,9 +154,12 @@ int main(int argc, char** argv) {
     fftwf_init_threads();
     const ferro::Runtime rt;
     const Case cases[] = {
-        {"c2c n=2^10", {1024}, false, 1},           {"c2c n=2^16", {65536}, false, 1},
-        {"c2c n=2^20", {1 << 20}, false, 1},        {"c2c n=15015 (3*5*7*11*13)", {15015}, false, 1},
-        {"r2c n=2^20", {1 << 20}, true, 1},         {"c2c 2-D 1024x1024", {1024, 1024}, false, 2},
+        {"c2c n=2^10", {1024}, false, 1},
+        {"c2c n=2^16", {65536}, false, 1},
+        {"c2c n=2^20", {1 << 20}, false, 1},
+        {"c2c n=15015 (3*5*7*11*13)", {15015}, false, 1},
+        {"r2c n=2^20", {1 << 20}, true, 1},
+        {"c2c 2-D 1024x1024", {1024, 1024}, false, 2},
         {"c2c batched 64x4096", {64, 4096}, false, 1},
         {"c2c batched 1024x1024", {1024, 1024}, false, 1},
     };

@@ -14,8 +14,7 @@
 
 namespace {
 
-template <class T>
-void cblas_gemm(int n, const T* a, const T* b, T* c) {
+template <class T> void cblas_gemm(int n, const T* a, const T* b, T* c) {
     if constexpr (std::is_same_v<T, float>) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
     } else {
@@ -23,8 +22,7 @@ void cblas_gemm(int n, const T* a, const T* b, T* c) {
     }
 }
 
-template <class T>
-double run_case(const ferro::Runtime& rt, int64_t n, bool quick, const char* dtype) {
+template <class T> double run_case(const ferro::Runtime& rt, int64_t n, bool quick, const char* dtype) {
     const ferro::DType dt = ferro::dtype_of<T>();
     const ferro::Tensor A = rt.rand({n, n}, dt, 1), B = rt.rand({n, n}, dt, 2);
     const std::vector<T> a = A.to_vector<T>(), b = B.to_vector<T>();
@@ -36,15 +34,16 @@ double run_case(const ferro::Runtime& rt, int64_t n, bool quick, const char* dty
     for (size_t i = 0; i < c.size(); ++i) err = std::max(err, static_cast<double>(std::abs(mine[i] - c[i])));
     const int inner = n <= 256 ? 20 : n <= 512 ? 5 : n <= 1024 ? 2 : 1;
     const int samples = quick ? 3 : 9;
-    const auto [ferro_s, peer_s] = bench::paired_medians(
-        [&] { (void)ferro::matmul(A, B); },
-        [&] { cblas_gemm<T>(static_cast<int>(n), a.data(), b.data(), c.data()); }, samples, inner);
+    const auto [ferro_s, peer_s] =
+        bench::paired_medians([&] { (void)ferro::matmul(A, B); },
+                              [&] { cblas_gemm<T>(static_cast<int>(n), a.data(), b.data(), c.data()); }, samples, inner);
     const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    std::printf("{\"bench\": \"gemm\", \"case\": \"%s n=%lld\", \"ferro_s\": %.6e, \"peer\": \"cblas_%cgemm (OpenBLAS)\", "
-                "\"peer_s\": %.6e, \"ratio\": %.4f, \"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, "
-                "\"samples\": %d}\n",
-                dtype, static_cast<long long>(n), ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s,
-                ferro_s / peer_s, flops / ferro_s * 1e-9, flops / peer_s * 1e-9, err, samples);
+    std::printf(
+        "{\"bench\": \"gemm\", \"case\": \"%s n=%lld\", \"ferro_s\": %.6e, \"peer\": \"cblas_%cgemm (OpenBLAS)\", "
+        "\"peer_s\": %.6e, \"ratio\": %.4f, \"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, "
+        "\"samples\": %d}\n",
+        dtype, static_cast<long long>(n), ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s, ferro_s / peer_s,
+        flops / ferro_s * 1e-9, flops / peer_s * 1e-9, err, samples);
     std::fflush(stdout);
     return ferro_s / peer_s;
 }
@@ -78,12 +77,13 @@ double run_batched(const ferro::Runtime& rt, int64_t batch, int64_t m, int64_t n
     const int samples = quick ? 5 : 15;
     const auto [ferro_s, peer_s] = bench::paired_medians([&] { (void)ferro::matmul(A, B); }, peer, samples, 5);
     const double flops = 2.0 * static_cast<double>(batch * m * n * k);
-    std::printf("{\"bench\": \"gemm\", \"case\": \"%s batch %lld x %lldx%lldx%lld\", \"ferro_s\": %.6e, "
-                "\"peer\": \"cblas_%cgemm per product (OpenBLAS)\", \"peer_s\": %.6e, \"ratio\": %.4f, "
-                "\"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, \"samples\": %d}\n",
-                dtype, static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n),
-                static_cast<long long>(k), ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s, ferro_s / peer_s,
-                flops / ferro_s * 1e-9, flops / peer_s * 1e-9, err, samples);
+    std::printf(
+        "{\"bench\": \"gemm\", \"case\": \"%s batch %lld x %lldx%lldx%lld\", \"ferro_s\": %.6e, "
+        "\"peer\": \"cblas_%cgemm per product (OpenBLAS)\", \"peer_s\": %.6e, \"ratio\": %.4f, "
+        "\"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, \"samples\": %d}\n",
+        dtype, static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+        ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s, ferro_s / peer_s, flops / ferro_s * 1e-9, flops / peer_s * 1e-9,
+        err, samples);
     std::fflush(stdout);
     return ferro_s / peer_s;
 }

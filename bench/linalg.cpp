@@ -30,8 +30,15 @@ struct Direct {
     std::vector<double> input, a, b, w, tau, u, vt, work;
     std::vector<lapack_int> ipiv, iwork;
     explicit Direct(const std::vector<double>& values, int size)
-        : n(size), input(values), a(values.size()), b(static_cast<size_t>(size)), w(static_cast<size_t>(size)),
-          tau(static_cast<size_t>(size)), u(values.size()), vt(values.size()), ipiv(static_cast<size_t>(size)),
+        : n(size),
+          input(values),
+          a(values.size()),
+          b(static_cast<size_t>(size)),
+          w(static_cast<size_t>(size)),
+          tau(static_cast<size_t>(size)),
+          u(values.size()),
+          vt(values.size()),
+          ipiv(static_cast<size_t>(size)),
           iwork(static_cast<size_t>(8 * size)) {}
     void load() { std::memcpy(a.data(), input.data(), input.size() * sizeof(double)); }
     lapack_int query(const std::function<lapack_int(double*, lapack_int)>& call) {
@@ -69,8 +76,10 @@ std::function<void()> direct_call(const std::string& op, Direct& d) {
         };
     }
     if (op == "qr") {
-        const lapack_int l1 = d.query([&](double* w, lapack_int l) { return LAPACKE_dgeqrf_work(col, n, n, d.a.data(), n, d.tau.data(), w, l); });
-        const lapack_int l2 = d.query([&](double* w, lapack_int l) { return LAPACKE_dorgqr_work(col, n, n, n, d.a.data(), n, d.tau.data(), w, l); });
+        const lapack_int l1 =
+            d.query([&](double* w, lapack_int l) { return LAPACKE_dgeqrf_work(col, n, n, d.a.data(), n, d.tau.data(), w, l); });
+        const lapack_int l2 = d.query(
+            [&](double* w, lapack_int l) { return LAPACKE_dorgqr_work(col, n, n, n, d.a.data(), n, d.tau.data(), w, l); });
         d.work.resize(static_cast<size_t>(std::max(l1, l2)));
         return [&d, n, col] {
             d.load();
@@ -97,7 +106,9 @@ std::function<void()> direct_call(const std::string& op, Direct& d) {
         d.load();
         LAPACKE_dgetrf_work(col, n, n, d.a.data(), n, d.ipiv.data());
         double det = 1;
-        for (lapack_int i = 0; i < n; ++i) det *= d.ipiv[static_cast<size_t>(i)] != i + 1 ? -d.a[static_cast<size_t>(i * n + i)] : d.a[static_cast<size_t>(i * n + i)];
+        for (lapack_int i = 0; i < n; ++i)
+            det *= d.ipiv[static_cast<size_t>(i)] != i + 1 ? -d.a[static_cast<size_t>(i * n + i)]
+                                                           : d.a[static_cast<size_t>(i * n + i)];
         d.w[0] = det;
     };
 }
@@ -177,9 +188,10 @@ int main(int argc, char** argv) {
             const int inner = n <= 64 ? 50 : n <= 256 ? 4 : 1;
             const int samples = quick ? 5 : n >= 1024 ? 5 : 9;
             const Medians m = time_case(mine, theirs, samples, inner);
-            std::printf("{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"lapack_threads\": %d, "
-                        "\"samples\": %d, \"inner\": %d}\n",
-                        op.c_str(), static_cast<long long>(n), m.ferro_s, m.lapack_s, m.lapack_threads, samples, inner);
+            std::printf(
+                "{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"lapack_threads\": %d, "
+                "\"samples\": %d, \"inner\": %d}\n",
+                op.c_str(), static_cast<long long>(n), m.ferro_s, m.lapack_s, m.lapack_threads, samples, inner);
             std::fflush(stdout);
         }
     }

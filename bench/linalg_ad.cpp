@@ -24,18 +24,21 @@ int main(int argc, char** argv) {
                          w3 = rt.randn({n, n}, ferro::DType::f64, 25);
             const std::string name = op;
             std::function<Tensor()> loss;
-            if (name == "svd") loss = [&] {
-                auto [u, s, vh] = ferro::linalg::svd(A, false);
-                return (u * w1).sum() + (s * w2).sum() + (vh * w3).sum();
-            };
-            if (name == "eigh") loss = [&] {
-                auto [w, v] = ferro::linalg::eigh(A + A.mT());
-                return (w * w2).sum() + (v * w1).sum();
-            };
-            if (name == "qr") loss = [&] {
-                auto [q, r] = ferro::linalg::qr(A);
-                return (q * w1).sum() + (r * w3).sum();
-            };
+            if (name == "svd")
+                loss = [&] {
+                    auto [u, s, vh] = ferro::linalg::svd(A, false);
+                    return (u * w1).sum() + (s * w2).sum() + (vh * w3).sum();
+                };
+            if (name == "eigh")
+                loss = [&] {
+                    auto [w, v] = ferro::linalg::eigh(A + A.mT());
+                    return (w * w2).sum() + (v * w1).sum();
+                };
+            if (name == "qr")
+                loss = [&] {
+                    auto [q, r] = ferro::linalg::qr(A);
+                    return (q * w1).sum() + (r * w3).sum();
+                };
             if (name == "solve") loss = [&] { return (ferro::linalg::solve(A, B) * w1).sum(); };
             const auto step = [&] {
                 loss().backward();

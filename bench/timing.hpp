@@ -12,8 +12,7 @@
 
 namespace bench {
 
-template <class F>
-double sample_seconds(F&& f, int inner) {
+template <class F> double sample_seconds(F&& f, int inner) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < inner; ++i) f();
     const auto t1 = std::chrono::steady_clock::now();
@@ -27,8 +26,7 @@ inline double median(std::vector<double> v) {
 }
 
 // Medians of `a` and `b`, sampled alternately so machine-load drift hits both alike.
-template <class A, class B>
-std::pair<double, double> paired_medians(A&& a, B&& b, int samples, int inner) {
+template <class A, class B> std::pair<double, double> paired_medians(A&& a, B&& b, int samples, int inner) {
     for (int w = 0; w < 2; ++w) {  // warm-up: caches, plan cache, page faults
         sample_seconds(a, inner);
         sample_seconds(b, inner);
@@ -42,8 +40,7 @@ std::pair<double, double> paired_medians(A&& a, B&& b, int samples, int inner) {
 }
 
 // paired_medians for any number of callables, sampled in turn.
-template <class... F>
-std::array<double, sizeof...(F)> interleaved_medians(int samples, int inner, F&&... f) {
+template <class... F> std::array<double, sizeof...(F)> interleaved_medians(int samples, int inner, F&&... f) {
     for (int w = 0; w < 2; ++w) (sample_seconds(f, inner), ...);
     std::array<std::vector<double>, sizeof...(F)> s;
     for (int k = 0; k < samples; ++k) {
@@ -55,8 +52,7 @@ std::array<double, sizeof...(F)> interleaved_medians(int samples, int inner, F&&
     return medians;
 }
 
-template <class F>
-double median_seconds(F&& f, int samples, int inner) {
+template <class F> double median_seconds(F&& f, int samples, int inner) {
     for (int w = 0; w < 2; ++w) sample_seconds(f, inner);
     std::vector<double> s;
     for (int i = 0; i < samples; ++i) s.push_back(sample_seconds(f, inner));
@@ -68,8 +64,7 @@ double median_seconds(F&& f, int samples, int inner) {
 // a 0.16 ms einsum whose first call planned took samples of a few calls, 8 ms in all, where one
 // busy moment of this shared machine moved the median by 2x. For cases from microseconds to
 // seconds.
-template <class F>
-double median_call_seconds(F&& f, int samples, double target_seconds = 0.02) {
+template <class F> double median_call_seconds(F&& f, int samples, double target_seconds = 0.02) {
     (void)sample_seconds(f, 1);
     const double once = sample_seconds(f, 1);
     return median_seconds(f, samples, std::max(1, static_cast<int>(target_seconds / std::max(once, 1e-7))));

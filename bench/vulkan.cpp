@@ -31,7 +31,7 @@ struct Case {
 };
 
 void report(const std::string& name, double vulkan_s, double cpu_s, double max_diff, const std::string& device) {
-    nlohmann::json row = {{"bench", "vulkan"}, {"case", name}, {"vulkan_s", vulkan_s}, {"cpu_s", cpu_s},
+    nlohmann::json row = {{"bench", "vulkan"},         {"case", name},     {"vulkan_s", vulkan_s},    {"cpu_s", cpu_s},
                           {"ratio", vulkan_s / cpu_s}, {"device", device}, {"max_abs_diff", max_diff}};
     std::printf("%s\n", row.dump().c_str());
     std::fflush(stdout);
@@ -71,8 +71,18 @@ int main(int argc, char** argv) {
     const auto time_both = [&](const std::string& name, const std::function<Tensor(const std::string&)>& make) {
         // make(engine) builds the inputs on `engine` and returns a callable's result each call.
         Tensor on_vulkan, on_cpu;
-        const double vulkan_s = bench::median_call_seconds([&] { on_vulkan = make("vulkan:0"); sync(on_vulkan); }, samples);
-        const double cpu_s = bench::median_call_seconds([&] { on_cpu = make("cpu"); sync(on_cpu); }, samples);
+        const double vulkan_s = bench::median_call_seconds(
+            [&] {
+                on_vulkan = make("vulkan:0");
+                sync(on_vulkan);
+            },
+            samples);
+        const double cpu_s = bench::median_call_seconds(
+            [&] {
+                on_cpu = make("cpu");
+                sync(on_cpu);
+            },
+            samples);
         report(name, vulkan_s, cpu_s, max_diff(on_vulkan, on_cpu), device);
     };
 
@@ -86,9 +96,7 @@ int main(int argc, char** argv) {
         const int64_t n = int64_t{1} << 22;
         const Tensor x = rt.rand({n}, ferro::DType::f32, 3), y = rt.rand({n}, ferro::DType::f32, 4);
         const Tensor xv = x.to("vulkan:0"), yv = y.to("vulkan:0");
-        time_both("elementwise f32 x*y+x n=2^22", [&](const std::string& e) {
-            return e == "cpu" ? x * y + x : xv * yv + xv;
-        });
+        time_both("elementwise f32 x*y+x n=2^22", [&](const std::string& e) { return e == "cpu" ? x * y + x : xv * yv + xv; });
     }
     {
         std::ifstream in(data);
@@ -111,7 +119,10 @@ int main(int argc, char** argv) {
                 });
             }
         } else {
-            std::printf("%s\n", nlohmann::json({{"bench", "vulkan"}, {"case", "einsum " + name}, {"skipped", data + " not found"}}).dump().c_str());
+            std::printf("%s\n",
+                        nlohmann::json({{"bench", "vulkan"}, {"case", "einsum " + name}, {"skipped", data + " not found"}})
+                            .dump()
+                            .c_str());
         }
     }
     {
@@ -120,7 +131,9 @@ int main(int argc, char** argv) {
             const Tensor xv = x.to("vulkan:0");
             time_both("fft c64 n=2^16", [&](const std::string& e) { return ferro::fft::fft(e == "cpu" ? x : xv); });
         } catch (const ferro::Error& err) {
-            std::printf("%s\n", nlohmann::json({{"bench", "vulkan"}, {"case", "fft c64 n=2^16"}, {"skipped", err.what()}}).dump().c_str());
+            std::printf(
+                "%s\n",
+                nlohmann::json({{"bench", "vulkan"}, {"case", "fft c64 n=2^16"}, {"skipped", err.what()}}).dump().c_str());
         }
     }
 }

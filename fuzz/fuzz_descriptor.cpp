@@ -52,7 +52,8 @@ struct Arena {
     const char* name(FuzzedDataProvider& in) {
         switch (in.ConsumeIntegralInRange(0, 9)) {
             case 0: return nullptr;
-            case 1: case 2: return strings.emplace_back(in.ConsumeRandomLengthString(8)).c_str();
+            case 1:
+            case 2: return strings.emplace_back(in.ConsumeRandomLengthString(8)).c_str();
             default: return in.PickValueInArray<const char*>({"a", "b", "fuzz", "core", "linalg", "x_1", "cpu"});
         }
     }
@@ -72,7 +73,8 @@ ferro_attr_spec attr(FuzzedDataProvider& in, Arena& a) {
     s.default_value.count = in.ConsumeIntegralInRange<uint32_t>(0, 3);
     switch (s.default_value.type) {
         case FERRO_ATTR_STR: s.default_value.v.str = in.ConsumeBool() ? a.name(in) : nullptr; break;
-        case FERRO_ATTR_I64_ARRAY: case FERRO_ATTR_F64_ARRAY: {
+        case FERRO_ATTR_I64_ARRAY:
+        case FERRO_ATTR_F64_ARRAY: {
             const std::vector<int64_t>& v = a.arrays.emplace_back(s.default_value.count, 1);
             s.default_value.v.i64_array = ferro::fuzz::rarely(in, 8) ? nullptr : v.data();
             break;
@@ -178,7 +180,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ferro::host::Runtime& rt = runtime();
     const ferro::host::RegistrationContext ctx{rt.host_api(), rt.logger(), rt.id()};
     try {
-        rt.reconfigure([&](ferro::host::Snapshot& s) { ferro::host::register_plugin(s, ferro::host::LoadedPlugin{nullptr, &desc}, "fuzz", ctx); });
+        rt.reconfigure([&](ferro::host::Snapshot& s) {
+            ferro::host::register_plugin(s, ferro::host::LoadedPlugin{nullptr, &desc}, "fuzz", ctx);
+        });
     } catch (const ferro::host::LoadError&) {
         return 0;  // a conflict with the built-ins, a failing probe: a diagnostic, as for a file
     }

@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string subscripts = in.ConsumeRandomLengthString(200);
     const std::string order = in.ConsumeRandomLengthString(80);
     const std::vector<int> ranks = ranks_of(subscripts, in);
-    const ferro_dtype dtype = in.PickValueInArray<ferro_dtype>({FERRO_DTYPE_F64, FERRO_DTYPE_C128, FERRO_DTYPE_F32, FERRO_DTYPE_I64});
+    const ferro_dtype dtype =
+        in.PickValueInArray<ferro_dtype>({FERRO_DTYPE_F64, FERRO_DTYPE_C128, FERRO_DTYPE_F32, FERRO_DTYPE_I64});
     Call call(rt, in.ConsumeBool() ? "einsum.path" : "einsum.einsum");
     for (int r : ranks) {
         std::vector<int64_t> shape(static_cast<size_t>(r));
@@ -56,7 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             for (int n = in.ConsumeIntegralInRange(0, 8); n > 0; --n) path.push_back(in.ConsumeIntegralInRange<int64_t>(-1, 6));
             call.attr_i64_array("path", path);
             break;
-        case 3: call.attr_str("optimize", in.PickValueInArray<const char*>({"greedy", "optimal", "random-greedy", "auto", "x"})); break;
+        case 3:
+            call.attr_str("optimize", in.PickValueInArray<const char*>({"greedy", "optimal", "random-greedy", "auto", "x"}));
+            break;
         default: break;
     }
     call.run();

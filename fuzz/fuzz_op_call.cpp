@@ -71,13 +71,18 @@ const World& world() {
         static const int64_t integers[6] = {3, -1, 0, 7, 2, -5};
         static const unsigned char flags[6] = {1, 0, 1, 1, 0, 1};
         const int64_t s23[] = {2, 3}, s0[] = {0, 3};
-        for (ferro_dtype d : {FERRO_DTYPE_F64, FERRO_DTYPE_F32, FERRO_DTYPE_C128, FERRO_DTYPE_C64, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL}) {
-            const void* data = d == FERRO_DTYPE_I64 ? static_cast<const void*>(integers)
-                             : d == FERRO_DTYPE_BOOL ? static_cast<const void*>(flags) : values;
-            out.pool.push_back(tensor([&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", d, 2, s23, data, t); }));
+        for (ferro_dtype d :
+             {FERRO_DTYPE_F64, FERRO_DTYPE_F32, FERRO_DTYPE_C128, FERRO_DTYPE_C64, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL}) {
+            const void* data = d == FERRO_DTYPE_I64    ? static_cast<const void*>(integers)
+                               : d == FERRO_DTYPE_BOOL ? static_cast<const void*>(flags)
+                                                       : values;
+            out.pool.push_back(
+                tensor([&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", d, 2, s23, data, t); }));
         }
-        out.pool.push_back(tensor([&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", FERRO_DTYPE_F64, 0, nullptr, values, t); }));
-        out.pool.push_back(tensor([&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", FERRO_DTYPE_F64, 2, s0, nullptr, t); }));
+        out.pool.push_back(tensor(
+            [&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", FERRO_DTYPE_F64, 0, nullptr, values, t); }));
+        out.pool.push_back(
+            tensor([&](ferro_tensor* t) { return ferro_tensor_from_host(out.rt, "cpu", FERRO_DTYPE_F64, 2, s0, nullptr, t); }));
         static double memory[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
         const int64_t s3[] = {3}, s32[] = {3, 2}, s43[] = {4, 3};
         const int64_t zero_row[] = {0, 1}, reversed[] = {-1}, transposed[] = {1, 3};
@@ -93,9 +98,9 @@ const World& world() {
             b.lent_bytes = sizeof memory;
             return tensor([&](ferro_tensor* t) { return ferro_tensor_borrow(out.rt, &b, t); });
         };
-        out.pool.push_back(borrowed(2, s43, zero_row, memory));   // one row seen 4 times
+        out.pool.push_back(borrowed(2, s43, zero_row, memory));     // one row seen 4 times
         out.pool.push_back(borrowed(1, s3, reversed, memory + 2));  // memory[2], [1], [0]
-        out.pool.push_back(borrowed(2, s32, transposed, memory));  // a transposed 2 x 3
+        out.pool.push_back(borrowed(2, s32, transposed, memory));   // a transposed 2 x 3
         return out;
     }();
     return w;
@@ -111,8 +116,8 @@ void add_attr(ferro::fuzz::Call& call, FuzzedDataProvider& in, const OpInfo& op)
         case 2: call.attr_bool(name.c_str(), in.ConsumeBool()); break;
         case 3: call.attr_none(name.c_str()); break;
         case 4:
-            call.attr_str(name.c_str(), in.PickValueInArray<const char*>({"f64", "c64", "i64", "bool", "ortho", "forward",
-                                                                          "cpu", "U", "L", "fro", "nuc", "reduced", ""}));
+            call.attr_str(name.c_str(), in.PickValueInArray<const char*>({"f64", "c64", "i64", "bool", "ortho", "forward", "cpu",
+                                                                          "U", "L", "fro", "nuc", "reduced", ""}));
             break;
         case 5: call.attr_str(name.c_str(), in.ConsumeRandomLengthString(16)); break;
         case 6: call.attr_raw(name.c_str(), in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegral<int64_t>()); break;

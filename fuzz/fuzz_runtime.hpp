@@ -5,13 +5,13 @@
 
 #include <ferro/ferro.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace ferro::fuzz {
@@ -67,8 +67,8 @@ public:
             std::memcpy(bytes.data() + i * 16, &v, sizeof v);
         }
         ferro_tensor t = nullptr;
-        if (ferro_status st = ferro_tensor_from_host(rt_, "cpu", dtype, static_cast<int32_t>(shape.size()), shape.data(),
-                                                     bytes.data(), &t)) {
+        if (ferro_status st =
+                ferro_tensor_from_host(rt_, "cpu", dtype, static_cast<int32_t>(shape.size()), shape.data(), bytes.data(), &t)) {
             ferro_status_free(st);
         }
         made_.push_back(t);
@@ -80,7 +80,9 @@ public:
     void attr_f64(const char* name, double v) { add(name, FERRO_ATTR_F64).v.f64 = v; }
     void attr_bool(const char* name, bool v) { add(name, FERRO_ATTR_BOOL).v.boolean = v; }
     void attr_none(const char* name) { add(name, FERRO_ATTR_NONE); }
-    void attr_str(const char* name, std::string v) { add(name, FERRO_ATTR_STR).v.str = strings_.emplace_back(std::move(v)).c_str(); }
+    void attr_str(const char* name, std::string v) {
+        add(name, FERRO_ATTR_STR).v.str = strings_.emplace_back(std::move(v)).c_str();
+    }
     void attr_i64_array(const char* name, std::vector<int64_t> v) {
         const std::vector<int64_t>& kept = arrays_.emplace_back(std::move(v));
         ferro_attr_value& a = add(name, FERRO_ATTR_I64_ARRAY);

@@ -27,15 +27,14 @@ inline int64_t small_or_extreme(FuzzedDataProvider& in) {
 
 inline double some_double(FuzzedDataProvider& in) {
     return in.PickValueInArray<double>({0.0, 1.0, -1.0, 0.5, 2.0, 8.0, 1e-3, 1e-300, 1e300, -1e300,
-                                        std::numeric_limits<double>::infinity(),
-                                        -std::numeric_limits<double>::infinity(),
+                                        std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                                         std::numeric_limits<double>::quiet_NaN()});
 }
 
 inline ferro_dtype some_dtype(FuzzedDataProvider& in) {
     if (in.ConsumeIntegralInRange<int>(0, 7) != 0) {
-        return in.PickValueInArray<ferro_dtype>({FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128,
-                                                 FERRO_DTYPE_I64, FERRO_DTYPE_BOOL});
+        return in.PickValueInArray<ferro_dtype>(
+            {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL});
     }
     return in.ConsumeIntegral<ferro_dtype>();  // anything, DLPack's or not
 }

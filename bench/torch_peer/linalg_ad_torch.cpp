@@ -21,18 +21,21 @@ int main(int argc, char** argv) {
             const at::Tensor w1 = at::randn({n, n}, f64), w2 = at::randn({n}, f64), w3 = at::randn({n, n}, f64);
             const std::string name = op;
             std::function<at::Tensor()> loss;
-            if (name == "svd") loss = [&] {
-                auto [u, s, vh] = at::linalg_svd(A, false);
-                return (u * w1).sum() + (s * w2).sum() + (vh * w3).sum();
-            };
-            if (name == "eigh") loss = [&] {
-                auto [w, v] = at::linalg_eigh(A + A.mT());
-                return (w * w2).sum() + (v * w1).sum();
-            };
-            if (name == "qr") loss = [&] {
-                auto [q, r] = at::linalg_qr(A);
-                return (q * w1).sum() + (r * w3).sum();
-            };
+            if (name == "svd")
+                loss = [&] {
+                    auto [u, s, vh] = at::linalg_svd(A, false);
+                    return (u * w1).sum() + (s * w2).sum() + (vh * w3).sum();
+                };
+            if (name == "eigh")
+                loss = [&] {
+                    auto [w, v] = at::linalg_eigh(A + A.mT());
+                    return (w * w2).sum() + (v * w1).sum();
+                };
+            if (name == "qr")
+                loss = [&] {
+                    auto [q, r] = at::linalg_qr(A);
+                    return (q * w1).sum() + (r * w3).sum();
+                };
             if (name == "solve") loss = [&] { return (at::linalg_solve(A, B) * w1).sum(); };
             const auto step = [&] {
                 loss().backward();

@@ -25,19 +25,16 @@ static ferro_status null_properties(void* self, ferro_device_props* out) {
     (void)out;
     return unimplemented(self, "properties");
 }
-static ferro_status null_alloc(void* self, uint64_t bytes, uint64_t alignment,
-                               ferro_buffer* out_buffer, void** out_address) {
+static ferro_status null_alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer, void** out_address) {
     (void)bytes, (void)alignment, (void)out_buffer, (void)out_address;
     return unimplemented(self, "alloc");
 }
 static void null_free(void* self, ferro_buffer buffer) { (void)self, (void)buffer; }
-static ferro_status null_copy_h2d(void* self, const void* src, ferro_buffer dst,
-                                  uint64_t dst_offset, uint64_t bytes) {
+static ferro_status null_copy_h2d(void* self, const void* src, ferro_buffer dst, uint64_t dst_offset, uint64_t bytes) {
     (void)src, (void)dst, (void)dst_offset, (void)bytes;
     return unimplemented(self, "copy_h2d");
 }
-static ferro_status null_copy_d2h(void* self, ferro_buffer src, uint64_t src_offset, void* dst,
-                                  uint64_t bytes) {
+static ferro_status null_copy_d2h(void* self, ferro_buffer src, uint64_t src_offset, void* dst, uint64_t bytes) {
     (void)src, (void)src_offset, (void)dst, (void)bytes;
     return unimplemented(self, "copy_d2h");
 }
@@ -51,10 +48,10 @@ static ferro_status null_session_end(void* self, ferro_engine_session s, ferro_b
 }
 
 /* One function per primitive kernel, all alike. */
-#define NULL_KERNEL(kernel, args_type)                                                             \
-    static ferro_status null_##kernel(void* self, ferro_engine_session s, const args_type* a) {    \
-        (void)s, (void)a;                                                                          \
-        return unimplemented(self, #kernel);                                                       \
+#define NULL_KERNEL(kernel, args_type)                                                          \
+    static ferro_status null_##kernel(void* self, ferro_engine_session s, const args_type* a) { \
+        (void)s, (void)a;                                                                       \
+        return unimplemented(self, #kernel);                                                    \
     }
 NULL_KERNEL(fill, ferro_fill_args)
 NULL_KERNEL(cast, ferro_cast_args)
@@ -71,8 +68,7 @@ static ferro_status null_native_context(void* self, ferro_engine_session s, cons
     return unimplemented(self, "native_context");
 }
 static void null_destroy(void* self) { free(self); }
-static ferro_status null_import_memory(void* self, void* address, uint64_t bytes,
-                                       ferro_buffer* out) {
+static ferro_status null_import_memory(void* self, void* address, uint64_t bytes, ferro_buffer* out) {
     (void)address, (void)bytes, (void)out;
     return unimplemented(self, "import_memory");
 }
@@ -104,15 +100,13 @@ static const ferro_engine_iface null_iface = {
 static ferro_status null_probe(const ferro_host_api* host, ferro_probe_result* out) {
     (void)host;
     out->device_count = 0;
-    snprintf(out->reason, sizeof out->reason,
-             "the null engine has no devices: it is a skeleton to copy when writing an engine");
+    snprintf(out->reason, sizeof out->reason, "the null engine has no devices: it is a skeleton to copy when writing an engine");
     return NULL;
 }
 
 /* probe() reports no device, so the host never calls this; it still returns a working instance
  * (every entry UNIMPLEMENTED) so tools and tests can exercise the whole table. */
-static ferro_status null_create(const ferro_host_api* host, uint32_t ordinal,
-                                ferro_engine_instance* out) {
+static ferro_status null_create(const ferro_host_api* host, uint32_t ordinal, ferro_engine_instance* out) {
     null_engine* e = malloc(sizeof *e);
     (void)ordinal;
     if (e == NULL) return host->status_make(FERRO_RESOURCE_EXHAUSTED, "null engine: out of memory");

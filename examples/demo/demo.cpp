@@ -27,8 +27,8 @@ void print_inventory(const ferro::Runtime& rt) {
     }
     std::printf("\nplugins:\n");
     for (const auto& p : inv.plugins) {
-        std::printf("  %-16s %-8s ABI %u.%u  %s\n", p.name.c_str(), p.version.c_str(), p.abi_major,
-                    p.abi_minor, p.builtin ? "(built in)" : p.path.c_str());
+        std::printf("  %-16s %-8s ABI %u.%u  %s\n", p.name.c_str(), p.version.c_str(), p.abi_major, p.abi_minor,
+                    p.builtin ? "(built in)" : p.path.c_str());
     }
     std::printf("\nengines:\n");
     for (const auto& e : inv.engines) std::printf("  %-12s %s [%s]\n", e.name.c_str(), e.device.c_str(), e.plugin.c_str());
@@ -41,8 +41,8 @@ void print_inventory(const ferro::Runtime& rt) {
     for (const auto& [family, count] : per_family) std::printf("  %-12s %d ops\n", family.c_str(), count);
     std::printf("\nload diagnostics: %zu\n", inv.diagnostics.size());
     for (const auto& d : inv.diagnostics) {
-        std::printf("  %s\n    stage %s, %s: %s\n", d.file.c_str(), d.stage.c_str(),
-                    ferro_status_code_name(d.code), d.message.c_str());
+        std::printf("  %s\n    stage %s, %s: %s\n", d.file.c_str(), d.stage.c_str(), ferro_status_code_name(d.code),
+                    d.message.c_str());
     }
 }
 
@@ -73,8 +73,7 @@ int main() {
         const int64_t n = 16;
         const double estimate = laplacian_top_eigenvalue(rt, n, 600);
         const double exact = 2.0 - 2.0 * std::cos(static_cast<double>(n) * M_PI / static_cast<double>(n + 1));
-        std::printf("\nlargest eigenvalue of the %lld-point 1-D Laplacian by power iteration:\n",
-                    static_cast<long long>(n));
+        std::printf("\nlargest eigenvalue of the %lld-point 1-D Laplacian by power iteration:\n", static_cast<long long>(n));
         std::printf("  ferro    %.15f\n  analytic %.15f\n  relative error %.1e\n", estimate, exact,
                     std::abs(estimate - exact) / exact);
         bool ok = std::abs(estimate - exact) / exact < 1e-9;
@@ -102,7 +101,9 @@ int main() {
             const std::vector<double> spectrum = ferro::fft::rfft(rt.tensor<double>(column, {n})).real().to_vector<double>();
             double worst = 0;
             for (size_t k = 0; k < spectrum.size(); ++k) {
-                worst = std::max(worst, std::abs(spectrum[k] - (2.0 - 2.0 * std::cos(2 * M_PI * static_cast<double>(k) / static_cast<double>(n)))));
+                worst = std::max(
+                    worst,
+                    std::abs(spectrum[k] - (2.0 - 2.0 * std::cos(2 * M_PI * static_cast<double>(k) / static_cast<double>(n)))));
             }
             std::printf("  fft.rfft: the %zu distinct eigenvalues of the periodic Laplacian, largest error %.1e\n",
                         spectrum.size(), worst);

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     ferro_runtime_options options;
     ferro_runtime* rt = NULL;
     const double a_data[6] = {1, 2, 3, 4, 5, 6}; /* 2 x 3 */
-    const double b_data[3] = {1, 0, -1};        /* 3 */
+    const double b_data[3] = {1, 0, -1};         /* 3 */
     const int64_t a_shape[2] = {2, 3}, b_shape[1] = {3};
     ferro_tensor a = NULL, b = NULL, c = NULL, bad = NULL;
     double c_data[2];

@@ -19,8 +19,8 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* args) {
     return ferro::plugin::guard(host, [&] {
         const ferro_signature& x = args->inputs[0];
         if (!is_float(x.dtype)) {
-            throw ferro::plugin::Error(FERRO_INVALID_ARGUMENT, "example.softplus: input 0 must be f32 or f64, got " +
-                                                                   ferro::plugin::dtype_name(x.dtype));
+            throw ferro::plugin::Error(FERRO_INVALID_ARGUMENT,
+                                       "example.softplus: input 0 must be f32 or f64, got " + ferro::plugin::dtype_name(x.dtype));
         }
         args->outputs[0] = x;
         args->n_outputs = 1;

@@ -3,8 +3,8 @@
 // mistake. Appending a field changes only the size: update the pin and add a CHANGELOG line.
 #include <ferro/cpu_context.h>
 #include <ferro/cuda_context.h>
-#include <ferro/vulkan_context.h>
 #include <ferro/plugin.h>
+#include <ferro/vulkan_context.h>
 
 #include <catch2/catch.hpp>
 

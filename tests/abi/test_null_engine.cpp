@@ -4,8 +4,8 @@
 
 #include <ferro/plugin.h>
 
-#include <catch2/catch.hpp>
 #include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <memory>

@@ -61,8 +61,11 @@ TEST_CASE("backward: a non-scalar root needs a seed, and the seed must fit", "[a
     const Tensor y = x * 3.0;
     check_error([&] { y.backward(); }, FERRO_INVALID_ARGUMENT,
                 "backward: the root has shape [2]; a seed (its cotangent) is required unless it has one element");
-    check_error([&] { y.backward(rt.tensor<double>({1, 2, 3}, {3})); }, FERRO_INVALID_ARGUMENT,
-                "backward: the seed of the root has shape [3], expected [2]");
+    check_error(
+        [&] {
+            y.backward(rt.tensor<double>({1, 2, 3}, {3}));
+        },
+        FERRO_INVALID_ARGUMENT, "backward: the seed of the root has shape [3], expected [2]");
     y.backward(rt.tensor<double>({1, -1}, {2}));
     check_close(x.grad().to_vector<double>(), std::vector<double>{3, -3});
 }
@@ -133,7 +136,7 @@ TEST_CASE("vjp: cotangents of leaves and intermediates without touching .grad", 
     Runtime rt = make_runtime();
     Tensor x = rt.tensor<double>({1.0, 2.0}, {2});
     x.set_requires_grad();
-    const Tensor h = x * x;        // intermediate
+    const Tensor h = x * x;  // intermediate
     const Tensor y = (h * 3.0).sum();
     const auto g = vjp({y}, {x, h});
     check_close(g[0].to_vector<double>(), std::vector<double>{6.0, 12.0});

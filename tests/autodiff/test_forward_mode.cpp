@@ -10,8 +10,7 @@ TEST_CASE("forward mode: jvp of a composition is its directional derivative", "[
     const std::vector<double> xs{0.5, -1.0, 2.0}, vs{1.0, 0.5, -2.0};
     const Tensor x = rt.tensor<double>(xs, {3}), v = rt.tensor<double>(vs, {3});
     // f(x) = sin(x) * x  ->  f'(x) v = (cos(x) x + sin(x)) v
-    const auto [ys, ts] = jvp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].sin() * in[0]}; },
-                              {x}, {v});
+    const auto [ys, ts] = jvp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].sin() * in[0]}; }, {x}, {v});
     std::vector<double> want_y, want_t;
     for (size_t i = 0; i < 3; ++i) {
         want_y.push_back(std::sin(xs[i]) * xs[i]);
@@ -25,8 +24,11 @@ TEST_CASE("forward mode: jvp of a composition is its directional derivative", "[
 TEST_CASE("forward mode: bad duals are refused, and ops without a tangent input carry none", "[autodiff]") {
     Runtime rt = make_runtime();
     const Tensor x = rt.tensor<double>({1, 2}, {2});
-    check_error([&] { make_dual(x, rt.tensor<double>({1, 2, 3}, {3})); }, FERRO_INVALID_ARGUMENT,
-                "make_dual: the tangent has shape [3], the primal [2]");
+    check_error(
+        [&] {
+            make_dual(x, rt.tensor<double>({1, 2, 3}, {3}));
+        },
+        FERRO_INVALID_ARGUMENT, "make_dual: the tangent has shape [3], the primal [2]");
     check_error([&] { make_dual(rt.tensor<int64_t>({1}, {1}), rt.tensor<double>({1}, {1})); }, FERRO_INVALID_ARGUMENT,
                 "make_dual: a i64 primal cannot carry a f64 tangent");
     const Tensor d = make_dual(x, rt.tensor<double>({1, 1}, {2}));

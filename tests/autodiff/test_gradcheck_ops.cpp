@@ -59,15 +59,15 @@ TEST_CASE("gradcheck: unary elementwise ops, real and complex", "[autodiff]") {
         bool complex;
     };
     const Case cases[] = {
-        {"core.neg", -1, 1, true},        {"core.conj", -1, 1, true},     {"core.abs", 0.2, 1, true},
-        {"core.exp", -1, 1, true},        {"core.log", 0.5, 2, true},     {"core.sin", -1, 1, true},
-        {"core.cos", -1, 1, true},        {"core.tan", -1, 1, true},      {"core.tanh", -1, 1, true},
-        {"core.sqrt", 0.5, 2, true},      {"core.rsqrt", 0.5, 2, true},   {"core.reciprocal", 0.5, 2, true},
-        {"core.square", -1, 1, true},     {"core.expm1", -1, 1, true},    {"core.log1p", 0, 1, true},
-        {"core.sinh", -1, 1, true},       {"core.cosh", -1, 1, true},     {"core.arcsin", -0.5, 0.5, true},
-        {"core.arccos", -0.5, 0.5, true}, {"core.arctan", -1, 1, true},   {"core.sigmoid", -1, 1, true},
-        {"core.erf", -1, 1, false},       {"core.real", -1, 1, true},     {"core.imag", -1, 1, true},
-        {"core.angle", 0.2, 1, true},     {"core.sign", 0.1, 1, true} ,   {"core.floor", 0.1, 0.9, false},
+        {"core.neg", -1, 1, true},        {"core.conj", -1, 1, true},      {"core.abs", 0.2, 1, true},
+        {"core.exp", -1, 1, true},        {"core.log", 0.5, 2, true},      {"core.sin", -1, 1, true},
+        {"core.cos", -1, 1, true},        {"core.tan", -1, 1, true},       {"core.tanh", -1, 1, true},
+        {"core.sqrt", 0.5, 2, true},      {"core.rsqrt", 0.5, 2, true},    {"core.reciprocal", 0.5, 2, true},
+        {"core.square", -1, 1, true},     {"core.expm1", -1, 1, true},     {"core.log1p", 0, 1, true},
+        {"core.sinh", -1, 1, true},       {"core.cosh", -1, 1, true},      {"core.arcsin", -0.5, 0.5, true},
+        {"core.arccos", -0.5, 0.5, true}, {"core.arctan", -1, 1, true},    {"core.sigmoid", -1, 1, true},
+        {"core.erf", -1, 1, false},       {"core.real", -1, 1, true},      {"core.imag", -1, 1, true},
+        {"core.angle", 0.2, 1, true},     {"core.sign", 0.1, 1, true},     {"core.floor", 0.1, 0.9, false},
         {"core.ceil", 0.1, 0.9, false},   {"core.round", 0.1, 0.4, false},
     };
     uint32_t seed = 1;
@@ -87,11 +87,9 @@ TEST_CASE("gradcheck: binary elementwise ops with broadcasting, real and complex
         bool complex;
     };
     const Case cases[] = {
-        {"core.add", -1, 1, -1, 1, true},         {"core.sub", -1, 1, -1, 1, true},
-        {"core.mul", -1, 1, -1, 1, true},         {"core.div", -1, 1, 0.5, 2, true},
-        {"core.pow", 0.5, 2, -1, 1, true},        {"core.maximum", -1, 1, -1, 1, false},
-        {"core.minimum", -1, 1, -1, 1, false},    {"core.arctan2", -1, 1, 0.2, 1, false},
-        {"core.complex", -1, 1, -1, 1, false},
+        {"core.add", -1, 1, -1, 1, true},      {"core.sub", -1, 1, -1, 1, true},       {"core.mul", -1, 1, -1, 1, true},
+        {"core.div", -1, 1, 0.5, 2, true},     {"core.pow", 0.5, 2, -1, 1, true},      {"core.maximum", -1, 1, -1, 1, false},
+        {"core.minimum", -1, 1, -1, 1, false}, {"core.arctan2", -1, 1, 0.2, 1, false}, {"core.complex", -1, 1, -1, 1, false},
     };
     const std::pair<Shape, Shape> shapes[] = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 2}}};
     uint32_t seed = 100;
@@ -121,9 +119,9 @@ TEST_CASE("gradcheck: where, cast, copy and contiguous on strided inputs", "[aut
                    {input(rt, {2, 3}, DType::c128, -1, 1, 5)});
     }
     // A strided input (a transposed view) through a binary op.
-    check_grad("mul of a transposed view", [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{x[0].transpose(0, 1) * x[1]};
-    }, {input(rt, {3, 2}, DType::f64, -1, 1, 6), input(rt, {2, 3}, DType::f64, -1, 1, 7)});
+    check_grad("mul of a transposed view",
+               [](const std::vector<Tensor>& x) { return std::vector<Tensor>{x[0].transpose(0, 1) * x[1]}; },
+               {input(rt, {3, 2}, DType::f64, -1, 1, 6), input(rt, {2, 3}, DType::f64, -1, 1, 7)});
 }
 
 TEST_CASE("gradcheck: reductions over axes, with and without keepdim", "[autodiff]") {
@@ -134,20 +132,24 @@ TEST_CASE("gradcheck: reductions over axes, with and without keepdim", "[autodif
         for (DType d : {DType::f64, DType::c128}) {
             if (d == DType::c128 && !complex) continue;
             for (bool keepdim : {false, true}) {
-                check_grad(std::string(op) + " axes [1]", [op, keepdim](const std::vector<Tensor>& x) {
-                    return std::vector<Tensor>{x[0].call(op, {Attr("axes", {1}), Attr("keepdim", keepdim)})};
-                }, {input(rt, {2, 3, 2}, d, 0.5, 1.5, seed++)});
-                check_grad(std::string(op) + " all", [op, keepdim](const std::vector<Tensor>& x) {
-                    return std::vector<Tensor>{x[0].call(op, {Attr("keepdim", keepdim)})};
-                }, {input(rt, {2, 3}, d, 0.5, 1.5, seed++)});
+                check_grad(std::string(op) + " axes [1]",
+                           [op, keepdim](const std::vector<Tensor>& x) {
+                               return std::vector<Tensor>{x[0].call(op, {Attr("axes", {1}), Attr("keepdim", keepdim)})};
+                           },
+                           {input(rt, {2, 3, 2}, d, 0.5, 1.5, seed++)});
+                check_grad(std::string(op) + " all",
+                           [op, keepdim](const std::vector<Tensor>& x) {
+                               return std::vector<Tensor>{x[0].call(op, {Attr("keepdim", keepdim)})};
+                           },
+                           {input(rt, {2, 3}, d, 0.5, 1.5, seed++)});
             }
         }
     }
     // prod with zeros: one zero per group, then two.
     for (const std::vector<double>& values : {std::vector<double>{0.0, 2.0, 3.0, 1.5}, std::vector<double>{0.0, 0.0, 3.0, 1.5}}) {
-        check_grad("prod with zeros", [](const std::vector<Tensor>& x) {
-            return std::vector<Tensor>{x[0].call("core.prod", {Attr("axes", {0})})};
-        }, {rt.tensor<double>(values, {4, 1})});
+        check_grad("prod with zeros",
+                   [](const std::vector<Tensor>& x) { return std::vector<Tensor>{x[0].call("core.prod", {Attr("axes", {0})})}; },
+                   {rt.tensor<double>(values, {4, 1})});
     }
     // max over ties shares the gradient: d/dx of max(x) with x = [1, 3, 3] is [0, 1/2, 1/2].
     Tensor t = rt.tensor<double>({1, 3, 3}, {3});
@@ -158,8 +160,8 @@ TEST_CASE("gradcheck: reductions over axes, with and without keepdim", "[autodif
 
 TEST_CASE("gradcheck: matmul of matrices, vectors and broadcast batches", "[autodiff]") {
     Runtime rt = make_runtime();
-    const std::pair<Shape, Shape> shapes[] = {
-        {{2, 3}, {3, 4}}, {{3}, {3, 4}}, {{2, 3}, {3}}, {{3}, {3}}, {{2, 1, 2, 3}, {4, 3, 2}}, {{3, 2}, {2, 2, 3}}};
+    const std::pair<Shape, Shape> shapes[] = {{{2, 3}, {3, 4}},          {{3}, {3, 4}},      {{2, 3}, {3}}, {{3}, {3}},
+                                              {{2, 1, 2, 3}, {4, 3, 2}}, {{3, 2}, {2, 2, 3}}};
     uint32_t seed = 300;
     for (const auto& [sa, sb] : shapes) {
         for (DType d : {DType::f64, DType::c128}) {
@@ -168,9 +170,10 @@ TEST_CASE("gradcheck: matmul of matrices, vectors and broadcast batches", "[auto
             seed += 2;
         }
     }
-    check_grad("matmul of transposed views", [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{matmul(x[0].transpose(0, 1), x[1].transpose(0, 1))};
-    }, {input(rt, {3, 2}, DType::c128, -1, 1, 1), input(rt, {4, 3}, DType::c128, -1, 1, 2)});
+    check_grad(
+        "matmul of transposed views",
+        [](const std::vector<Tensor>& x) { return std::vector<Tensor>{matmul(x[0].transpose(0, 1), x[1].transpose(0, 1))}; },
+        {input(rt, {3, 2}, DType::c128, -1, 1, 1), input(rt, {4, 3}, DType::c128, -1, 1, 2)});
 }
 
 TEST_CASE("gradcheck: views, slices, diagonals and joins", "[autodiff]") {
@@ -222,9 +225,11 @@ TEST_CASE("gradcheck: views, slices, diagonals and joins", "[autodiff]") {
 TEST_CASE("gradcheck: a wrong rule is caught", "[autodiff]") {
     // The checker itself must be able to fail: d/dx sin(x) is not sin(x).
     Runtime rt = make_runtime();
-    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
-    }, {input(rt, {3}, DType::f64, -1, 1, 9)});
+    const GradcheckResult r = gradcheck(
+        [](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
+        },
+        {input(rt, {3}, DType::f64, -1, 1, 9)});
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.report, Catch::Contains("vjp input 0 element"));
 }
@@ -233,9 +238,11 @@ TEST_CASE("gradcheck: a wrong forward-mode rule is caught by the JVP check alone
     Runtime rt = make_runtime();
     GradcheckOptions only_jvp;
     only_jvp.check_vjp = false;
-    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
-    }, {input(rt, {3}, DType::f64, -1, 1, 9)}, only_jvp);
+    const GradcheckResult r = gradcheck(
+        [](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{x[0].sin() + (x[0] - x[0].detach()) * (x[0].sin() - x[0].cos()).detach()};
+        },
+        {input(rt, {3}, DType::f64, -1, 1, 9)}, only_jvp);
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.report, Catch::Contains("jvp output 0 element"));
 }

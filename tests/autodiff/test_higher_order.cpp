@@ -78,8 +78,8 @@ TEST_CASE("higher order: HVP of a small tanh network matches differences of its 
 TEST_CASE("higher order: second derivatives through matmul, reductions and views", "[autodiff]") {
     Runtime rt = make_runtime();
     const Tensor a = rt.tensor<double>(random_values(6, 6), {2, 3});
-    auto f = [&](const Tensor& x) {  // x: [3, 2]
-        const Tensor m = matmul(a, x);                     // [2, 2]
+    auto f = [&](const Tensor& x) {     // x: [3, 2]
+        const Tensor m = matmul(a, x);  // [2, 2]
         const Tensor s = (m * m.transpose(0, 1)).call("core.prod", {Attr("axes", {1})});
         return s.sum() + x.call("core.slice", {Attr("axis", 0), Attr("step", 2)}).exp().sum();
     };

@@ -21,8 +21,8 @@ TEST_CASE("plugin rules: a plugin op differentiates through its own VJP and JVP"
     check_close(outs[0].to_vector<double>(), std::vector<double>{2.0, -4.0});
     (outs[0] * outs[0]).sum().backward();  // d/dx (2x)^2 = 8x
     check_close(x.grad().to_vector<double>(), std::vector<double>{8.0, -16.0});
-    const auto [ys, ts] = jvp([&](const std::vector<Tensor>& in) { return rt.call("fixture_ad.split", {in[0]}); },
-                              {x.detach()}, {rt.tensor<double>({1.0, 1.0}, {2})});
+    const auto [ys, ts] = jvp([&](const std::vector<Tensor>& in) { return rt.call("fixture_ad.split", {in[0]}); }, {x.detach()},
+                              {rt.tensor<double>({1.0, 1.0}, {2})});
     check_close(ts[0].to_vector<double>(), std::vector<double>{2.0, 2.0});
     CHECK_FALSE(ts[1]);  // the non-differentiable output carries no tangent
 }
@@ -108,7 +108,8 @@ TEST_CASE("plugin rules: a recorded call's residuals reach its VJP rule and go w
                 "call the tape does not record");
 }
 
-TEST_CASE("plugin rules: residuals reach a plugin built for 1.8 after its outputs, and one built for 1.10 in their own field", "[autodiff]") {
+TEST_CASE("plugin rules: residuals reach a plugin built for 1.8 after its outputs, and one built for 1.10 in their own field",
+          "[autodiff]") {
     Runtime rt = runtime_with_ad_fixture();
     for (const std::string plugin : {"fixture_residual", "fixture_residual18"}) {
         INFO(plugin);

@@ -21,8 +21,7 @@ Outcome take(ferro_status st) {
     return o;
 }
 
-ferro_runtime* isolated_runtime(const char* const* paths = nullptr, uint32_t n = 0,
-                                bool autoload = true) {
+ferro_runtime* isolated_runtime(const char* const* paths = nullptr, uint32_t n = 0, bool autoload = true) {
     ferro_runtime_options options;
     ferro_runtime_options_init(&options);
     options.use_environment_path = 0;
@@ -180,8 +179,8 @@ TEST_CASE("c api: inventory details: op attributes, dtypes and masks, engine det
             CHECK(old.n_views == 77);
         }
     }
-    for (const char* name : {"core.transpose", "core.permute", "core.slice", "core.expand", "core.squeeze",
-                             "core.unsqueeze", "core.diagonal", "core.reshape", "core.contiguous"}) {
+    for (const char* name : {"core.transpose", "core.permute", "core.slice", "core.expand", "core.squeeze", "core.unsqueeze",
+                             "core.diagonal", "core.reshape", "core.contiguous"}) {
         INFO(name);
         const ferro_op_detail_info& d = detail.at(name);
         REQUIRE(d.n_views == 1);

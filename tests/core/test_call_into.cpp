@@ -74,10 +74,9 @@ TEST_CASE("bound calls: attributes are checked at bind, and fixed", "[core]") {
     Runtime other = make_runtime();
     st = ferro_op_bind(other.get(), op, nullptr, 0, &bound);
     REQUIRE(st != nullptr);
-    CHECK_THAT(ferro_status_message(st),
-               Catch::Contains("ferro_op_bind: core.sum: the op handle belongs to runtime " +
-                               std::to_string(ferro_runtime_id(rt.get())) + ", not to runtime " +
-                               std::to_string(ferro_runtime_id(other.get()))));
+    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_op_bind: core.sum: the op handle belongs to runtime " +
+                                                         std::to_string(ferro_runtime_id(rt.get())) + ", not to runtime " +
+                                                         std::to_string(ferro_runtime_id(other.get()))));
     ferro_status_free(st);
 }
 
@@ -140,13 +139,26 @@ TEST_CASE("into: destinations that do not fit are refused with the op and the re
     const BoundOp neg(rt, "core.neg");
     const uint32_t bad = FERRO_INVALID_ARGUMENT;
     check_error([&] { neg.into(rt.zeros({2, 3}, DType::f32), a); }, bad, "core.neg: out tensor 0 is f32, the output is f64");
-    check_error([&] { neg.into(rt.zeros({3, 2}), a); }, bad, "core.neg: out tensor 0 has shape [3, 2], the output has shape [2, 3]");
-    check_error([&] { neg.into(rt.zeros({3}).expand({2, 3}), a); }, bad,
-                "core.neg: out tensor 0 (strides [0, 1]) holds some elements more than once");
-    check_error([&] { neg.into({rt.zeros({2, 3}), rt.zeros({2, 3})}, {a}); }, bad,
-                "core.neg: 2 out tensor(s) given, the op has 1 output(s)");
-    check_error([&] { call_into(rt, "core.transpose", {a}, {rt.zeros({2, 3})}, {Attr("dim0", 0), Attr("dim1", 1)}); }, bad,
-                "core.transpose: out tensor 0 has shape [2, 3], the output has shape [3, 2]");
+    check_error(
+        [&] {
+            neg.into(rt.zeros({3, 2}), a);
+        },
+        bad, "core.neg: out tensor 0 has shape [3, 2], the output has shape [2, 3]");
+    check_error(
+        [&] {
+            neg.into(rt.zeros({3}).expand({2, 3}), a);
+        },
+        bad, "core.neg: out tensor 0 (strides [0, 1]) holds some elements more than once");
+    check_error(
+        [&] {
+            neg.into({rt.zeros({2, 3}), rt.zeros({2, 3})}, {a});
+        },
+        bad, "core.neg: 2 out tensor(s) given, the op has 1 output(s)");
+    check_error(
+        [&] {
+            call_into(rt, "core.transpose", {a}, {rt.zeros({2, 3})}, {Attr("dim0", 0), Attr("dim1", 1)});
+        },
+        bad, "core.transpose: out tensor 0 has shape [2, 3], the output has shape [3, 2]");
     // into given with no count.
     ferro_op op = nullptr;
     check(ferro_op_find(rt.get(), "core.neg", &op));
@@ -171,14 +183,16 @@ TEST_CASE("into: no gradient is recorded, so calls that would record or propagat
     const BoundOp neg(rt, "core.neg");
     Tensor out = rt.zeros({3});
     const uint32_t bad = FERRO_INVALID_ARGUMENT;
-    check_error([&] { neg.into(out, w); }, bad, "core.neg: input 0 requires grad, and a call with out tensors records no gradient");
+    check_error([&] { neg.into(out, w); }, bad,
+                "core.neg: input 0 requires grad, and a call with out tensors records no gradient");
     check_error([&] { neg.into(out, w * 2.0); }, bad, "core.neg: input 0 requires grad");
     {
         NoGrad guard;
         neg.into(out, w);
     }
     CHECK(out.to_vector<double>() == std::vector<double>{-1, -2, -3});
-    check_error([&] { neg.into(w, out); }, bad, "core.neg: out tensor 0 requires grad, was computed by a recorded op or carries a tangent");
+    check_error([&] { neg.into(w, out); }, bad,
+                "core.neg: out tensor 0 requires grad, was computed by a recorded op or carries a tangent");
     const Tensor dual = make_dual(rt.tensor<double>({1, 2, 3}, {3}), rt.tensor<double>({1, 0, 0}, {3}));
     check_error([&] { neg.into(out, dual); }, bad, "core.neg: input 0 carries a tangent");
     // Without out tensors the bound call records as the eager call does.

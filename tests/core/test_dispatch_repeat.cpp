@@ -88,8 +88,7 @@ TEST_CASE("dispatch: a repeated call with a NULL array or name is still an error
     const Tensor x = rt.tensor<double>({1, 2, 3, 4}, {2, 2});
     const int64_t last[1] = {-1};
     CHECK(sum_over(rt, x, last, 1).to_vector<double>() == std::vector<double>{3, 7});
-    check_error([&] { sum_over(rt, x, nullptr, 1); }, FERRO_INVALID_ARGUMENT,
-                "core.sum: attribute 'axes' is a NULL array");
+    check_error([&] { sum_over(rt, x, nullptr, 1); }, FERRO_INVALID_ARGUMENT, "core.sum: attribute 'axes' is a NULL array");
     ferro_named_attr unnamed{};
     unnamed.value.type = FERRO_ATTR_BOOL;
     ferro_tensor in = x.get(), out = nullptr;

@@ -55,8 +55,7 @@ TEST_CASE("dlpack: import adopts the producer's memory and calls its deleter onc
         // Round trip: export the imported tensor; it still points at the producer's memory.
         DLManagedTensor* again = nullptr;
         check(ferro_tensor_to_dlpack(t.get(), &again));
-        CHECK(static_cast<char*>(again->dl_tensor.data) + again->dl_tensor.byte_offset ==
-              reinterpret_cast<char*>(p.data.data()));
+        CHECK(static_cast<char*>(again->dl_tensor.data) + again->dl_tensor.byte_offset == reinterpret_cast<char*>(p.data.data()));
         again->deleter(again);
         CHECK(p.deleted == 0);
     }

@@ -30,8 +30,7 @@ int64_t rss_kib() {
 }
 
 // RSS growth, in KiB, over `cycles` calls of `cycle` after `warmup` calls.
-template <class Fn>
-int64_t growth_kib(int warmup, int cycles, Fn&& cycle) {
+template <class Fn> int64_t growth_kib(int warmup, int cycles, Fn&& cycle) {
     for (int i = 0; i < warmup; ++i) cycle();
     const int64_t before = rss_kib();
     for (int i = 0; i < cycles; ++i) cycle();
@@ -40,7 +39,8 @@ int64_t growth_kib(int warmup, int cycles, Fn&& cycle) {
 
 }  // namespace
 
-TEST_CASE("load cycles: loading and unloading the fft plugin 200 times, a threaded transform each time, keeps RSS bounded", "[core]") {
+TEST_CASE("load cycles: loading and unloading the fft plugin 200 times, a threaded transform each time, keeps RSS bounded",
+          "[core]") {
     // Each cycle leaked FFTW's thread and planner state before the plugin stayed resident.
     const std::string fft = build_dir() + "/lib/ferro/plugins/libferro_fft.so";
     const std::vector<double> signal = random_values(size_t{1} << 17, 5);

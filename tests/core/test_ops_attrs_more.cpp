@@ -13,8 +13,11 @@ TEST_CASE("attrs: wrong types, duplicates and coercions are handled as documente
                 "core.sum: attribute 'keepdim' expects bool, got i64");
     check_error([&] { a.call("core.sum", {Attr("axes", "0")}); }, FERRO_INVALID_ARGUMENT,
                 "core.sum: attribute 'axes' expects i64[] or None, got str");
-    check_error([&] { a.call("core.sum", {Attr("keepdim", true), Attr("keepdim", false)}); }, FERRO_INVALID_ARGUMENT,
-                "core.sum: attribute 'keepdim' given twice");
+    check_error(
+        [&] {
+            a.call("core.sum", {Attr("keepdim", true), Attr("keepdim", false)});
+        },
+        FERRO_INVALID_ARGUMENT, "core.sum: attribute 'keepdim' given twice");
     // An integer is accepted where a float is expected (full's value).
     const Tensor f = rt.call("core.full", {}, {Attr("shape", {2}), Attr("value", int64_t{3})})[0];
     CHECK(f.to_vector<double>() == std::vector<double>{3, 3});
@@ -79,8 +82,8 @@ TEST_CASE("core: negative axes, offsets and steps follow numpy", "[core]") {
 
 TEST_CASE("core: complex fills, means and explicit arange dtypes", "[core]") {
     Runtime rt = make_runtime();
-    const Tensor z = rt.call("core.full", {}, {Attr("shape", {2}), Attr("value", 1.5), Attr("value_imag", -2.0),
-                                               Attr("dtype", "c128")})[0];
+    const Tensor z =
+        rt.call("core.full", {}, {Attr("shape", {2}), Attr("value", 1.5), Attr("value_imag", -2.0), Attr("dtype", "c128")})[0];
     CHECK(z.to_vector<cd>() == std::vector<cd>{{1.5, -2}, {1.5, -2}});
     check_close(rt.tensor<cd>({{1, 2}, {3, -4}}, {2}).mean().to_vector<cd>(), std::vector<cd>{{2, -1}});
     const Tensor r = rt.call("core.arange", {}, {Attr("stop", 3.0), Attr("dtype", "f32")})[0];
@@ -92,7 +95,7 @@ TEST_CASE("core: matmul of mixed dtypes promotes, with broadcast batches and vec
     Runtime rt = make_runtime();
     const auto xa = random_values(2 * 3 * 4, 21), xb = random_values(4 * 5, 22);
     const std::vector<float> fa(xa.begin(), xa.end());
-    const Tensor a = rt.tensor<float>(fa, {2, 1, 3, 4});   // f32, batch [2, 1]
+    const Tensor a = rt.tensor<float>(fa, {2, 1, 3, 4});               // f32, batch [2, 1]
     const Tensor b = rt.tensor<double>(xb, {4, 5}).expand({3, 4, 5});  // f64, batch [3], stride 0
     const Tensor c = matmul(a, b);
     CHECK(c.dtype() == DType::f64);
@@ -103,7 +106,8 @@ TEST_CASE("core: matmul of mixed dtypes promotes, with broadcast batches and vec
             for (int64_t i = 0; i < 3; ++i)
                 for (int64_t j = 0; j < 5; ++j) {
                     double want = 0;
-                    for (int64_t q = 0; q < 4; ++q) want += double(fa[static_cast<size_t>(p * 12 + i * 4 + q)]) * xb[static_cast<size_t>(q * 5 + j)];
+                    for (int64_t q = 0; q < 4; ++q)
+                        want += double(fa[static_cast<size_t>(p * 12 + i * 4 + q)]) * xb[static_cast<size_t>(q * 5 + j)];
                     CHECK(cv[static_cast<size_t>(((p * 3 + r) * 3 + i) * 5 + j)] == Approx(want).epsilon(1e-12));
                 }
     const Tensor v = rt.tensor<int64_t>({1, 2, 3, 4}, {4}).to(DType::f32);

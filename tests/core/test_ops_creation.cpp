@@ -20,7 +20,8 @@ TEST_CASE("core: zeros, ones, full, eye and arange fill as numpy does", "[core]"
     CHECK(rt.arange(0, 1, 0.25).to_vector<double>() == std::vector<double>{0, 0.25, 0.5, 0.75});
     CHECK(rt.arange(5, 0, -2).to_vector<int64_t>() == std::vector<int64_t>{5, 3, 1});
     CHECK(rt.arange(3, 3).numel() == 0);
-    check_error([&] { rt.arange(0, 1, 0); }, FERRO_INVALID_ARGUMENT, "core.arange: start, stop and step must be finite and step non-zero");
+    check_error([&] { rt.arange(0, 1, 0); }, FERRO_INVALID_ARGUMENT,
+                "core.arange: start, stop and step must be finite and step non-zero");
     // Counts past int64 (found by fuzz_op_call: the conversion was undefined and gave an empty tensor).
     check_error([&] { rt.arange(0, 1e300); }, FERRO_RESOURCE_EXHAUSTED, "core.arange: [0, 1e+300) by 1 holds 1e+300 elements");
     check_error([&] { rt.arange(-1e308, 1e308); }, FERRO_RESOURCE_EXHAUSTED, "holds inf elements");
@@ -34,14 +35,20 @@ TEST_CASE("core: zeros, ones, full, eye and arange fill as numpy does", "[core]"
     check_error([&] { rt.rand({big, big}, DType::f32); }, FERRO_RESOURCE_EXHAUSTED, "is too large");
     check_error([&] { rt.zeros({big, 2}); }, FERRO_RESOURCE_EXHAUSTED, "core.zeros: shape [9223372036854775807,2] is too large");
     // Empty, but its row-major strides would overflow.
-    check_error([&] { rt.randn({0, 2, big}); }, FERRO_RESOURCE_EXHAUSTED, "core.randn: shape [0,2,9223372036854775807] is too large");
+    check_error(
+        [&] {
+            rt.randn({0, 2, big});
+        },
+        FERRO_RESOURCE_EXHAUSTED, "core.randn: shape [0,2,9223372036854775807] is too large");
     check_error([&] { rt.zeros({0, big, big}); }, FERRO_RESOURCE_EXHAUSTED, "is too large");
     CHECK(rt.zeros({0, int64_t{1} << 40}).numel() == 0);
     check_error([&] { rt.full({2}, 1e300, DType::i64); }, FERRO_INVALID_ARGUMENT, "core.full: value 1e+300 does not fit in i64");
-    check_error([&] { rt.full({2}, std::nan(""), DType::i64); }, FERRO_INVALID_ARGUMENT, "core.full: value nan does not fit in i64");
+    check_error([&] { rt.full({2}, std::nan(""), DType::i64); }, FERRO_INVALID_ARGUMENT,
+                "core.full: value nan does not fit in i64");
     CHECK(rt.full({1}, -0x1p63, DType::i64).to_vector<int64_t>() == std::vector<int64_t>{std::numeric_limits<int64_t>::min()});
     check_error([&] { rt.zeros({2, -1}); }, FERRO_INVALID_ARGUMENT, "core.zeros: shape [2,-1] has a negative size");
-    check_error([&] { rt.zeros({2}, DType::f64, "vulkan:0"); }, FERRO_NOT_FOUND, "core.zeros: no engine named 'vulkan:0' (available: cpu)");
+    check_error([&] { rt.zeros({2}, DType::f64, "vulkan:0"); }, FERRO_NOT_FOUND,
+                "core.zeros: no engine named 'vulkan:0' (available: cpu)");
 }
 
 TEST_CASE("core: rand and randn are reproducible per seed and have the right moments", "[core]") {
@@ -57,7 +64,8 @@ TEST_CASE("core: rand and randn are reproducible per seed and have the right mom
     const Tensor z = rt.randn({100000}, DType::c128, 7);
     CHECK((z * z.conj()).real().mean().item<double>() == Approx(1).epsilon(0.02));  // unit total variance
     CHECK(rt.rand({4}, DType::f32, 1).dtype() == DType::f32);
-    check_error([&] { rt.rand({2}, DType::i64); }, FERRO_INVALID_ARGUMENT, "core.rand: dtype must be f32, f64, c64 or c128, got i64");
+    check_error([&] { rt.rand({2}, DType::i64); }, FERRO_INVALID_ARGUMENT,
+                "core.rand: dtype must be f32, f64, c64 or c128, got i64");
 }
 
 TEST_CASE("plan cache: repeated calls hit, new signatures miss, clear empties it", "[core]") {
@@ -184,7 +192,8 @@ TEST_CASE("c api: NULL arguments and bad shapes give INVALID_ARGUMENT naming the
     double cell = 0;
     st = ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F64, 1, huge_shape, huge_strides, &cell, nullptr, nullptr, &out);
     CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
-    CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_borrow_host: shape and strides reach beyond addressable memory"));
+    CHECK_THAT(ferro_status_message(st),
+               Catch::Contains("ferro_tensor_borrow_host: shape and strides reach beyond addressable memory"));
     ferro_status_free(st);
     const Tensor t = rt.zeros({2});
     double small[1];

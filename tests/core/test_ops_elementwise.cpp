@@ -194,7 +194,7 @@ TEST_CASE("core: strided and permuted inputs give the same values as contiguous 
     Runtime rt = make_runtime();
     const auto x = random_values(24, 5);
     const Tensor a = rt.tensor<double>(x, {2, 3, 4});
-    const Tensor p = a.permute({2, 0, 1});  // shape [4, 2, 3], non-contiguous
+    const Tensor p = a.permute({2, 0, 1});             // shape [4, 2, 3], non-contiguous
     const Tensor s = a.slice(2, 3, std::nullopt, -2);  // columns 3, 1 of each row
     CHECK(p.shape() == Shape{4, 2, 3});
     CHECK(s.shape() == Shape{2, 3, 2});

@@ -65,11 +65,15 @@ TEST_CASE("core: reshape is a view when strides allow and a copy otherwise", "[c
     CHECK(v.shape() == Shape{2, 6});
     CHECK(v.strides() == Shape{6, 1});
     CHECK(ferro_tensor_data(v.get()) == ferro_tensor_data(a.get()));  // shares storage
-    const Tensor t = a.transpose();  // [4,3], strides [1,4]
-    const Tensor flat = t.reshape({12});  // needs a copy
+    const Tensor t = a.transpose();                                   // [4,3], strides [1,4]
+    const Tensor flat = t.reshape({12});                              // needs a copy
     CHECK(flat.to_vector<int64_t>() == std::vector<int64_t>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11});
     CHECK(ferro_tensor_data(flat.get()) != ferro_tensor_data(a.get()));
-    check_error([&] { a.reshape({5, -1}); }, FERRO_INVALID_ARGUMENT, "core.reshape: cannot reshape [3,4] (12 elements) into [5,-1]");
+    check_error(
+        [&] {
+            a.reshape({5, -1});
+        },
+        FERRO_INVALID_ARGUMENT, "core.reshape: cannot reshape [3,4] (12 elements) into [5,-1]");
 }
 
 TEST_CASE("core: views share storage and see the right elements", "[core]") {
@@ -110,8 +114,11 @@ TEST_CASE("core: concat and stack join tensors and promote dtypes", "[core]") {
     const Tensor s = stack({a, a}, 1);
     CHECK(s.shape() == Shape{2, 2, 2});
     CHECK(s.to_vector<double>() == std::vector<double>{1, 2, 1, 2, 3, 4, 3, 4});
-    check_error([&] { concat({a, rt.zeros({2, 3})}, 0); }, FERRO_INVALID_ARGUMENT,
-                "core.concat: input 1 has shape [2,3], expected [2,2] except along axis 0");
+    check_error(
+        [&] {
+            concat({a, rt.zeros({2, 3})}, 0);
+        },
+        FERRO_INVALID_ARGUMENT, "core.concat: input 1 has shape [2,3], expected [2,2] except along axis 0");
 }
 
 namespace {
@@ -120,7 +127,8 @@ std::vector<cd> naive_matmul(const std::vector<cd>& a, const std::vector<cd>& b,
     std::vector<cd> c(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
-            for (int64_t p = 0; p < k; ++p) c[static_cast<size_t>(i * n + j)] += a[static_cast<size_t>(i * k + p)] * b[static_cast<size_t>(p * n + j)];
+            for (int64_t p = 0; p < k; ++p)
+                c[static_cast<size_t>(i * n + j)] += a[static_cast<size_t>(i * k + p)] * b[static_cast<size_t>(p * n + j)];
     return c;
 }
 }  // namespace
@@ -162,7 +170,8 @@ TEST_CASE("core: matmul batches, broadcasts and handles vectors like numpy", "[c
         for (int64_t i = 0; i < 3; ++i)
             for (int64_t j = 0; j < 5; ++j) {
                 double s = 0;
-                for (int64_t q = 0; q < 4; ++q) s += x[static_cast<size_t>(p * 12 + i * 4 + q)] * y[static_cast<size_t>(q * 5 + j)];
+                for (int64_t q = 0; q < 4; ++q)
+                    s += x[static_cast<size_t>(p * 12 + i * 4 + q)] * y[static_cast<size_t>(q * 5 + j)];
                 CHECK(cv[static_cast<size_t>(p * 15 + i * 5 + j)] == Approx(s).epsilon(1e-12));
             }
     const Tensor v = rt.tensor<double>({1, 2, 3, 4}, {4});
@@ -184,16 +193,26 @@ TEST_CASE("core: a shape whose element count overflows is refused by every path 
     const Tensor a = rt.tensor<float>({1, 2, 3, 4}, {4});
     constexpr int64_t big = int64_t{1} << 32;
     // numel would wrap to 0: sum gave 0 and mean NaN.
-    check_error([&] { a.expand({big, big, 4}); }, FERRO_INVALID_ARGUMENT,
-                "core.expand: shape [4294967296,4294967296,4] has more elements than a tensor can hold");
+    check_error(
+        [&] {
+            a.expand({big, big, 4});
+        },
+        FERRO_INVALID_ARGUMENT, "core.expand: shape [4294967296,4294967296,4] has more elements than a tensor can hold");
     // The bound is on bytes: 4 x (2^59 - 1) f32 elements take 2^63 - 16 bytes and are a view like
     // any other; 4 x 2^59 take 2^63.
     const Tensor wide = a.reshape({4, 1}).expand({4, (int64_t{1} << 59) - 1});
     CHECK(wide.shape() == Shape{4, (int64_t{1} << 59) - 1});
-    check_error([&] { a.reshape({4, 1}).expand({4, int64_t{1} << 59}); }, FERRO_INVALID_ARGUMENT,
-                "has more elements than a tensor can hold");
-    check_error([&] { a.reshape({big, big, -1}); }, FERRO_INVALID_ARGUMENT,
-                "core.reshape: cannot reshape [4] (4 elements) into [4294967296,4294967296,-1]: its element count overflows");
+    check_error(
+        [&] {
+            a.reshape({4, 1}).expand({4, int64_t{1} << 59});
+        },
+        FERRO_INVALID_ARGUMENT, "has more elements than a tensor can hold");
+    check_error(
+        [&] {
+            a.reshape({big, big, -1});
+        },
+        FERRO_INVALID_ARGUMENT,
+        "core.reshape: cannot reshape [4] (4 elements) into [4294967296,4294967296,-1]: its element count overflows");
     check_error([&] { a.reshape({big, big, big, 0}); }, FERRO_INVALID_ARGUMENT, "core.reshape: cannot reshape [4]");
     // A step longer than the axis: one element, no stride overflow.
     const Tensor first = a.slice(0, 0, std::nullopt, std::numeric_limits<int64_t>::max());
@@ -212,8 +231,7 @@ TEST_CASE("core: borrowed memory described with an overflowing shape is refused"
     const int64_t shape[] = {int64_t{1} << 32, int64_t{1} << 32, 4};
     const int64_t strides[] = {0, 0, 0};
     ferro_tensor t = nullptr;
-    ferro_status st = ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F32, 3, shape, strides, &value, nullptr,
-                                               nullptr, &t);
+    ferro_status st = ferro_tensor_borrow_host(rt.get(), FERRO_DTYPE_F32, 3, shape, strides, &value, nullptr, nullptr, &t);
     REQUIRE(st != nullptr);
     CHECK(ferro_status_code(st) == FERRO_INVALID_ARGUMENT);
     CHECK_THAT(ferro_status_message(st), Catch::Contains("ferro_tensor_borrow_host: shape [4294967296,4294967296,4] "

@@ -36,8 +36,7 @@ TEST_CASE("dispatch: kernel arguments whose struct_size is too small are refused
     Runtime rt = runtime_with_fixtures();
     const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
     check_error([&] { rt.call("fixture_bad.unsized", {x}); }, FERRO_INVALID_ARGUMENT,
-                "binary: ferro_binary_args.struct_size is 0, expected at least " +
-                    std::to_string(sizeof(ferro_binary_args)));
+                "binary: ferro_binary_args.struct_size is 0, expected at least " + std::to_string(sizeof(ferro_binary_args)));
 }
 
 TEST_CASE("dispatch: a session executor uses a tensor it owns and the engine's native context", "[core]") {
@@ -129,10 +128,12 @@ TEST_CASE("errors: a status says where it happened: load, prepare, execute, back
     const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
     using Phase = std::pair<uint32_t, uint32_t>;
     // An executor's failure, and infer's (shapes that do not broadcast).
-    CHECK(failure_phase([&] { rt.call("fixture_bad.out_of_bounds", {x}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_EXECUTE});
+    CHECK(failure_phase([&] { rt.call("fixture_bad.out_of_bounds", {x}); }) ==
+          Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_EXECUTE});
     CHECK(failure_phase([&] { (void)(x + rt.zeros({2})); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_PREPARE});
     // Argument checks come before any phase.
-    CHECK(failure_phase([&] { x.call("core.sum", {Attr("axis", int64_t{0})}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_NONE});
+    CHECK(failure_phase([&] { x.call("core.sum", {Attr("axis", int64_t{0})}); }) ==
+          Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_NONE});
     CHECK(failure_phase([&] { rt.call("core.add", {x}); }) == Phase{FERRO_INVALID_ARGUMENT, FERRO_PHASE_NONE});
     // A VJP rule's failure, during backward.
     Tensor w = rt.tensor<double>({1.0, 2.0}, {2});

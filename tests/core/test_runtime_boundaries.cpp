@@ -105,8 +105,8 @@ TEST_CASE("structs: an op call, a bound call and the host's out-structs check st
     ferro_engine_memory_stats memory{};
     memory.struct_size = sizeof memory - 8;  // a struct from some other header, smaller than this host writes
     std::tie(code, message) = failure(ferro_runtime_engine_memory(rt.get(), "cpu", &memory));
-    CHECK_THAT(message, Catch::StartsWith("ferro_runtime_engine_memory: out.struct_size is " +
-                                          std::to_string(sizeof memory - 8)));
+    CHECK_THAT(message,
+               Catch::StartsWith("ferro_runtime_engine_memory: out.struct_size is " + std::to_string(sizeof memory - 8)));
     ferro_inventory* inv = nullptr;
     check(ferro_runtime_inventory(rt.get(), &inv));
     ferro_plugin_info plugin{};

@@ -49,8 +49,8 @@ TEST_CASE("concurrency: thread counters sum the adds of threads that come and go
     stop = true;
     reader.join();
     CHECK_FALSE(negative);
-    CHECK(c.read() == ThreadCounters<2>::Values{int64_t{kWaves} * kThreads * kAdds,
-                                               int64_t{kWaves} * kAdds * (0 + 1 + 2 + 3 + 4 + 5)});
+    CHECK(c.read() ==
+          ThreadCounters<2>::Values{int64_t{kWaves} * kThreads * kAdds, int64_t{kWaves} * kAdds * (0 + 1 + 2 + 3 + 4 + 5)});
 }
 
 TEST_CASE("concurrency: thread counters stay exact with more threads than slots", "[core]") {

@@ -8,8 +8,8 @@
 #include <cblas.h>  // openblas_get_num_threads
 
 #include <cmath>
-#include <limits>
 #include <complex>
+#include <limits>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -32,9 +32,9 @@ Matrix make(int64_t batch, int64_t r, int64_t c, const char* layout, std::mt1993
     const std::string l = layout;
     if (l == "row") m = {{}, r * c, c, 1};
     else if (l == "col") m = {{}, r * c, 1, r};
-    else if (l == "padded") m = {{}, r * (c + 3), c + 3, 1};     // lda > cols
-    else if (l == "strided") m = {{}, r * c * 2, c * 2, 2};      // no unit stride: packed
-    else m = {{}, 0, c, 1};                                       // "broadcast": batch stride 0
+    else if (l == "padded") m = {{}, r * (c + 3), c + 3, 1};  // lda > cols
+    else if (l == "strided") m = {{}, r * c * 2, c * 2, 2};   // no unit stride: packed
+    else m = {{}, 0, c, 1};                                   // "broadcast": batch stride 0
     const int64_t span = (batch - 1) * m.bs + (r - 1) * m.rs + (c - 1) * m.cs + 1;
     m.data.resize(static_cast<size_t>(span));
     for (auto& x : m.data) x = {d(gen), d(gen)};
@@ -52,9 +52,9 @@ TEST_CASE("cpu: gemm_batched matches a naive product in every operand layout", "
     std::mt19937 gen(1);
     // Small products take the engine's own loop (rows of a fixed length up to 8, or any), larger
     // ones cblas: test all three.
-    const auto [m, n, k] = GENERATE(std::tuple<int64_t, int64_t, int64_t>{4, 5, 6},
-                                    std::tuple<int64_t, int64_t, int64_t>{3, 12, 7},
-                                    std::tuple<int64_t, int64_t, int64_t>{17, 19, 23});
+    const auto [m, n, k] =
+        GENERATE(std::tuple<int64_t, int64_t, int64_t>{4, 5, 6}, std::tuple<int64_t, int64_t, int64_t>{3, 12, 7},
+                 std::tuple<int64_t, int64_t, int64_t>{17, 19, 23});
     const int64_t batch = 3;
     for (const char* la : {"row", "col", "padded", "strided", "broadcast"}) {
         for (const char* lb : {"row", "col", "strided"}) {
@@ -126,8 +126,7 @@ namespace {
 // C = alpha A B + beta C for a batch of 2, with row-major B and C padded by 2 columns (the
 // small kernels' layout) and a column-major A, checked against a naive product in double.
 template <class T>
-void check_small_rows(CpuEngine& engine, ferro_dtype dtype, int64_t m, int64_t n, int64_t k, double tol,
-                      int64_t batch = 2) {
+void check_small_rows(CpuEngine& engine, ferro_dtype dtype, int64_t m, int64_t n, int64_t k, double tol, int64_t batch = 2) {
     const int64_t ldb = n + 2, ldc = n + 2;
     std::vector<T> a(static_cast<size_t>(batch * m * k)), b(static_cast<size_t>(batch * k * ldb)),
         c(static_cast<size_t>(batch * m * ldc));
@@ -191,7 +190,8 @@ int check_small_isa(ferro::cpu::SmallGemmIsa isa, int64_t m, int64_t n, int64_t 
     std::vector<T> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * ldc + 2 * n));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(1.0 + static_cast<double>(i)));
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(std::cos(2.0 + static_cast<double>(i)));
-    for (size_t i = 0; i < c.size(); ++i) c[i] = beta == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(0.25 * static_cast<double>(i % 7));
+    for (size_t i = 0; i < c.size(); ++i)
+        c[i] = beta == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(0.25 * static_cast<double>(i % 7));
     const std::vector<T> c0 = c;
     ferro_gemm_args g{};
     g.struct_size = sizeof g;
@@ -240,8 +240,8 @@ TEST_CASE("cpu: the register-tiled small-product kernel of every instruction set
                     const bool b_rows = layout & 1, c_rows = layout & 2;
                     const double beta = layout & 4 ? -0.5 : 0.0;
                     const int64_t k = 1 + (m + n) % 6;
-                    INFO(ferro::cpu::name_of(isa) << ": m " << m << " n " << n << " k " << k << " B rows " << b_rows
-                                                  << " C rows " << c_rows << " beta " << beta);
+                    INFO(ferro::cpu::name_of(isa) << ": m " << m << " n " << n << " k " << k << " B rows " << b_rows << " C rows "
+                                                  << c_rows << " beta " << beta);
                     CHECK(check_small_isa<double>(isa, m, n, k, b_rows, c_rows, beta) == 0);
                     CHECK(check_small_isa<float>(isa, m, n, k, b_rows, c_rows, beta) == 0);
                 }
@@ -255,12 +255,13 @@ TEST_CASE("cpu: skinny products on the register-tiled kernel match a naive produ
     // kernel compute C^T = B^T A^T instead of packing B, and a B narrower than a tile is
     // packed padded to one (100 x 21).
     for (const ferro::cpu::SmallGemmIsa isa : ferro::cpu::small_gemm_isas()) {
-        for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{21, 101, 70}, {150, 37, 9}, {13, 13, 300}, {70, 200, 31}, {100, 21, 50}}) {
+        for (auto [m, n, k] :
+             {std::tuple<int64_t, int64_t, int64_t>{21, 101, 70}, {150, 37, 9}, {13, 13, 300}, {70, 200, 31}, {100, 21, 50}}) {
             for (int layout = 0; layout < 8; ++layout) {
                 const bool b_rows = layout & 1, c_rows = layout & 2;
                 const double beta = layout & 4 ? 0.75 : 0.0;
-                INFO(ferro::cpu::name_of(isa) << ": m " << m << " n " << n << " k " << k << " B rows " << b_rows
-                                              << " C rows " << c_rows << " beta " << beta);
+                INFO(ferro::cpu::name_of(isa) << ": m " << m << " n " << n << " k " << k << " B rows " << b_rows << " C rows "
+                                              << c_rows << " beta " << beta);
                 CHECK(check_small_isa<double>(isa, m, n, k, b_rows, c_rows, beta) == 0);
                 CHECK(check_small_isa<float>(isa, m, n, k, b_rows, c_rows, beta) == 0);
             }
@@ -311,15 +312,18 @@ ferro_gemm_args product_of(ferro_dtype dtype, int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
-TEST_CASE("cpu: mid-sized real products take the register-tiled kernel while B fits in half a core's L2, skinny ones while their copies are few", "[cpu]") {
+TEST_CASE(
+    "cpu: mid-sized real products take the register-tiled kernel while B fits in half a core's L2, skinny ones while their "
+    "copies are few",
+    "[cpu]") {
     using ferro::cpu::takes_small_gemm;
     // B of 128 KiB each: within half of any L2 from 256 KiB.
     CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 128, 128, 128), false));
     CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F32, 256, 256, 128), false));
     CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 512, 256, 64), false));
-    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_C128, 128, 128, 128), true));  // complex: BLAS
-    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 64, 64, 64), false));      // not above kMidGemmWork
-    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 2048, 2048, 64), false));  // a side above kMidGemmSide
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_C128, 128, 128, 128), true));     // complex: BLAS
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 64, 64, 64), false));        // not above kMidGemmWork
+    CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 2048, 2048, 64), false));    // a side above kMidGemmSide
     CHECK_FALSE(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1000, 1000, 1000), false));  // B: 8 MB
     // A shallow k: B's columns in chunks, whatever its size, while C is not too large.
     CHECK(takes_small_gemm(product_of(FERRO_DTYPE_F64, 1100, 1728, 144), false));

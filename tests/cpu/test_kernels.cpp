@@ -62,8 +62,7 @@ std::vector<double> numbered(int64_t n, double from) {
 
 // The element-by-element reference walk: visit(e, offset) for every multi-index of `shape` in
 // row-major order, e its linear index and offset(strides) its element offset under `strides`.
-template <class Visit>
-void for_each_index(const std::vector<int64_t>& shape, Visit visit) {
+template <class Visit> void for_each_index(const std::vector<int64_t>& shape, Visit visit) {
     std::vector<int64_t> index(shape.size(), 0);
     const auto offset = [&](const std::vector<int64_t>& strides) {
         int64_t at = 0;
@@ -145,10 +144,10 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     CpuEngine engine;
     std::mt19937 rng(7);
     const std::vector<std::vector<int64_t>> shapes = {
-        std::vector<int64_t>(14, 2),                    // einsum's binary networks
-        {2, 3, 2, 5, 2, 2, 4, 2, 3, 2},                  // mixed short axes
+        std::vector<int64_t>(14, 2),                             // einsum's binary networks
+        {2, 3, 2, 5, 2, 2, 4, 2, 3, 2},                          // mixed short axes
         {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2},  // 2^18: the pool's path
-        {3, 2, 2, 7, 2, 2, 2, 2, 2, 9},                  // a run longer than a cache line in both
+        {3, 2, 2, 7, 2, 2, 2, 2, 2, 9},                          // a run longer than a cache line in both
     };
     for (const auto& shape : shapes) {
         int64_t n = 1;
@@ -185,7 +184,8 @@ TEST_CASE("cpu: copy_strided permutes of many short axes (tiles of nested axes) 
     CHECK(wrong_after_permute(engine, FERRO_DTYPE_F64, in, shape, broadcast, 0, order) == 0);
 }
 
-TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (tiles of runs) match an element-by-element walk", "[cpu]") {
+TEST_CASE("cpu: copy_strided permutes that keep a run of a cache line or more (tiles of runs) match an element-by-element walk",
+          "[cpu]") {
     CpuEngine engine;
     std::mt19937 rng(11);
     // gm_queen's shape: axes of 3, the last `kept` of them a run dense on both sides (27 doubles:
@@ -229,11 +229,12 @@ int64_t wrong_after_binary(CpuEngine& engine, ferro_dtype dtype, ferro_dtype out
     const std::vector<int64_t> out_strides = row_major_strides(shape);
     const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
     std::vector<Out> out(static_cast<size_t>(n));
-    ferro_binary_args args{sizeof args, static_cast<uint32_t>(op), view(a, dtype, shape, a_strides), view(b, dtype, shape, b_strides),
-                           view(out, out_dtype, shape, out_strides)};
+    ferro_binary_args args{sizeof args, static_cast<uint32_t>(op), view(a, dtype, shape, a_strides),
+                           view(b, dtype, shape, b_strides), view(out, out_dtype, shape, out_strides)};
     REQUIRE(engine.f().binary(engine.inst.self, nullptr, &args) == nullptr);
     int64_t wrong = 0;
-    for_each_index(shape, [&](size_t e, const auto& offset) { wrong += !(out[e] == expect(a[offset(a_strides)], b[offset(b_strides)])); });
+    for_each_index(
+        shape, [&](size_t e, const auto& offset) { wrong += !(out[e] == expect(a[offset(a_strides)], b[offset(b_strides)])); });
     return wrong;
 }
 
@@ -255,24 +256,24 @@ TEST_CASE("cpu: binary ops on operands laid out in different orders (tiled walks
         std::shuffle(order.begin(), order.end() - (trial == 0 ? 3 : 0), rng);
         const std::vector<int64_t> b_strides = permuted_strides(shape, order);
         INFO("trial " << trial);
-        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, row_major_strides(shape), b,
-                                                 b_strides, shape, minus) == 0);
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a,
+                                                 row_major_strides(shape), b, b_strides, shape, minus) == 0);
         std::vector<int64_t> broadcast = row_major_strides(shape);
         for (size_t k = 0; k < shape.size(); k += 2) broadcast[k] = 0;
-        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, broadcast, b, b_strides,
-                                                 shape, minus) == 0);
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, broadcast, b,
+                                                 b_strides, shape, minus) == 0);
         std::vector<int64_t> small(shape.size(), 0);
         small[order[0]] = 3;
         small[order.back()] = 1;
-        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, small, b, b_strides,
-                                                 shape, minus) == 0);
+        CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, a, small, b,
+                                                 b_strides, shape, minus) == 0);
     }
     // Output rows of 4 KiB or more read at a stride (a piece of the row is the unit), and an
     // axis of 2187 too long for the tile (its first 9, then 3 of the rest, go in). 3^10
     // elements: smaller products take the plain walk.
     std::vector<double> x = numbered(59049, 2.0), y = numbered(59049, -1.0);
-    CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {1, 0}, y, {1, 9}, {9, 6561},
-                                             minus) == 0);
+    CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {1, 0}, y, {1, 9},
+                                             {9, 6561}, minus) == 0);
     CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {3, 1, 0, 0}, y,
                                              {19683, 3, 9, 1}, {3, 3, 2187, 3}, minus) == 0);
     CHECK(wrong_after_binary<double, double>(engine, FERRO_DTYPE_F64, FERRO_DTYPE_F64, FERRO_BINARY_SUB, x, {2187, 1}, y, {1, 27},
@@ -283,10 +284,12 @@ TEST_CASE("cpu: binary ops on operands laid out in different orders (tiled walks
     std::vector<float> f(static_cast<size_t>(n)), g(static_cast<size_t>(n));
     std::iota(f.begin(), f.end(), 1.0f);
     std::iota(g.rbegin(), g.rend(), 1.0f);
-    CHECK(wrong_after_binary<float, float>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_F32, FERRO_BINARY_SUB, f, row_major_strides(shape), g,
-                                           b_strides, shape, [](float p, float q) { return p - q; }) == 0);
-    CHECK(wrong_after_binary<float, uint8_t>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_BOOL, FERRO_BINARY_LT, f, row_major_strides(shape), g,
-                                             b_strides, shape, [](float p, float q) { return uint8_t{p < q}; }) == 0);
+    CHECK(wrong_after_binary<float, float>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_F32, FERRO_BINARY_SUB, f,
+                                           row_major_strides(shape), g, b_strides, shape,
+                                           [](float p, float q) { return p - q; }) == 0);
+    CHECK(wrong_after_binary<float, uint8_t>(engine, FERRO_DTYPE_F32, FERRO_DTYPE_BOOL, FERRO_BINARY_LT, f,
+                                             row_major_strides(shape), g, b_strides, shape,
+                                             [](float p, float q) { return uint8_t{p < q}; }) == 0);
     using C = std::complex<double>;
     std::vector<C> z(static_cast<size_t>(n)), w(static_cast<size_t>(n));
     for (size_t i = 0; i < z.size(); ++i) {
@@ -302,8 +305,8 @@ TEST_CASE("cpu: unary ops and casts of permuted inputs (tiled walks) match an el
     std::mt19937 rng(9);
     // Runs `op` (or a cast to f32 when op < 0) on `in` viewed over `shape` with `strides`, into a
     // row-major output, and counts the elements that differ from expect(in) element by element.
-    const auto wrong_after = [&](int op, std::vector<double>& in, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
-                                 auto expect) {
+    const auto wrong_after = [&](int op, std::vector<double>& in, const std::vector<int64_t>& shape,
+                                 const std::vector<int64_t>& strides, auto expect) {
         using Out = decltype(expect(0.0));
         const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
         std::vector<Out> out(static_cast<size_t>(n));
@@ -378,12 +381,16 @@ TEST_CASE("cpu: reduce over leading axes onto a contiguous block matches a naive
     in[7] = std::nan("");  // column 2: NaN for sum, max and min alike
     std::vector<double> out(5);
     const std::vector<int64_t> in_shape = {3, 2, 5}, in_strides = {10, 5, 1}, out_shape = {1, 1, 5}, out_strides = {5, 5, 1};
-    for (uint32_t op : {uint32_t{FERRO_REDUCE_SUM}, uint32_t{FERRO_REDUCE_PROD}, uint32_t{FERRO_REDUCE_MAX}, uint32_t{FERRO_REDUCE_MIN}}) {
+    for (uint32_t op :
+         {uint32_t{FERRO_REDUCE_SUM}, uint32_t{FERRO_REDUCE_PROD}, uint32_t{FERRO_REDUCE_MAX}, uint32_t{FERRO_REDUCE_MIN}}) {
         ferro_reduce_args r{sizeof r, op, view(in, FERRO_DTYPE_F64, in_shape, in_strides),
                             view(out, FERRO_DTYPE_F64, out_shape, out_strides)};
         REQUIRE(engine.f().reduce(engine.inst.self, nullptr, &r) == nullptr);
         for (size_t j = 0; j < 5; ++j) {
-            double want = op == FERRO_REDUCE_PROD ? 1 : op == FERRO_REDUCE_MAX ? -INFINITY : op == FERRO_REDUCE_MIN ? INFINITY : 0;
+            double want = op == FERRO_REDUCE_PROD  ? 1
+                          : op == FERRO_REDUCE_MAX ? -INFINITY
+                          : op == FERRO_REDUCE_MIN ? INFINITY
+                                                   : 0;
             for (size_t row = 0; row < 6; ++row) {
                 const double x = in[row * 5 + j];
                 if (op == FERRO_REDUCE_SUM) want += x;
@@ -468,7 +475,8 @@ TEST_CASE("cpu: the native context's parallel_for covers every index exactly onc
     }
 }
 
-TEST_CASE("concurrency: back-to-back parallel regions of the cpu pool from several callers each run every index exactly once", "[cpu]") {
+TEST_CASE("concurrency: back-to-back parallel regions of the cpu pool from several callers each run every index exactly once",
+          "[cpu]") {
     // Workers claim chunks tagged with their region: one that wakes after its region ended
     // (or while the next one runs) must run nothing of either twice or not at all.
     ferro::cpu::ThreadPool pool(3);

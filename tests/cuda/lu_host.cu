@@ -8,8 +8,7 @@
 namespace ferro::linalg::cuda::host {
 namespace {
 
-template <class F>
-bool visit(ferro_dtype dtype, F&& f) {
+template <class F> bool visit(ferro_dtype dtype, F&& f) {
     switch (dtype) {
         case FERRO_DTYPE_F32: f(float{}); return true;
         case FERRO_DTYPE_F64: f(double{}); return true;

@@ -5,12 +5,10 @@
 #include "reduce_ops.cuh"
 #include "unary_ops.cuh"
 
-
 namespace ferro::cuda::host {
 namespace {
 
-template <uint32_t Op, class T>
-bool unary_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
+template <uint32_t Op, class T> bool unary_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
     using U = Unary<Op, T>;
     if constexpr (U::supported) {
         if (out_dtype != dtype_of<typename U::Out>()) return false;
@@ -23,8 +21,7 @@ bool unary_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
     }
 }
 
-template <uint32_t Op, class T>
-bool binary_one(ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n) {
+template <uint32_t Op, class T> bool binary_one(ferro_dtype out_dtype, const void* a, const void* b, void* out, int64_t n) {
     using B = Binary<Op, T>;
     if constexpr (B::supported) {
         if (out_dtype != dtype_of<typename B::Out>()) return false;
@@ -38,8 +35,7 @@ bool binary_one(ferro_dtype out_dtype, const void* a, const void* b, void* out, 
     }
 }
 
-template <class T, uint32_t Op>
-bool reduce_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
+template <class T, uint32_t Op> bool reduce_one(ferro_dtype out_dtype, const void* in, void* out, int64_t n) {
     using R = Reducer<T, Op>;
     if (out_dtype != dtype_of<typename R::Out>()) return false;
     const T* x = static_cast<const T*>(in);
@@ -87,10 +83,18 @@ bool reduce(uint32_t op, ferro_dtype dtype, ferro_dtype out_dtype, const void* i
         using T = decltype(tag);
         constexpr bool ordered = !is_complex_v<T> && !is_bool_v<T>;
         switch (op) {
-            case FERRO_REDUCE_SUM: if constexpr (!is_bool_v<T>) ok = reduce_one<T, FERRO_REDUCE_SUM>(out_dtype, in, out, n); break;
-            case FERRO_REDUCE_PROD: if constexpr (!is_bool_v<T>) ok = reduce_one<T, FERRO_REDUCE_PROD>(out_dtype, in, out, n); break;
-            case FERRO_REDUCE_MAX: if constexpr (ordered) ok = reduce_one<T, FERRO_REDUCE_MAX>(out_dtype, in, out, n); break;
-            case FERRO_REDUCE_MIN: if constexpr (ordered) ok = reduce_one<T, FERRO_REDUCE_MIN>(out_dtype, in, out, n); break;
+            case FERRO_REDUCE_SUM:
+                if constexpr (!is_bool_v<T>) ok = reduce_one<T, FERRO_REDUCE_SUM>(out_dtype, in, out, n);
+                break;
+            case FERRO_REDUCE_PROD:
+                if constexpr (!is_bool_v<T>) ok = reduce_one<T, FERRO_REDUCE_PROD>(out_dtype, in, out, n);
+                break;
+            case FERRO_REDUCE_MAX:
+                if constexpr (ordered) ok = reduce_one<T, FERRO_REDUCE_MAX>(out_dtype, in, out, n);
+                break;
+            case FERRO_REDUCE_MIN:
+                if constexpr (ordered) ok = reduce_one<T, FERRO_REDUCE_MIN>(out_dtype, in, out, n);
+                break;
             case FERRO_REDUCE_ANY: ok = reduce_one<T, FERRO_REDUCE_ANY>(out_dtype, in, out, n); break;
             case FERRO_REDUCE_ALL: ok = reduce_one<T, FERRO_REDUCE_ALL>(out_dtype, in, out, n); break;
             default: break;

@@ -12,8 +12,7 @@ namespace {
 const char* const kCuda = "cuda:0";
 
 // Runs part of the conformance library's engine suite on cuda:0.
-template <class Part>
-void conform(Part&& part) {
+template <class Part> void conform(Part&& part) {
     Runtime rt = cuda_runtime();
     require_cuda_device(rt);
     expect_conformant(rt, kCuda, part);
@@ -23,17 +22,11 @@ void conform(Part&& part) {
 // The engine suite (tools/conformance) on cuda:0. The reduction shapes reach each of the
 // three strategies: a thread per output for small reductions, a block per output for long
 // contiguous ones, partials combined by a second kernel for few outputs over many inputs.
-TEST_CASE("cuda: fill copies and casts agree with the cpu engine", "[cuda]") {
-    conform(conformance::fill_and_casts);
-}
+TEST_CASE("cuda: fill copies and casts agree with the cpu engine", "[cuda]") { conform(conformance::fill_and_casts); }
 
-TEST_CASE("cuda: unary ops agree with the cpu engine in every dtype", "[cuda]") {
-    conform(conformance::unary);
-}
+TEST_CASE("cuda: unary ops agree with the cpu engine in every dtype", "[cuda]") { conform(conformance::unary); }
 
-TEST_CASE("cuda: binary ops with broadcasting and where agree with the cpu engine", "[cuda]") {
-    conform(conformance::binary);
-}
+TEST_CASE("cuda: binary ops with broadcasting and where agree with the cpu engine", "[cuda]") { conform(conformance::binary); }
 
 TEST_CASE("cuda: reductions over any axes agree with the cpu engine on each of the three paths", "[cuda]") {
     conform([](const Runtime& rt, conformance::Report& r) {

@@ -29,7 +29,8 @@ TEST_CASE("cuda: the plugin loads and reports its devices or why it has none", "
     }
     CHECK(k.reason.empty());
     const Inventory inv = rt.inventory();
-    const auto engine = std::find_if(inv.engines.begin(), inv.engines.end(), [](const EngineInfo& e) { return e.name == "cuda:0"; });
+    const auto engine =
+        std::find_if(inv.engines.begin(), inv.engines.end(), [](const EngineInfo& e) { return e.name == "cuda:0"; });
     REQUIRE(engine != inv.engines.end());
     CHECK(engine->kind == "cuda");
     CHECK((engine->flags & FERRO_ENGINE_HOST_ADDRESSABLE) == 0);

@@ -37,7 +37,8 @@ TEST_CASE("cuda fft: the module loads everywhere and declines engines other than
         if (m.plugin != "fft_cuda" || m.engine != "cpu") continue;
         CHECK(m.family == "fft");
         CHECK(!m.available);
-        CHECK_THAT(m.reason, Catch::Contains("the cuFFT module runs on cuda engines (ferro.cuda.ctx.v1); engine cpu has ferro.cpu.ctx.v1"));
+        CHECK_THAT(m.reason,
+                   Catch::Contains("the cuFFT module runs on cuda engines (ferro.cuda.ctx.v1); engine cpu has ferro.cpu.ctx.v1"));
         declined = true;
     }
     CHECK(declined);
@@ -66,11 +67,15 @@ TEST_CASE("cuda fft: long and prime lengths agree with the FFTW module", "[cuda]
     Runtime rt = fft_cuda_runtime();
     require_cuda_device(rt);
     for (DType dt : {DType::c64, DType::c128}) {
-        compare("fft 2^20", dt, [](const Tensor& t) { return fft::fft(t); }, fft_signal(rt, {1 << 20}, dt, 31));
-        compare("fft 3 5 7 11 13", dt, [](const Tensor& t) { return fft::fft(t); }, fft_signal(rt, {15015}, dt, 32));
-        compare("ifft 1009 (Bluestein)", dt, [](const Tensor& t) { return fft::ifft(t); }, fft_signal(rt, {3, 1009}, dt, 33));
+        compare(
+            "fft 2^20", dt, [](const Tensor& t) { return fft::fft(t); }, fft_signal(rt, {1 << 20}, dt, 31));
+        compare(
+            "fft 3 5 7 11 13", dt, [](const Tensor& t) { return fft::fft(t); }, fft_signal(rt, {15015}, dt, 32));
+        compare(
+            "ifft 1009 (Bluestein)", dt, [](const Tensor& t) { return fft::ifft(t); }, fft_signal(rt, {3, 1009}, dt, 33));
     }
-    compare("rfft 2^16 f32", DType::f32, [](const Tensor& t) { return fft::rfft(t); }, fft_signal(rt, {1 << 16}, DType::f32, 34));
+    compare(
+        "rfft 2^16 f32", DType::f32, [](const Tensor& t) { return fft::rfft(t); }, fft_signal(rt, {1 << 16}, DType::f32, 34));
 }
 
 TEST_CASE("cuda fft: what cuFFT cannot do is declined with the reason", "[cuda]") {

@@ -24,7 +24,9 @@ struct Stored {
     MatrixLayout layout;
     std::vector<Z> memory;
     int64_t base = 0;
-    Z& at(int64_t p, int64_t i, int64_t j) { return memory[static_cast<size_t>(base + p * layout.bs + i * layout.rs + j * layout.cs)]; }
+    Z& at(int64_t p, int64_t i, int64_t j) {
+        return memory[static_cast<size_t>(base + p * layout.bs + i * layout.rs + j * layout.cs)];
+    }
 };
 
 enum class Kind { row_major, column_major, padded_transpose, strided, negative, broadcast };
@@ -37,12 +39,30 @@ Stored make(Kind kind, int64_t rows, int64_t cols, int64_t batch, bool conj, std
     l.cols = cols;
     l.conj = conj;
     switch (kind) {
-        case Kind::row_major: l.rs = cols; l.cs = 1; break;
-        case Kind::column_major: l.rs = 1; l.cs = rows; break;
-        case Kind::padded_transpose: l.rs = 1; l.cs = rows + 3; break;  // column-major with a leading dimension > rows
-        case Kind::strided: l.rs = 2 * cols; l.cs = 2; break;           // every other element: no unit stride
-        case Kind::negative: l.rs = -cols; l.cs = 1; break;            // rows in reverse
-        case Kind::broadcast: l.rs = cols; l.cs = 1; break;
+        case Kind::row_major:
+            l.rs = cols;
+            l.cs = 1;
+            break;
+        case Kind::column_major:
+            l.rs = 1;
+            l.cs = rows;
+            break;
+        case Kind::padded_transpose:
+            l.rs = 1;
+            l.cs = rows + 3;
+            break;  // column-major with a leading dimension > rows
+        case Kind::strided:
+            l.rs = 2 * cols;
+            l.cs = 2;
+            break;  // every other element: no unit stride
+        case Kind::negative:
+            l.rs = -cols;
+            l.cs = 1;
+            break;  // rows in reverse
+        case Kind::broadcast:
+            l.rs = cols;
+            l.cs = 1;
+            break;
     }
     const int64_t matrix = (std::abs(l.rs) * rows + std::abs(l.cs) * cols) + 1;
     l.bs = kind == Kind::broadcast ? 0 : matrix;
@@ -158,16 +178,19 @@ void check_plan(Stored a, Stored b, Stored c, int64_t batch, Z alpha, Z beta) {
 
 TEST_CASE("cuda gemm plan: every operand layout gives alpha op(A) op(B) + beta C through cuBLAS's conventions", "[cuda-probe]") {
     std::mt19937 gen(7);
-    const Kind kinds[] = {Kind::row_major, Kind::column_major, Kind::padded_transpose, Kind::strided, Kind::negative, Kind::broadcast};
+    const Kind kinds[] = {Kind::row_major, Kind::column_major, Kind::padded_transpose,
+                          Kind::strided,   Kind::negative,     Kind::broadcast};
     int cases = 0;
     for (int64_t m : {1, 3}) {
         for (int64_t n : {1, 4}) {
             for (int64_t k : {1, 5}) {
                 for (Kind ka : kinds) {
                     for (Kind kb : kinds) {
-                        for (Kind kc : {Kind::row_major, Kind::column_major, Kind::padded_transpose, Kind::strided, Kind::negative}) {
+                        for (Kind kc :
+                             {Kind::row_major, Kind::column_major, Kind::padded_transpose, Kind::strided, Kind::negative}) {
                             for (bool conj : {false, true}) {
-                                INFO("m " << m << " n " << n << " k " << k << " kinds " << int(ka) << int(kb) << int(kc) << " conj " << conj);
+                                INFO("m " << m << " n " << n << " k " << k << " kinds " << int(ka) << int(kb) << int(kc)
+                                          << " conj " << conj);
                                 const int64_t batch = 2;
                                 check_plan(make(ka, m, k, batch, conj, gen), make(kb, k, n, batch, !conj && ka == kb, gen),
                                            make(kc, m, n, batch, false, gen), batch, Z(0.5, -1), Z(conj ? 0 : 2, 0.25));

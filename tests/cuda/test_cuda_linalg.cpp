@@ -57,7 +57,9 @@ TEST_CASE("cuda linalg: the module loads everywhere and declines engines other t
         if (m.plugin != "linalg_cuda" || m.engine != "cpu") continue;
         CHECK(m.family == "linalg");
         CHECK(!m.available);
-        CHECK_THAT(m.reason, Catch::Contains("the cuSOLVER module runs on cuda engines (ferro.cuda.ctx.v1); engine cpu has ferro.cpu.ctx.v1"));
+        CHECK_THAT(
+            m.reason,
+            Catch::Contains("the cuSOLVER module runs on cuda engines (ferro.cuda.ctx.v1); engine cpu has ferro.cpu.ctx.v1"));
         declined = true;
     }
     CHECK(declined);
@@ -73,9 +75,9 @@ TEST_CASE("cuda linalg: solve, inv, det, slogdet and triangular_solve agree with
         const Tensor av = a.to(kCuda), bv = b.to(kCuda);
         check_near(linalg::solve(av, bv), linalg::solve(a, b), dt);
         const Tensor vec = seeded_input(rt, {5}, dt, 3);
-        check_near(linalg::solve(av, vec.to(kCuda)), linalg::solve(a, vec), dt);                       // broadcast vector
-        check_near(linalg::solve(av.slice(0, 0, 1), bv), linalg::solve(a.slice(0, 0, 1), b), dt);      // broadcast batch
-        check_near(linalg::solve(av.transpose(), bv), linalg::solve(a.transpose(), b), dt);            // strided A
+        check_near(linalg::solve(av, vec.to(kCuda)), linalg::solve(a, vec), dt);                   // broadcast vector
+        check_near(linalg::solve(av.slice(0, 0, 1), bv), linalg::solve(a.slice(0, 0, 1), b), dt);  // broadcast batch
+        check_near(linalg::solve(av.transpose(), bv), linalg::solve(a.transpose(), b), dt);        // strided A
         check_near(linalg::inv(av), linalg::inv(a), dt);
         check_near(linalg::det(av), linalg::det(a), dt);
         const auto s = linalg::slogdet(av), w = linalg::slogdet(a);
@@ -187,21 +189,27 @@ TEST_CASE("cuda linalg: failures name the matrix of the batch as the LAPACK modu
         cpu_message = e.what();
     }
     REQUIRE(!cpu_message.empty());
-    check_error([&] { (void)linalg::solve(a.to(kCuda), b.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "matrix [1] of the batch is singular");
+    check_error([&] { (void)linalg::solve(a.to(kCuda), b.to(kCuda)); }, FERRO_INVALID_ARGUMENT,
+                "matrix [1] of the batch is singular");
     try {  // word for word: partial pivoting meets the same zero pivot
         (void)linalg::solve(a.to(kCuda), b.to(kCuda));
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == cpu_message);
     }
-    check_error([&] { (void)linalg::inv(a.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.inv: matrix [1] of the batch is singular");
+    check_error([&] { (void)linalg::inv(a.to(kCuda)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.inv: matrix [1] of the batch is singular");
     CHECK(linalg::det(a.to(kCuda)).to("cpu").to_vector<double>()[1] == 0.0);  // a zero determinant is no error
     check_error([&] { (void)linalg::cholesky(-rt.eye(3).to(kCuda)); }, FERRO_INVALID_ARGUMENT,
                 "linalg.cholesky: the matrix is not positive definite: its leading minor of order 1 is not positive definite");
     const Tensor nan = rt.tensor<double>({1, std::nan(""), std::nan(""), 1}, {2, 2});
-    check_error([&] { (void)linalg::eigh(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.eigh: the matrix contains NaN or Inf");
+    check_error([&] { (void)linalg::eigh(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT,
+                "linalg.eigh: the matrix contains NaN or Inf");
     check_error([&] { (void)linalg::svd(nan.to(kCuda)); }, FERRO_INVALID_ARGUMENT, "linalg.svd: the matrix contains NaN or Inf");
-    check_error([&] { (void)linalg::triangular_solve(rt.zeros({2, 2}).to(kCuda), rt.ones({2, 1}).to(kCuda), true); },
-                FERRO_INVALID_ARGUMENT, "linalg.triangular_solve: the matrix is singular: its diagonal entry [0, 0] is exactly zero");
+    check_error(
+        [&] {
+            (void)linalg::triangular_solve(rt.zeros({2, 2}).to(kCuda), rt.ones({2, 1}).to(kCuda), true);
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.triangular_solve: the matrix is singular: its diagonal entry [0, 0] is exactly zero");
     // lu_solve's pivots are checked, in the LAPACK module's words.
     const Tensor lu3 = rt.eye(3), bad = rt.tensor<int64_t>({3, 1, 3}, {3}), rhs = rt.ones({3, 1});
     std::string lapack_words;
@@ -218,7 +226,8 @@ TEST_CASE("cuda linalg: failures name the matrix of the batch as the LAPACK modu
         CHECK(std::string(e.what()) == lapack_words);
     }
     // What cuSOLVER does not run here is declined, never run on the cpu instead.
-    check_error([&] { (void)linalg::eig(rt.eye(3).to(kCuda)); }, FERRO_UNIMPLEMENTED, "the cuSOLVER module does not implement linalg.eig");
+    check_error([&] { (void)linalg::eig(rt.eye(3).to(kCuda)); }, FERRO_UNIMPLEMENTED,
+                "the cuSOLVER module does not implement linalg.eig");
 }
 
 TEST_CASE("cuda linalg: gradients through cuda tensors match finite differences", "[cuda]") {
@@ -228,8 +237,12 @@ TEST_CASE("cuda linalg: gradients through cuda tensors match finite differences"
         INFO(dtype_name(dt));
         const Tensor a = well_conditioned(rt, {4, 4}, dt, 11).to(kCuda), b = seeded_input(rt, {4, 2}, dt, 12).to(kCuda);
         const Tensor h = hermitian_pd(rt, {4, 4}, dt, 13).to(kCuda);
-        const auto through_solve = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{linalg::solve(x[0], x[1]).abs().sum({0, 1})}; };
-        const auto through_svdvals = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{linalg::svdvals(x[0]).sum({0})}; };
+        const auto through_solve = [](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{linalg::solve(x[0], x[1]).abs().sum({0, 1})};
+        };
+        const auto through_svdvals = [](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{linalg::svdvals(x[0]).sum({0})};
+        };
         const auto through_eigvalsh = [](const std::vector<Tensor>& x) {
             const Tensor s = x[0] + x[0].transpose().conj();
             return std::vector<Tensor>{(linalg::eigvalsh(s) * linalg::eigvalsh(s)).sum({0})};

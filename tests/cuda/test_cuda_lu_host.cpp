@@ -31,16 +31,33 @@ std::vector<unsigned char> raw_bytes(const Tensor& t) {
 
 std::complex<double> value_at(const std::vector<unsigned char>& bytes, DType d, size_t i) {
     switch (d) {
-        case DType::f32: { float x; std::memcpy(&x, bytes.data() + 4 * i, 4); return x; }
-        case DType::f64: { double x; std::memcpy(&x, bytes.data() + 8 * i, 8); return x; }
-        case DType::c64: { std::complex<float> x; std::memcpy(&x, bytes.data() + 8 * i, 8); return std::complex<double>(x); }
-        default: { std::complex<double> x; std::memcpy(&x, bytes.data() + 16 * i, 16); return x; }
+        case DType::f32: {
+            float x;
+            std::memcpy(&x, bytes.data() + 4 * i, 4);
+            return x;
+        }
+        case DType::f64: {
+            double x;
+            std::memcpy(&x, bytes.data() + 8 * i, 8);
+            return x;
+        }
+        case DType::c64: {
+            std::complex<float> x;
+            std::memcpy(&x, bytes.data() + 8 * i, 8);
+            return std::complex<double>(x);
+        }
+        default: {
+            std::complex<double> x;
+            std::memcpy(&x, bytes.data() + 16 * i, 16);
+            return x;
+        }
     }
 }
 
 }  // namespace
 
-TEST_CASE("cuda linalg arithmetic: determinants and permutations from LU factors on the host agree with the LAPACK module", "[cuda-probe]") {
+TEST_CASE("cuda linalg arithmetic: determinants and permutations from LU factors on the host agree with the LAPACK module",
+          "[cuda-probe]") {
     Runtime rt = make_runtime();
     rt.load_plugin(build_dir() + "/lib/ferro/plugins/libferro_linalg.so");
     for (DType dt : {DType::f32, DType::f64, DType::c64, DType::c128}) {
@@ -58,13 +75,16 @@ TEST_CASE("cuda linalg arithmetic: determinants and permutations from LU factors
             const std::vector<int64_t> piv = f.pivots.to_vector<int64_t>();
             if (a == &pivoting) CHECK(piv[0] == 5);
             std::vector<unsigned char> det(16), sign(16), logabs(8);
-            REQUIRE(ferro::linalg::cuda::host::determinant(static_cast<ferro_dtype>(dt), lu.data(), piv.data(), n, det.data(), nullptr));
-            REQUIRE(ferro::linalg::cuda::host::determinant(static_cast<ferro_dtype>(dt), lu.data(), piv.data(), n, sign.data(), logabs.data()));
+            REQUIRE(ferro::linalg::cuda::host::determinant(static_cast<ferro_dtype>(dt), lu.data(), piv.data(), n, det.data(),
+                                                           nullptr));
+            REQUIRE(ferro::linalg::cuda::host::determinant(static_cast<ferro_dtype>(dt), lu.data(), piv.data(), n, sign.data(),
+                                                           logabs.data()));
             const auto want = linalg::slogdet(*a);
             check_close(std::vector<std::complex<double>>{value_at(det, dt, 0)}, detail::values_of(linalg::det(*a)), tol, tol);
             check_close(std::vector<std::complex<double>>{value_at(sign, dt, 0)}, detail::values_of(want.sign), tol, tol);
             const DType real = is_single_dtype(dt) ? DType::f32 : DType::f64;
-            check_close(std::vector<std::complex<double>>{value_at(logabs, real, 0)}, detail::values_of(want.logabsdet), tol, tol);
+            check_close(std::vector<std::complex<double>>{value_at(logabs, real, 0)}, detail::values_of(want.logabsdet), tol,
+                        tol);
         }
         for (const Shape& shape : {Shape{5, 5}, Shape{6, 3}, Shape{3, 6}}) {
             const Tensor a = seeded_input(rt, shape, dt, 2);

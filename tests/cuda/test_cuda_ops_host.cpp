@@ -48,11 +48,34 @@ std::vector<std::complex<double>> values(const std::vector<unsigned char>& bytes
     for (size_t i = 0; i < n; ++i) {
         const unsigned char* p = bytes.data() + i * item(d);
         switch (d) {
-            case DType::f32: { float x; std::memcpy(&x, p, 4); v[i] = x; break; }
-            case DType::f64: { double x; std::memcpy(&x, p, 8); v[i] = x; break; }
-            case DType::c64: { std::complex<float> x; std::memcpy(&x, p, 8); v[i] = std::complex<double>(x); break; }
-            case DType::c128: { std::memcpy(&v[i], p, 16); break; }
-            case DType::i64: { int64_t x; std::memcpy(&x, p, 8); v[i] = static_cast<double>(x); break; }
+            case DType::f32: {
+                float x;
+                std::memcpy(&x, p, 4);
+                v[i] = x;
+                break;
+            }
+            case DType::f64: {
+                double x;
+                std::memcpy(&x, p, 8);
+                v[i] = x;
+                break;
+            }
+            case DType::c64: {
+                std::complex<float> x;
+                std::memcpy(&x, p, 8);
+                v[i] = std::complex<double>(x);
+                break;
+            }
+            case DType::c128: {
+                std::memcpy(&v[i], p, 16);
+                break;
+            }
+            case DType::i64: {
+                int64_t x;
+                std::memcpy(&x, p, 8);
+                v[i] = static_cast<double>(x);
+                break;
+            }
             default: v[i] = *p != 0 ? 1.0 : 0.0;
         }
     }
@@ -72,7 +95,8 @@ Tensor operand(const Runtime& rt, DType d, uint32_t seed, bool reversed = false)
     if (d == DType::i64) {
         std::vector<int64_t> v;
         for (int64_t x = -7; x <= 7; ++x) v.push_back(x);
-        for (int64_t x : {int64_t{100}, int64_t{-100}, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) v.push_back(x);
+        for (int64_t x : {int64_t{100}, int64_t{-100}, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()})
+            v.push_back(x);
         if (reversed) std::reverse(v.begin(), v.end());
         return rt.tensor<int64_t>(v, {static_cast<int64_t>(v.size())});
     }
@@ -101,7 +125,8 @@ TEST_CASE("cuda element functions: unary ops on the host agree with the cpu engi
             }
             INFO(kUnaryOps[op] << " on " << dtype_name(dt));
             std::vector<unsigned char> got(static_cast<size_t>(want.numel()) * item(want.dtype()));
-            if (!cuda::host::unary(op, raw(dt), raw(want.dtype()), in.data(), got.data(), x.numel())) continue;  // a core op built otherwise
+            if (!cuda::host::unary(op, raw(dt), raw(want.dtype()), in.data(), got.data(), x.numel()))
+                continue;  // a core op built otherwise
             check_same_values(got, want, dt);
             ++compared;
         }
@@ -149,7 +174,8 @@ TEST_CASE("cuda element functions: casts and reductions on the host agree with t
         // Reductions over NaN-free data, and over the specials.
         const auto reductions = [&](const Tensor& data) {
             const std::vector<unsigned char> bytes = bytes_of(data);
-            const uint32_t ops[] = {FERRO_REDUCE_SUM, FERRO_REDUCE_PROD, FERRO_REDUCE_MAX, FERRO_REDUCE_MIN, FERRO_REDUCE_ANY, FERRO_REDUCE_ALL};
+            const uint32_t ops[] = {FERRO_REDUCE_SUM, FERRO_REDUCE_PROD, FERRO_REDUCE_MAX,
+                                    FERRO_REDUCE_MIN, FERRO_REDUCE_ANY,  FERRO_REDUCE_ALL};
             const char* const names[] = {"sum", "prod", "max", "min", "any", "all"};
             for (int i = 0; i < 6; ++i) {
                 Tensor want;

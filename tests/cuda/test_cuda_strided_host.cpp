@@ -28,7 +28,8 @@ TEST_CASE("cuda strided addressing: merged axes visit the offsets of a row-major
             in_strides[i] = kind == 0 ? 0 : kind == 1 ? -t : t;
             t *= std::max<int64_t>(shape[i], 1) + (kind == 3 ? 1 : 0);
         }
-        const ferro::cuda::host::Offsets got = ferro::cuda::host::strided_offsets(ndim, shape.data(), out_strides.data(), in_strides.data());
+        const ferro::cuda::host::Offsets got =
+            ferro::cuda::host::strided_offsets(ndim, shape.data(), out_strides.data(), in_strides.data());
         std::vector<int64_t> want_out, want_in;
         int64_t numel = 1;
         for (int64_t d : shape) numel *= d;

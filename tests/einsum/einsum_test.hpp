@@ -71,7 +71,8 @@ inline int64_t count(const Shape& s) {
 inline std::vector<cd> naive_einsum(const Case& c, const std::vector<std::vector<cd>>& operands) {
     std::vector<char> labels;  // the labels some operand has
     for (const auto& [l, n] : c.size) {
-        if (std::any_of(c.inputs.begin(), c.inputs.end(), [l = l](const std::string& in) { return in.find(l) != std::string::npos; }))
+        if (std::any_of(c.inputs.begin(), c.inputs.end(),
+                        [l = l](const std::string& in) { return in.find(l) != std::string::npos; }))
             labels.push_back(l);
     }
     Shape out_shape;

@@ -19,7 +19,8 @@ TEST_CASE("einsum errors: bad subscripts point at the character", "[einsum]") {
     bad("ijk,jk->i", {A, B}, "operand 0 has 2 dimensions but its subscripts name 3");
     bad("i,jk->i", {A, B}, "operand 0 has 2 dimensions but its subscripts name 1 (use ... for the others)");
     bad("ij,ik->jk", {A, B}, "dimension mismatch for label 'i': 2 (operand 0, axis 0) vs 3 (operand 1, axis 0)");
-    bad("ii->i", {A}, "dimension mismatch for label 'i': 2 (operand 0, axis 0) vs 3 (operand 0, axis 1): a repeated label takes a diagonal");
+    bad("ii->i", {A},
+        "dimension mismatch for label 'i': 2 (operand 0, axis 0) vs 3 (operand 0, axis 1): a repeated label takes a diagonal");
     bad("ij-jk", {A}, "'-' must start '->' (character 2");
     bad("ij>", {A}, "'>' without '-' (character 2");
     bad("i.j", {A}, "'.' must be part of '...' (character 1");
@@ -33,19 +34,35 @@ TEST_CASE("einsum errors: bad subscripts point at the character", "[einsum]") {
 TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     const Runtime rt = einsum_runtime();
     const Tensor A = rt.rand({2, 3}, DType::f64, 1), B = rt.rand({3, 4}, DType::f64, 2);
-    check_error([&] { einsum("ij,jk->ik", {A, rt.ones({3, 4}, DType::i64)}); }, FERRO_INVALID_ARGUMENT,
-                "operand 1 has dtype i64; einsum takes f32, f64, c64 or c128");
-    check_error([&] { einsum({A, B}, {{0, 1}, {1, -5}}); }, FERRO_INVALID_ARGUMENT,
-                "-5 is not a label (sublists entry 4): labels are >= 0");
-    check_error([&] { einsum({A}, {{0, 1}}, std::vector<int64_t>{2}); }, FERRO_INVALID_ARGUMENT,
-                "label 2 of the output does not appear in any operand (sublists entry 3)");
+    check_error(
+        [&] {
+            einsum("ij,jk->ik", {A, rt.ones({3, 4}, DType::i64)});
+        },
+        FERRO_INVALID_ARGUMENT, "operand 1 has dtype i64; einsum takes f32, f64, c64 or c128");
+    check_error(
+        [&] {
+            einsum({A, B}, {{0, 1}, {1, -5}});
+        },
+        FERRO_INVALID_ARGUMENT, "-5 is not a label (sublists entry 4): labels are >= 0");
+    check_error(
+        [&] {
+            einsum({A}, {{0, 1}}, std::vector<int64_t>{2});
+        },
+        FERRO_INVALID_ARGUMENT, "label 2 of the output does not appear in any operand (sublists entry 3)");
     EinsumOptions o;
     o.optimize = "fastest";
-    check_error([&] { einsum("ij,jk->ik", {A, B}, o); }, FERRO_INVALID_ARGUMENT,
-                "optimize must be auto, greedy, optimal or random-greedy, got \"fastest\"");
+    check_error(
+        [&] {
+            einsum("ij,jk->ik", {A, B}, o);
+        },
+        FERRO_INVALID_ARGUMENT, "optimize must be auto, greedy, optimal or random-greedy, got \"fastest\"");
     o = {};
     o.minimize = "memory";
-    check_error([&] { einsum("ij,jk->ik", {A, B}, o); }, FERRO_INVALID_ARGUMENT, "minimize must be flops or size, got \"memory\"");
+    check_error(
+        [&] {
+            einsum("ij,jk->ik", {A, B}, o);
+        },
+        FERRO_INVALID_ARGUMENT, "minimize must be flops or size, got \"memory\"");
     o = {};
     o.optimize = "random-greedy";
     o.repeats = 0;
@@ -54,13 +71,19 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     const Tensor C = rt.rand({4, 2}, DType::f64, 3);
     o = {};
     o.path = {{0, 3}, {0, 1}};
-    check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT,
-                "path step 0 (0, 3) names an operand that does not exist: 3 remain");
+    check_error(
+        [&] {
+            einsum("ij,jk,kl->il", {A, B, C}, o);
+        },
+        FERRO_INVALID_ARGUMENT, "path step 0 (0, 3) names an operand that does not exist: 3 remain");
     o.path = {{1, 1}, {0, 1}};
     check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT, "path step 0 names operand 1 twice");
     o.path = {{0, 1}};
-    check_error([&] { einsum("ij,jk,kl->il", {A, B, C}, o); }, FERRO_INVALID_ARGUMENT,
-                "the path (0, 1) leaves 2 operands uncontracted; a complete path has 2 steps");
+    check_error(
+        [&] {
+            einsum("ij,jk,kl->il", {A, B, C}, o);
+        },
+        FERRO_INVALID_ARGUMENT, "the path (0, 1) leaves 2 operands uncontracted; a complete path has 2 steps");
     o = {};
     const auto bad_order = [&](const std::string& order, const std::string& part) {
         EinsumOptions n;
@@ -82,9 +105,13 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     for (int64_t k = 0; k < 129; ++k) chain.push_back({k, k + 1});
     o = {};
     o.optimize = "optimal";
-    check_error([&] { einsum(many, chain, {0, 129}, o); }, FERRO_INVALID_ARGUMENT,
-                "the optimal path search over connected subnetworks gave up on 129 operands (more than 128 operands); "
-                "use optimize=\"auto\", \"greedy\" or \"random-greedy\"");
+    check_error(
+        [&] {
+            einsum(many, chain, {0, 129}, o);
+        },
+        FERRO_INVALID_ARGUMENT,
+        "the optimal path search over connected subnetworks gave up on 129 operands (more than 128 operands); "
+        "use optimize=\"auto\", \"greedy\" or \"random-greedy\"");
     // Operands on different engines or none at all are the host's and the API's to refuse.
     check_error([&] { einsum("ij", {}); }, FERRO_INVALID_ARGUMENT, "at least one operand is required");
 }

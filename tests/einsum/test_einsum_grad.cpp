@@ -34,8 +34,8 @@ void check_grads(const Runtime& rt, std::span<const Item> items, uint32_t seed) 
             std::vector<Tensor> inputs;
             for (const Shape& s : item.shapes) inputs.push_back(random(rt, s, dt, seed++));
             INFO(item.subscripts << " " << dtype_name(dt));
-            const GradcheckResult r = gradcheck(
-                [&](const std::vector<Tensor>& x) { return std::vector{einsum(item.subscripts, x)}; }, inputs);
+            const GradcheckResult r =
+                gradcheck([&](const std::vector<Tensor>& x) { return std::vector{einsum(item.subscripts, x)}; }, inputs);
             INFO(r.report);
             CHECK(r.ok);
         }
@@ -49,14 +49,14 @@ TEST_CASE("einsum grad: VJP and JVP of contractions, traces, diagonals, broadcas
     const Item items[] = {
         {"ij,jk->ik", {{2, 3}, {3, 4}}},
         {"bij,bjk->bki", {{2, 2, 3}, {2, 3, 2}}},
-        {"ii->", {{3, 3}}},                       // trace
-        {"ii->i", {{3, 3}}},                      // diagonal
-        {"iij,jk->ik", {{2, 2, 3}, {3, 2}}},      // a diagonal inside a contraction
-        {"ij->", {{2, 3}}},                       // every label lonely
-        {"ij,k->ik", {{2, 3}, {4}}},              // j summed in operand 0 only
-        {"i,j->ij", {{3}, {2}}},                  // outer product
-        {"ij,ij->ij", {{1, 3}, {2, 3}}},          // a size-1 axis broadcasts
-        {"ij,ij->j", {{1, 3}, {2, 3}}},           // ... and is summed: operand 1's i has no full-size partner
+        {"ii->", {{3, 3}}},                   // trace
+        {"ii->i", {{3, 3}}},                  // diagonal
+        {"iij,jk->ik", {{2, 2, 3}, {3, 2}}},  // a diagonal inside a contraction
+        {"ij->", {{2, 3}}},                   // every label lonely
+        {"ij,k->ik", {{2, 3}, {4}}},          // j summed in operand 0 only
+        {"i,j->ij", {{3}, {2}}},              // outer product
+        {"ij,ij->ij", {{1, 3}, {2, 3}}},      // a size-1 axis broadcasts
+        {"ij,ij->j", {{1, 3}, {2, 3}}},       // ... and is summed: operand 1's i has no full-size partner
         {"...ij,...jk->...ik", {{2, 1, 2, 3}, {3, 3, 2}}},
         {"ij,jk,kl,lm->im", {{2, 3}, {3, 2}, {2, 3}, {3, 2}}},
         {"abc,cd,bde->ae", {{2, 2, 3}, {3, 2}, {2, 2, 2}}},
@@ -67,12 +67,12 @@ TEST_CASE("einsum grad: VJP and JVP of contractions, traces, diagonals, broadcas
 TEST_CASE("einsum grad: networks of 4-8 operands through the contraction tree", "[einsum]") {
     const Runtime rt = einsum_runtime();
     const Item items[] = {
-        {"iij,jk,kl,lmm->im", {{2, 2, 3}, {3, 2}, {2, 3}, {3, 2, 2}}},           // diagonals in the operands
-        {"ij,jk,kl,lm->im", {{2, 3}, {3, 1}, {2, 3}, {3, 2}}},                   // k broadcasts (1 against 2)
-        {"ia,ja,ka,la->ijkl", {{2, 1}, {2, 1}, {2, 3}, {2, 3}}},                 // a step keeps a at size 1
+        {"iij,jk,kl,lmm->im", {{2, 2, 3}, {3, 2}, {2, 3}, {3, 2, 2}}},            // diagonals in the operands
+        {"ij,jk,kl,lm->im", {{2, 3}, {3, 1}, {2, 3}, {3, 2}}},                    // k broadcasts (1 against 2)
+        {"ia,ja,ka,la->ijkl", {{2, 1}, {2, 1}, {2, 3}, {2, 3}}},                  // a step keeps a at size 1
         {"...ij,jk,kl,...lm->...im", {{2, 1, 2, 3}, {3, 2}, {2, 3}, {2, 3, 2}}},  // ellipsis, broadcast inside it
-        {"ijx,jk,kl,lm->im", {{2, 3, 2}, {3, 2}, {2, 3}, {3, 2}}},               // x summed in one operand
-        {"i,j,k,l->ijkl", {{2}, {3}, {2}, {2}}},                                 // outer products only
+        {"ijx,jk,kl,lm->im", {{2, 3, 2}, {3, 2}, {2, 3}, {3, 2}}},                // x summed in one operand
+        {"i,j,k,l->ijkl", {{2}, {3}, {2}, {2}}},                                  // outer products only
         {"pa,aqb,brc,cs,px,xqy,yrz,zt->st", {{2, 2}, {2, 3, 2}, {2, 2, 2}, {2, 3}, {2, 2}, {2, 3, 2}, {2, 2, 2}, {2, 2}}},
     };
     check_grads(rt, items, 40);
@@ -276,7 +276,8 @@ TEST_CASE("einsum grad: second derivatives through the rules", "[einsum]") {
             const double analytic = inner(w, V).item<double>();
             const double h = 1e-6;
             const double numeric = (inner(gradient(A + V * h, false).second, W).item<double>() -
-                                    inner(gradient(A - V * h, false).second, W).item<double>()) / (2 * h);
+                                    inner(gradient(A - V * h, false).second, W).item<double>()) /
+                                   (2 * h);
             INFO("analytic " << analytic << ", finite differences " << numeric);
             CHECK(std::abs(analytic - numeric) <= 1e-6 * (1 + std::abs(numeric)));
         }

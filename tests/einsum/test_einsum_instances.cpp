@@ -169,8 +169,9 @@ double matrix_chain_optimum(const std::vector<int64_t>& dims) {
             const size_t j = i + len - 1;
             best[i][j] = INFINITY;
             for (size_t k = i; k < j; ++k) {
-                const double cost = best[i][k] + best[k + 1][j] +
-                                    static_cast<double>(dims[i]) * static_cast<double>(dims[k + 1]) * static_cast<double>(dims[j + 1]);
+                const double cost =
+                    best[i][k] + best[k + 1][j] +
+                    static_cast<double>(dims[i]) * static_cast<double>(dims[k + 1]) * static_cast<double>(dims[j + 1]);
                 best[i][j] = std::min(best[i][j], cost);
             }
         }

@@ -40,8 +40,9 @@ void record_steps(void* user, uint32_t, const char*, const char* message) {
 
 }  // namespace
 
-TEST_CASE("einsum layout: an intermediate is laid out as the contraction that reads it wants, its partner made before or after it",
-          "[einsum]") {
+TEST_CASE(
+    "einsum layout: an intermediate is laid out as the contraction that reads it wants, its partner made before or after it",
+    "[einsum]") {
     // As in lm_batch_likelihood_brackets: T = X Y is a batch (L) of products [a b] x [c d];
     // the step that reads T sums a, b and d against P (made from P1 and P2) and keeps L and
     // c. T laid out [L, a, b, c, d] has no strided dimension for (L, c) and would be packed

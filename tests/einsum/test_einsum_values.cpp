@@ -19,7 +19,8 @@ void check_case(const Runtime& rt, const Case& c, DType dtype, uint32_t seed, co
     std::vector<Tensor> operands;
     std::vector<std::vector<cd>> values(c.inputs.size());
     for (size_t k = 0; k < c.inputs.size(); ++k) {
-        operands.push_back(make_operand(rt, c.shapes[k], dtype, seed + static_cast<uint32_t>(k), strided && k % 2 == 0, values[k]));
+        operands.push_back(
+            make_operand(rt, c.shapes[k], dtype, seed + static_cast<uint32_t>(k), strided && k % 2 == 0, values[k]));
     }
     const Tensor got = einsum(c.subscripts(), operands, options);
     Shape want_shape;
@@ -38,13 +39,23 @@ TEST_CASE("einsum values: matmul, batched matmul, trace, diagonal, transpose, ou
     const Runtime rt = einsum_runtime();
     const std::map<char, int64_t> sz{{'b', 3}, {'i', 4}, {'j', 5}, {'k', 2}, {'l', 3}};
     const Case cases[] = {
-        make_case({"ij", "jk"}, "ik", sz),       make_case({"bij", "bjk"}, "bik", sz), make_case({"ii"}, "", {{'i', 4}}),
-        make_case({"ii"}, "i", {{'i', 4}}),      make_case({"ij"}, "ji", sz),          make_case({"i", "j"}, "ij", sz),
-        make_case({"ij"}, "", sz),               make_case({"ij"}, "j", sz),           make_case({"ij", "ij"}, "ij", sz),
-        make_case({"ij", "ij"}, "", sz),         make_case({"iij"}, "ij", {{'i', 3}, {'j', 2}}),
-        make_case({"ijk", "jil"}, "kl", sz),     make_case({"bi", "bj", "bk"}, "bijk", sz),
-        make_case({"ij", "jk", "kl"}, "il", sz), make_case({"ij", "jk", "kl"}, "li", sz),
-        make_case({"i"}, "i", sz),               make_case({"bij", "bjk"}, "kib", sz),
+        make_case({"ij", "jk"}, "ik", sz),
+        make_case({"bij", "bjk"}, "bik", sz),
+        make_case({"ii"}, "", {{'i', 4}}),
+        make_case({"ii"}, "i", {{'i', 4}}),
+        make_case({"ij"}, "ji", sz),
+        make_case({"i", "j"}, "ij", sz),
+        make_case({"ij"}, "", sz),
+        make_case({"ij"}, "j", sz),
+        make_case({"ij", "ij"}, "ij", sz),
+        make_case({"ij", "ij"}, "", sz),
+        make_case({"iij"}, "ij", {{'i', 3}, {'j', 2}}),
+        make_case({"ijk", "jil"}, "kl", sz),
+        make_case({"bi", "bj", "bk"}, "bijk", sz),
+        make_case({"ij", "jk", "kl"}, "il", sz),
+        make_case({"ij", "jk", "kl"}, "li", sz),
+        make_case({"i"}, "i", sz),
+        make_case({"bij", "bjk"}, "kib", sz),
     };
     for (DType dt : all_dtypes) {
         uint32_t seed = 1;
@@ -65,13 +76,13 @@ TEST_CASE("einsum values: operands expanded along a label (stride 0) equal their
     };
     const std::map<char, int64_t> sz{{'b', 2}, {'i', 4}, {'j', 5}, {'k', 3}};
     const Expanded cases[] = {
-        {make_case({"i"}, "", sz), {"i"}},                          // n times the value: no one else carries i
-        {make_case({"ik", "jk"}, "ij", sz), {"ik", ""}},            // the cotangent of sum(A @ B.T) for A
-        {make_case({"ik", "ij"}, "jk", sz), {"ik", ""}},            // ... for B
-        {make_case({"ij", "jk"}, "ik", sz), {"j", "j"}},            // both constant along j: j is summed
+        {make_case({"i"}, "", sz), {"i"}},                // n times the value: no one else carries i
+        {make_case({"ik", "jk"}, "ij", sz), {"ik", ""}},  // the cotangent of sum(A @ B.T) for A
+        {make_case({"ik", "ij"}, "jk", sz), {"ik", ""}},  // ... for B
+        {make_case({"ij", "jk"}, "ik", sz), {"j", "j"}},  // both constant along j: j is summed
         {make_case({"ij", "jk"}, "ik", sz), {"j", ""}},
-        {make_case({"ii"}, "", sz), {"i"}},                         // a trace of a constant
-        {make_case({"ii", "i"}, "i", sz), {"i", ""}},               // its diagonal against a vector
+        {make_case({"ii"}, "", sz), {"i"}},                            // a trace of a constant
+        {make_case({"ii", "i"}, "i", sz), {"i", ""}},                  // its diagonal against a vector
         {make_case({"bij", "bjk", "bk"}, "bi", sz), {"bk", "", "j"}},  // unused label in a constant: b, k
         {make_case({"ij", "jk", "kb", "bi"}, "", sz), {"", "k", "", "i"}},
     };
@@ -138,8 +149,9 @@ TEST_CASE("einsum values: sublist form, Unicode labels, spaces, many operands", 
     check_close(einsum({A, B}, {{7, 100}, {100, 3}}).to_vector<double>(), matmul(A, B).mT().contiguous().to_vector<double>(),
                 1e-12, 1e-12);
     CHECK(einsum({A, B}, {{7, 100}, {100, 3}}).shape() == Shape{5, 3});
-    check_close(einsum({rt.rand({2, 3, 4}, DType::f64, 3)}, {{kEllipsis, 9}}, std::vector<int64_t>{9, kEllipsis}).to_vector<double>(),
-                rt.rand({2, 3, 4}, DType::f64, 3).permute({2, 0, 1}).contiguous().to_vector<double>());
+    check_close(
+        einsum({rt.rand({2, 3, 4}, DType::f64, 3)}, {{kEllipsis, 9}}, std::vector<int64_t>{9, kEllipsis}).to_vector<double>(),
+        rt.rand({2, 3, 4}, DType::f64, 3).permute({2, 0, 1}).contiguous().to_vector<double>());
     check_close(einsum("αβ,βγ->αγ", {A, B}).to_vector<double>(), want, 1e-12, 1e-12);
     check_close(einsum("𝒜Ж,Ж中 -> 𝒜中", {A, B}).to_vector<double>(), want, 1e-12, 1e-12);
     check_close(einsum(" i j , j k -> i k ", {A, B}).to_vector<double>(), want, 1e-12, 1e-12);
@@ -189,7 +201,7 @@ TEST_CASE("einsum values: empty and size-0 axes", "[einsum]") {
     CHECK(D.shape() == Shape{3, 4});
     CHECK(D.abs().max().item<double>() == 0.0);
     const Tensor E = einsum("ab,bc,cd,d->ad", {rt.rand({2, 0}, DType::c128, 7), rt.rand({0, 3}, DType::c128, 8),
-                                              rt.rand({3, 5}, DType::c128, 9), rt.rand({5}, DType::c128, 10)});
+                                               rt.rand({3, 5}, DType::c128, 9), rt.rand({5}, DType::c128, 10)});
     CHECK(E.shape() == Shape{2, 5});
     CHECK(E.abs().max().item<double>() == 0.0);
     // An output with a size-0 axis.

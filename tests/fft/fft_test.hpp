@@ -99,7 +99,8 @@ inline std::vector<cd> dft(const std::vector<cd>& x, int sign) {
 inline std::vector<cd> c2r(const std::vector<cd>& half, int64_t n) {
     const std::vector<cd> h = fit(half, n / 2 + 1);
     std::vector<cd> full(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) full[static_cast<size_t>(j)] = j <= n / 2 ? h[static_cast<size_t>(j)] : std::conj(h[static_cast<size_t>(n - j)]);
+    for (int64_t j = 0; j < n; ++j)
+        full[static_cast<size_t>(j)] = j <= n / 2 ? h[static_cast<size_t>(j)] : std::conj(h[static_cast<size_t>(n - j)]);
     std::vector<cd> y = dft(full, 1);
     for (cd& e : y) e = e.real();
     return y;

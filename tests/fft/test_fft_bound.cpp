@@ -108,7 +108,8 @@ TEST_CASE("fft into: FFTW writes an aligned destination itself, and any other th
     const std::vector<cd> w = values(wide);
     for (int64_t i = 0; i < n; ++i) {
         CHECK(w[static_cast<size_t>(2 * i + 1)] == cd{});
-        CHECK(std::abs(w[static_cast<size_t>(2 * i)] - want[static_cast<size_t>(i)]) <= tol * (1 + std::abs(want[static_cast<size_t>(i)])));
+        CHECK(std::abs(w[static_cast<size_t>(2 * i)] - want[static_cast<size_t>(i)]) <=
+              tol * (1 + std::abs(want[static_cast<size_t>(i)])));
     }
 
     // In place: FFTW's out-of-place plan never sees its input as its output.

@@ -53,13 +53,32 @@ TEST_CASE("fft grad: 2-D and N-D ops over several axes with s", "[fft]") {
         for (const char* norm : {"backward", "ortho"}) {
             const std::string d = name_of(dt) + " " + norm;
             const std::vector<int64_t> s{5, 3}, axes{2, 0};
-            check_grad("fft2 " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::fft2(v[0], std::nullopt, {-2, -1}, norm)}; }, x);
-            check_grad("ifftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::ifftn(v[0], s, axes, norm)}; }, x);
-            check_grad("irfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::irfftn(v[0], s, axes, norm)}; }, x);
-            check_grad("irfft2 " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::irfft2(v[0], std::nullopt, {0, 1}, norm)}; }, x);
+            check_grad(
+                "fft2 " + d,
+                [&](const std::vector<Tensor>& v) {
+                    return std::vector{fft::fft2(v[0], std::nullopt, {-2, -1}, norm)};
+                },
+                x);
+            check_grad(
+                "ifftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::ifftn(v[0], s, axes, norm)}; }, x);
+            check_grad(
+                "irfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::irfftn(v[0], s, axes, norm)}; }, x);
+            check_grad(
+                "irfft2 " + d,
+                [&](const std::vector<Tensor>& v) {
+                    return std::vector{fft::irfft2(v[0], std::nullopt, {0, 1}, norm)};
+                },
+                x);
             if (dt == DType::f64) {
-                check_grad("rfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::rfftn(v[0], s, axes, norm)}; }, x);
-                check_grad("rfft2 " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::rfft2(v[0], std::nullopt, {-2, -1}, norm)}; }, x);
+                check_grad(
+                    "rfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::rfftn(v[0], s, axes, norm)}; },
+                    x);
+                check_grad(
+                    "rfft2 " + d,
+                    [&](const std::vector<Tensor>& v) {
+                        return std::vector{fft::rfft2(v[0], std::nullopt, {-2, -1}, norm)};
+                    },
+                    x);
             }
         }
     }
@@ -76,9 +95,20 @@ TEST_CASE("fft grad: second derivatives through the rules (|rfft|^2 of a real si
     };
     const Loss losses[] = {
         {"|rfft(x, 10)|^2 . w", DType::f64,
-         [&rt](const Tensor& x) { const Tensor y = fft::rfft(x, 10); return ((y * y.conj()).real() * fft::rfftfreq(rt, 10)).sum(); }},
-        {"sum irfft(x, 7)^4", DType::c128, [](const Tensor& x) { const Tensor y = fft::irfft(x, 7, -1, "ortho"); return (y * y * y * y).sum(); }},
-        {"sum |fft2(x)|^3", DType::c128, [](const Tensor& x) { const Tensor m = fft::fft2(x).abs(); return (m * m * m).sum(); }},
+         [&rt](const Tensor& x) {
+             const Tensor y = fft::rfft(x, 10);
+             return ((y * y.conj()).real() * fft::rfftfreq(rt, 10)).sum();
+         }},
+        {"sum irfft(x, 7)^4", DType::c128,
+         [](const Tensor& x) {
+             const Tensor y = fft::irfft(x, 7, -1, "ortho");
+             return (y * y * y * y).sum();
+         }},
+        {"sum |fft2(x)|^3", DType::c128,
+         [](const Tensor& x) {
+             const Tensor m = fft::fft2(x).abs();
+             return (m * m * m).sum();
+         }},
     };
     for (const Loss& l : losses) {
         INFO(l.what);
@@ -94,7 +124,8 @@ TEST_CASE("fft grad: second derivatives through the rules (|rfft|^2 of a real si
         const double analytic = inner(grad({inner(g, V2)}, {leaf})[0], V1).item<double>();
         const double h = 1e-6;
         const double numeric = (inner(gradient(x + V1 * h, false).second, V2).item<double>() -
-                                inner(gradient(x - V1 * h, false).second, V2).item<double>()) / (2 * h);
+                                inner(gradient(x - V1 * h, false).second, V2).item<double>()) /
+                               (2 * h);
         INFO("analytic " << analytic << ", finite differences " << numeric);
         CHECK(std::abs(analytic - numeric) <= 1e-5 * (1 + std::abs(numeric)));
     }

@@ -3,11 +3,11 @@
 #include "stub_host.hpp"
 
 #include <ferro/cpu_context.h>
-#include <ferro/family/fft.hpp>
 #include <ferro/plugin.h>
+#include <ferro/family/fft.hpp>
 
-#include <catch2/catch.hpp>
 #include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -28,8 +28,8 @@ TEST_CASE("fft module: 14 ops, a module for the cpu engine, a declined one with 
     const ferro_family_desc& family = desc->families[0];
     CHECK(std::string(family.id) == "fft");
     REQUIRE(family.n_ops == 14);
-    const char* names[] = {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2",
-                           "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"};
+    const char* names[] = {"fft",   "ifft",  "rfft",   "irfft", "hfft",  "ihfft", "fft2",
+                           "ifft2", "rfft2", "irfft2", "fftn",  "ifftn", "rfftn", "irfftn"};
     CHECK(std::string(family.version) == ferro::family::fft::kVersion);  // the contract's, which providers check
     for (uint32_t i = 0; i < family.n_ops; ++i) {
         CHECK(std::string(family.ops[i].name) == names[i]);
@@ -43,7 +43,8 @@ TEST_CASE("fft module: 14 ops, a module for the cpu engine, a declined one with 
     char reason[256] = {};
     for (const char* abi : {"ferro.vulkan.ctx.v1", FERRO_CPU_CONTEXT_ABI}) {
         const bool cpu = std::string(abi) == FERRO_CPU_CONTEXT_ABI;
-        const ferro_engine_target target{sizeof(ferro_engine_target), 0, cpu ? "cpu" : "vulkan:0", cpu ? "cpu" : "vulkan", abi, &props};
+        const ferro_engine_target target{sizeof(ferro_engine_target), 0,   cpu ? "cpu" : "vulkan:0",
+                                         cpu ? "cpu" : "vulkan",      abi, &props};
         const ferro_module_create_args args{sizeof(ferro_module_create_args), sizeof reason, &target, reason};
         ferro_module_instance module{};
         module.struct_size = sizeof module;

@@ -12,26 +12,26 @@
 
 namespace {
 
-template <class C, class Copy>
-void check_transposes(Copy copy, const char* which) {
+template <class C, class Copy> void check_transposes(Copy copy, const char* which) {
     for (int64_t rows : {1, 3, 4, 5, 31, 32, 37, 64, 100}) {
-        for (int64_t cols : {1, 2, 4, 7, 32, 33, 130}) for (int64_t dst_ld : {rows + 5, int64_t{512}}) {
-            INFO(which << ": " << rows << " x " << cols << ", destination rows " << dst_ld << " apart");
-            const int64_t src_ld = cols + 3;
-            std::vector<C> src(static_cast<size_t>(rows * src_ld)), dst(static_cast<size_t>(cols * dst_ld), C(-1, -1));
-            for (size_t k = 0; k < src.size(); ++k) src[k] = C(static_cast<float>(k), -static_cast<float>(k) / 2);
-            copy(src.data(), src_ld, dst.data(), dst_ld, rows, cols);
-            int64_t wrong = 0, touched = 0;
-            for (int64_t j = 0; j < cols; ++j) {
-                for (int64_t i = 0; i < dst_ld; ++i) {
-                    const C got = dst[static_cast<size_t>(j * dst_ld + i)];
-                    if (i < rows) wrong += got != src[static_cast<size_t>(i * src_ld + j)];
-                    else touched += got != C(-1, -1);  // the padding beyond each row stays as it was
+        for (int64_t cols : {1, 2, 4, 7, 32, 33, 130})
+            for (int64_t dst_ld : {rows + 5, int64_t{512}}) {
+                INFO(which << ": " << rows << " x " << cols << ", destination rows " << dst_ld << " apart");
+                const int64_t src_ld = cols + 3;
+                std::vector<C> src(static_cast<size_t>(rows * src_ld)), dst(static_cast<size_t>(cols * dst_ld), C(-1, -1));
+                for (size_t k = 0; k < src.size(); ++k) src[k] = C(static_cast<float>(k), -static_cast<float>(k) / 2);
+                copy(src.data(), src_ld, dst.data(), dst_ld, rows, cols);
+                int64_t wrong = 0, touched = 0;
+                for (int64_t j = 0; j < cols; ++j) {
+                    for (int64_t i = 0; i < dst_ld; ++i) {
+                        const C got = dst[static_cast<size_t>(j * dst_ld + i)];
+                        if (i < rows) wrong += got != src[static_cast<size_t>(i * src_ld + j)];
+                        else touched += got != C(-1, -1);  // the padding beyond each row stays as it was
+                    }
                 }
+                CHECK(wrong == 0);
+                CHECK(touched == 0);
             }
-            CHECK(wrong == 0);
-            CHECK(touched == 0);
-        }
     }
 }
 

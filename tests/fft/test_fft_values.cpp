@@ -67,12 +67,13 @@ TEST_CASE("fft values: every 1-D op against a naive DFT for sizes 1 to 17, every
                                                  std::optional<int64_t>{std::max<int64_t>(1, size - 2)}}) {
                     if (to_real && !n && size == 1) continue;  // 2 (m - 1) = 0 points: an error (test_fft_errors)
                     for (const char* norm : norms) {
-                        INFO(op << " " << name_of(dt) << " size " << size << " n " << (n ? std::to_string(*n) : "None") << " " << norm);
+                        INFO(op << " " << name_of(dt) << " size " << size << " n " << (n ? std::to_string(*n) : "None") << " "
+                                << norm);
                         const Tensor y = run_1d(op, x, n, -1, norm);
                         const Array want = expected_1d(op, Array::of(x), n, -1, norm);
                         CHECK(y.shape() == want.shape);
-                        const DType out = to_real ? (is_single(dt) ? DType::f32 : DType::f64)
-                                                  : (is_single(dt) ? DType::c64 : DType::c128);
+                        const DType out =
+                            to_real ? (is_single(dt) ? DType::f32 : DType::f64) : (is_single(dt) ? DType::c64 : DType::c128);
                         CHECK(y.dtype() == out);
                         const double err = relative_error(Array::of(y), want);
                         INFO("relative error " << err);
@@ -91,7 +92,8 @@ TEST_CASE("fft values: 1-D ops along a middle axis, and negative axes", "[fft]")
         const Tensor& in = real_input_only(op) ? xr : x;
         for (int64_t axis : {0, 1, -2, -3}) {
             INFO(op << " axis " << axis);
-            CHECK(relative_error(Array::of(run_1d(op, in, 4, axis, "ortho")), expected_1d(op, Array::of(in), 4, axis, "ortho")) <= 1e-13);
+            CHECK(relative_error(Array::of(run_1d(op, in, 4, axis, "ortho")), expected_1d(op, Array::of(in), 4, axis, "ortho")) <=
+                  1e-13);
         }
     }
 }
@@ -102,8 +104,12 @@ TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and 
         std::vector<int64_t> axes;
         std::optional<std::vector<int64_t>> s;
     };
-    const Case cases[] = {{{1, 2}, {}}, {{0, 2}, std::vector<int64_t>{5, 3}}, {{2, 0}, std::vector<int64_t>{4, 6}},
-                          {{0, 1, 2}, std::vector<int64_t>{2, 7, 5}}, {{1}, {}}, {{2, 1, 0}, {}}};
+    const Case cases[] = {{{1, 2}, {}},
+                          {{0, 2}, std::vector<int64_t>{5, 3}},
+                          {{2, 0}, std::vector<int64_t>{4, 6}},
+                          {{0, 1, 2}, std::vector<int64_t>{2, 7, 5}},
+                          {{1}, {}},
+                          {{2, 1, 0}, {}}};
     for (DType dt : all_dtypes) {
         const Tensor x = random_signal(rt, {3, 4, 5}, dt, 11);
         for (const Case& c : cases) {
@@ -132,8 +138,8 @@ TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and 
                 std::vector<int64_t> out_lengths = lengths;
                 if (!c.s) out_lengths.back() = 2 * (lengths.back() - 1);
                 CHECK(relative_error(Array::of(fft::irfftn(x, c.s, c.axes, norm)),
-                                     scaled(reference(X, RefKind::c2r, c.axes, out_lengths), scale_of(norm, true, count(out_lengths)))) <=
-                      tolerance(dt) * 10);
+                                     scaled(reference(X, RefKind::c2r, c.axes, out_lengths),
+                                            scale_of(norm, true, count(out_lengths)))) <= tolerance(dt) * 10);
             }
         }
         // fft2 family: the last two axes by default; fftn: all axes, or the last len(s).
@@ -141,7 +147,8 @@ TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and 
         CHECK(relative_error(Array::of(fft::fft2(x)), reference(X, RefKind::c2c_forward, {1, 2}, {4, 5})) <= tolerance(dt) * 10);
         CHECK(relative_error(Array::of(fft::ifft2(x, std::vector<int64_t>{3, 3})),
                              scaled(reference(X, RefKind::c2c_inverse, {1, 2}, {3, 3}), 1.0 / 9)) <= tolerance(dt) * 10);
-        CHECK(relative_error(Array::of(fft::fftn(x)), reference(X, RefKind::c2c_forward, {0, 1, 2}, {3, 4, 5})) <= tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::fftn(x)), reference(X, RefKind::c2c_forward, {0, 1, 2}, {3, 4, 5})) <=
+              tolerance(dt) * 10);
         CHECK(relative_error(Array::of(fft::fftn(x, std::vector<int64_t>{6})), reference(X, RefKind::c2c_forward, {2}, {6})) <=
               tolerance(dt) * 10);
         CHECK(relative_error(Array::of(fft::irfft2(x)), scaled(reference(X, RefKind::c2r, {1, 2}, {4, 8}), 1.0 / 32)) <=
@@ -210,15 +217,35 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
     const Case cases[] = {
         {"fft2: a pass, then FFTW on the rows", {256, 256}, DType::c128, RefKind::c2c_forward, {0, 1}, {}, "backward"},
         {"fft along axis 0: the pass alone reads the input", {256, 512}, DType::c64, RefKind::c2c_forward, {0}, {}, "backward"},
-        {"fft2 of 257 x 256: FFTW's plan in parts on the pool, the last shorter", {257, 256}, DType::c64, RefKind::c2c_forward,
-         {0, 1}, {}, "ortho"},
+        {"fft2 of 257 x 256: FFTW's plan in parts on the pool, the last shorter",
+         {257, 256},
+         DType::c64,
+         RefKind::c2c_forward,
+         {0, 1},
+         {},
+         "ortho"},
         {"fftn over axes 0 and 2 with a loop between", {64, 4, 256}, DType::c128, RefKind::c2c_forward, {0, 2}, {}, "forward"},
-        {"ifft2 of a padded input, ortho", {200, 256}, DType::c128, RefKind::c2c_inverse, {0, 1},
-         std::vector<int64_t>{256, 256}, "ortho"},
+        {"ifft2 of a padded input, ortho",
+         {200, 256},
+         DType::c128,
+         RefKind::c2c_inverse,
+         {0, 1},
+         std::vector<int64_t>{256, 256},
+         "ortho"},
         {"rfftn: FFTW's r2c, then a pass on the half spectrum", {256, 32, 14}, DType::f64, RefKind::r2c, {0, 2}, {}, "backward"},
-        {"irfftn: a pass on the half spectrum, then FFTW's c2r", {256, 32, 8}, DType::c128, RefKind::c2r, {0, 2},
-         std::vector<int64_t>{256, 14}, "backward"},
-        {"fftn of a real input: r2c, a pass, the mirrored half", {256, 64, 14}, DType::f32, RefKind::c2c_forward, {0, 2}, {},
+        {"irfftn: a pass on the half spectrum, then FFTW's c2r",
+         {256, 32, 8},
+         DType::c128,
+         RefKind::c2r,
+         {0, 2},
+         std::vector<int64_t>{256, 14},
+         "backward"},
+        {"fftn of a real input: r2c, a pass, the mirrored half",
+         {256, 64, 14},
+         DType::f32,
+         RefKind::c2c_forward,
+         {0, 2},
+         {},
          "backward"},
         {"ifftn of a real input", {256, 64, 14}, DType::f32, RefKind::c2c_inverse, {0, 2}, {}, "ortho"},
     };
@@ -235,7 +262,8 @@ TEST_CASE("fft values: estimate plans with buffered passes over long-strided axe
             case RefKind::r2c: y = fft::rfftn(x, c.s, c.axes, c.norm); break;
             case RefKind::c2r: y = fft::irfftn(x, c.s, c.axes, c.norm); break;
         }
-        const Array expected = scaled(reference(Array::of(x), c.kind, c.axes, lengths), scale_of(c.norm, inverse, count(lengths)));
+        const Array expected =
+            scaled(reference(Array::of(x), c.kind, c.axes, lengths), scale_of(c.norm, inverse, count(lengths)));
         CHECK(relative_error(Array::of(y), expected) <= (is_single(c.dtype) ? 1e-5 : 1e-12));
     }
 }
@@ -300,7 +328,8 @@ TEST_CASE("fft values: strided, transposed and offset views give the results of 
     for (DType dt : all_dtypes) {
         INFO(name_of(dt));
         const Tensor big = random_signal(rt, {6, 10, 9}, dt, 31);
-        const Tensor views[] = {big.transpose(0, 2), big.slice(1, 1, 9, 2), big.slice(2, 3, 8), big.transpose(1, 2).slice(0, 2, 5)};
+        const Tensor views[] = {big.transpose(0, 2), big.slice(1, 1, 9, 2), big.slice(2, 3, 8),
+                                big.transpose(1, 2).slice(0, 2, 5)};
         for (const Tensor& v : views) {
             const Tensor c = v.contiguous();
             CHECK(relative_error(Array::of(fft::fftn(v, std::nullopt, std::vector<int64_t>{0, 2})),

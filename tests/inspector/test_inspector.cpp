@@ -5,12 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <array>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 using namespace ferro;
 using namespace ferro::test;
@@ -63,7 +63,9 @@ std::string golden(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("inspector: plugins that segfault, abort, hang or exit while loading are reported by stage, and the good one still loads", "[inspector]") {
+TEST_CASE(
+    "inspector: plugins that segfault, abort, hang or exit while loading are reported by stage, and the good one still loads",
+    "[inspector]") {
     const Run r = inspect("list --json --timeout 2 --path " + crashing_dir());
     CHECK(r.exit_code == 1);  // something failed to load
     const json report = json::parse(r.out);
@@ -138,8 +140,10 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         const char* family;
         int ops;
     };
-    for (const Want& w : {Want{"libferro_linalg.so", "linalg", "family", "linalg", 26}, Want{"libferro_einsum.so", "einsum", "family", "einsum", 2},
-                          Want{"libferro_fft.so", "fft", "family", "fft", 14}, Want{"libferro_engine_null.so", "engine_null", "engine", "", 0}}) {
+    for (const Want& w :
+         {Want{"libferro_linalg.so", "linalg", "family", "linalg", 26},
+          Want{"libferro_einsum.so", "einsum", "family", "einsum", 2}, Want{"libferro_fft.so", "fft", "family", "fft", 14},
+          Want{"libferro_engine_null.so", "engine_null", "engine", "", 0}}) {
         INFO(w.file);
         const json& p = plugins.at(w.file);
         CHECK(p["status"] == "loaded");
@@ -183,7 +187,8 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         CHECK(p["kind"] == "engine");
         const json& engine = p["engines"][0];
         CHECK(engine["kind"] == "cuda");
-        if (engine["devices"] == 0) CHECK_THAT(engine["reason"].get<std::string>(), Catch::Contains("cuda", Catch::CaseSensitive::No));
+        if (engine["devices"] == 0)
+            CHECK_THAT(engine["reason"].get<std::string>(), Catch::Contains("cuda", Catch::CaseSensitive::No));
     }
     // cuFFT's module with it.
     const bool cufft = plugins.count("libferro_fft_cuda.so") > 0;
@@ -205,7 +210,8 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
     CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(files) + " loaded, 0 skipped, 0 failed"));
 }
 
-TEST_CASE("inspector: doctor shows the search path with its origins, engines with their reasons, problems and settings", "[inspector]") {
+TEST_CASE("inspector: doctor shows the search path with its origins, engines with their reasons, problems and settings",
+          "[inspector]") {
     const Run r = inspect("doctor --json --timeout 2 --path " + crashing_dir(), "FERRO_LOG_LEVEL=error");
     CHECK(r.exit_code == 1);
     const json d = json::parse(r.out);
@@ -288,7 +294,8 @@ TEST_CASE("inspector: an op that kills its process is that op's cell or row; ops
     }
 }
 
-TEST_CASE("inspector: show gives a plugin's ops with attributes, defaults, dtypes and rules, its modules and devices", "[inspector]") {
+TEST_CASE("inspector: show gives a plugin's ops with attributes, defaults, dtypes and rules, its modules and devices",
+          "[inspector]") {
     const Run r = inspect("show fft --json");
     CHECK(r.exit_code == 0);
     const json p = json::parse(r.out)["plugin"];
@@ -332,7 +339,8 @@ TEST_CASE("inspector: ops gives the op x engine x dtype support, with the reason
     for (const json& row : rows) {
         INFO(row.dump());
         CHECK(row["engine"] == "cpu");
-        const size_t n = row["op"] == "fft.rfft" || row["op"] == "fft.rfft2" || row["op"] == "fft.rfftn" || row["op"] == "fft.ihfft" ? 2 : 4;
+        const size_t n =
+            row["op"] == "fft.rfft" || row["op"] == "fft.rfft2" || row["op"] == "fft.rfftn" || row["op"] == "fft.ihfft" ? 2 : 4;
         CHECK(row["dtypes"].size() == n);
         for (const json& cell : row["dtypes"]) CHECK(cell["supported"] == true);
     }
@@ -352,7 +360,8 @@ TEST_CASE("inspector: ops gives the op x engine x dtype support, with the reason
     CHECK_THAT(text.out, Catch::Contains("engine kind null has no devices"));
 }
 
-TEST_CASE("inspector: check passes every real plugin: each op, dtype and engine from the family's examples, gradchecked", "[inspector]") {
+TEST_CASE("inspector: check passes every real plugin: each op, dtype and engine from the family's examples, gradchecked",
+          "[inspector]") {
     for (const char* plugin : {"fft", "linalg", "einsum"}) {
         INFO(plugin);
         const Run r = inspect(std::string("check --json ") + plugin);
@@ -376,7 +385,8 @@ TEST_CASE("inspector: check passes every real plugin: each op, dtype and engine 
     CHECK_THAT(text.out, Catch::Contains(std::to_string(vulkan_device ? 96 : 48) + " pass, 0 fail, 0 not checked"));
 }
 
-TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong VJP, and passes the right op next to them", "[inspector]") {
+TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong VJP, and passes the right op next to them",
+          "[inspector]") {
     const Run r = inspect("check --json fixture_wrong --path " + build_dir() + "/tests/fixtures/checking");
     CHECK(r.exit_code == 1);
     const json report = json::parse(r.out);
@@ -388,7 +398,8 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
     REQUIRE(by_op.size() == 8);
     CHECK(by_op["fixture_wrong.square"]["status"] == "pass");
     CHECK(by_op["fixture_wrong.square_wrong_values"]["status"] == "fail");
-    CHECK_THAT(by_op["fixture_wrong.square_wrong_values"]["messages"][0].get<std::string>(), Catch::Contains("gradcheck: jvp output 0"));
+    CHECK_THAT(by_op["fixture_wrong.square_wrong_values"]["messages"][0].get<std::string>(),
+               Catch::Contains("gradcheck: jvp output 0"));
     CHECK(by_op["fixture_wrong.square_wrong_vjp"]["status"] == "fail");
     const std::string vjp_message = by_op["fixture_wrong.square_wrong_vjp"]["messages"][0];
     CHECK_THAT(vjp_message, Catch::Contains("gradcheck: vjp input 0"));
@@ -400,7 +411,8 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
                Catch::Contains("fixture_wrong prepares f64 only"));
     CHECK(report["summary"] == json::parse(R"({"pass": 2, "fail": 3, "not_checked": 0})"));
     // ops runs the first example in each dtype: the decline shows as the reason.
-    const json ops = json::parse(inspect("ops --json --family fixture_wrong --path " + build_dir() + "/tests/fixtures/checking").out);
+    const json ops =
+        json::parse(inspect("ops --json --family fixture_wrong --path " + build_dir() + "/tests/fixtures/checking").out);
     bool found = false;
     for (const json& row : ops["ops"]) {
         if (row["op"] != "fixture_wrong.square_declines_f32") continue;
@@ -417,7 +429,8 @@ TEST_CASE("inspector: check fails, naming the op, on wrong values and on a wrong
 }
 
 // The C++ face of the examples hook (ABI 1.3): what check runs.
-TEST_CASE("inspector: check runs the engine suite on an engine plugin's engines: it fails on kernels an engine claims and lacks", "[inspector]") {
+TEST_CASE("inspector: check runs the engine suite on an engine plugin's engines: it fails on kernels an engine claims and lacks",
+          "[inspector]") {
     const Run r = inspect("check --json fixture_unimplemented_engine --path " + build_dir() + "/tests/fixtures/checking_engine");
     CHECK(r.exit_code == 1);
     const json report = json::parse(r.out);
@@ -459,7 +472,8 @@ TEST_CASE("inspector: a family's examples through the runtime: inputs on the ask
     REQUIRE_FALSE(chol.empty());
     CHECK(chol[0].input_flags[0] == FERRO_EXAMPLE_HERMITIAN);
     CHECK(rt.op_examples("core.add", DType::f64).empty());  // the core family has no hook
-    check_error([&] { rt.op_examples("fft.nothing", DType::f64); }, FERRO_NOT_FOUND, "ferro_op_examples: no op named 'fft.nothing'");
+    check_error([&] { rt.op_examples("fft.nothing", DType::f64); }, FERRO_NOT_FOUND,
+                "ferro_op_examples: no op named 'fft.nothing'");
     check_error([&] { rt.op_examples("fft.fft", DType::f64, "vulkan:7"); }, FERRO_NOT_FOUND,
                 "ferro_op_examples: no engine named 'vulkan:7'");
 }

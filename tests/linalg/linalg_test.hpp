@@ -58,11 +58,11 @@ inline double tol(DType dtype, int64_t n = 4) {
     return (is_single(dtype) ? 2e-5 : 1e-13) * static_cast<double>(std::max<int64_t>(n, 4)) * 10;
 }
 
-#define CHECK_NEAR_T(a, b, t)                                                  \
-    do {                                                                       \
-        const double diff_ = ::ferro::test::max_diff((a), (b));                \
+#define CHECK_NEAR_T(a, b, t)                                                      \
+    do {                                                                           \
+        const double diff_ = ::ferro::test::max_diff((a), (b));                    \
         INFO("max |" #a " - " #b "| = " << diff_ << " (tolerance " << (t) << ")"); \
-        CHECK(diff_ <= (t));                                                   \
+        CHECK(diff_ <= (t));                                                       \
     } while (0)
 
 }  // namespace ferro::test

@@ -13,19 +13,33 @@ using namespace ferro::test;
 TEST_CASE("linalg errors: shapes and dtypes are checked before any work", "[linalg]") {
     const Runtime rt = linalg_runtime();
     const Tensor rect = rt.zeros({3, 4});
-    check_error([&] { linalg::inv(rect); }, FERRO_INVALID_ARGUMENT, "linalg.inv: input 0 must be square ([..., n, n]), got shape [3, 4]");
+    check_error([&] { linalg::inv(rect); }, FERRO_INVALID_ARGUMENT,
+                "linalg.inv: input 0 must be square ([..., n, n]), got shape [3, 4]");
     check_error([&] { linalg::det(rt.zeros({4})); }, FERRO_INVALID_ARGUMENT,
                 "linalg.det: input 0 must be a matrix or a batch of matrices ([..., m, n]), got shape [4]");
-    check_error([&] { linalg::svd(rt.zeros({2, 2}, DType::i64)); }, FERRO_INVALID_ARGUMENT,
-                "linalg.svd: input 0 must be f32, f64, c64 or c128, got i64");
-    check_error([&] { linalg::solve(rt.eye(3), rt.zeros({4, 2})); }, FERRO_INVALID_ARGUMENT,
-                "linalg.solve: input 1 (B) has shape [4, 2], expected [..., 3, k] to match input 0 of shape [3, 3]");
+    check_error(
+        [&] {
+            linalg::svd(rt.zeros({2, 2}, DType::i64));
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.svd: input 0 must be f32, f64, c64 or c128, got i64");
+    check_error(
+        [&] {
+            linalg::solve(rt.eye(3), rt.zeros({4, 2}));
+        },
+        FERRO_INVALID_ARGUMENT,
+        "linalg.solve: input 1 (B) has shape [4, 2], expected [..., 3, k] to match input 0 of shape [3, 3]");
     check_error([&] { linalg::solve(rt.eye(3), rt.zeros({4})); }, FERRO_INVALID_ARGUMENT,
                 "linalg.solve: input 1 (b) has shape [4], expected [3]");
-    check_error([&] { linalg::solve(rt.zeros({2, 3, 3}), rt.zeros({4, 3, 1})); }, FERRO_INVALID_ARGUMENT,
-                "linalg.solve: the batch shapes of input 0 [2] and input 1 [4] do not broadcast");
-    check_error([&] { linalg::solve(rt.eye(3), rt.zeros({3, 1}, DType::f32)); }, FERRO_INVALID_ARGUMENT,
-                "linalg.solve: input 1 (B) must have input 0's dtype f64, got f32");
+    check_error(
+        [&] {
+            linalg::solve(rt.zeros({2, 3, 3}), rt.zeros({4, 3, 1}));
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.solve: the batch shapes of input 0 [2] and input 1 [4] do not broadcast");
+    check_error(
+        [&] {
+            linalg::solve(rt.eye(3), rt.zeros({3, 1}, DType::f32));
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.solve: input 1 (B) must have input 0's dtype f64, got f32");
     check_error([&] { linalg::qr(rect, "raw"); }, FERRO_INVALID_ARGUMENT,
                 "linalg.qr: attribute mode must be \"reduced\", \"complete\" or \"r\", got \"raw\"");
     check_error([&] { linalg::eigh(rt.eye(2), "X"); }, FERRO_INVALID_ARGUMENT,
@@ -46,16 +60,24 @@ TEST_CASE("linalg errors: singular and non-positive-definite matrices name the b
         const Tensor A = rt.tensor<double>(v, {2, 2, 2, 2}).to(dt);
         check_error([&] { linalg::inv(A); }, FERRO_INVALID_ARGUMENT,
                     "linalg.inv: matrix [1, 0] of the batch is singular: U[1, 1] of its LU factorisation is exactly zero");
-        check_error([&] { linalg::solve(A, rt.zeros({2, 1}, dt)); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.solve: matrix [1, 0] of the batch is singular");
-        check_error([&] { linalg::solve(A.slice(0, 1, 2).slice(1, 0, 1).squeeze(), rt.zeros({2}, dt)); },
-                    FERRO_INVALID_ARGUMENT, "linalg.solve: the matrix is singular");
-        check_error([&] { linalg::solve_with_lu(A, rt.zeros({2, 1}, dt)); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.solve_with_lu: matrix [1, 0] of the batch is singular: U[1, 1] of its LU factorisation");
+        check_error(
+            [&] {
+                linalg::solve(A, rt.zeros({2, 1}, dt));
+            },
+            FERRO_INVALID_ARGUMENT, "linalg.solve: matrix [1, 0] of the batch is singular");
+        check_error([&] { linalg::solve(A.slice(0, 1, 2).slice(1, 0, 1).squeeze(), rt.zeros({2}, dt)); }, FERRO_INVALID_ARGUMENT,
+                    "linalg.solve: the matrix is singular");
+        check_error(
+            [&] {
+                linalg::solve_with_lu(A, rt.zeros({2, 1}, dt));
+            },
+            FERRO_INVALID_ARGUMENT,
+            "linalg.solve_with_lu: matrix [1, 0] of the batch is singular: U[1, 1] of its LU factorisation");
         // Not positive definite at the leading minor of order 2.
         const Tensor N = rt.tensor<double>({1, 2, 2, 1}, {2, 2}).to(dt);
-        check_error([&] { linalg::cholesky(N); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 2 is not positive definite");
+        check_error(
+            [&] { linalg::cholesky(N); }, FERRO_INVALID_ARGUMENT,
+            "linalg.cholesky: the matrix is not positive definite: its leading minor of order 2 is not positive definite");
     }
 }
 
@@ -69,9 +91,9 @@ TEST_CASE("linalg errors: NaN and Inf inputs never crash", "[linalg]") {
                     "linalg.svdvals: matrix [0] of the batch contains NaN or Inf");
         check_error([&] { linalg::eigh(A.mT()); }, FERRO_INVALID_ARGUMENT, "linalg.eigh: the matrix contains NaN or Inf");
         // The LU and Cholesky paths propagate NaN/Inf into their results or report a failure.
-        for (const auto& run : std::vector<std::function<void()>>{
-                 [&] { linalg::det(A); }, [&] { linalg::slogdet(A); }, [&] { linalg::inv(A); },
-                 [&] { linalg::solve(A, rt.eye(2)); }, [&] { linalg::cholesky(A); }, [&] { linalg::qr(A); }}) {
+        for (const auto& run : std::vector<std::function<void()>>{[&] { linalg::det(A); }, [&] { linalg::slogdet(A); },
+                                                                  [&] { linalg::inv(A); }, [&] { linalg::solve(A, rt.eye(2)); },
+                                                                  [&] { linalg::cholesky(A); }, [&] { linalg::qr(A); }}) {
             try {
                 run();
             } catch (const Error& e) {
@@ -123,10 +145,17 @@ TEST_CASE("linalg errors: triangular and LU solves check pivots, shapes and zero
     check_error([&] { linalg::triangular_solve(A, rt.eye(2), false); }, FERRO_INVALID_ARGUMENT,
                 "linalg.triangular_solve: the matrix is singular: its diagonal entry [1, 1] is exactly zero");
     check_error([&] { rt.call("linalg.triangular_solve", {A, rt.eye(2)}); }, FERRO_INVALID_ARGUMENT, "upper");
-    check_error([&] { linalg::triangular_solve(A, rt.zeros({3, 2}), true); }, FERRO_INVALID_ARGUMENT,
-                "linalg.triangular_solve: input 1 (B) has shape [3, 2], expected [..., 2, k] to match input 0 of shape [2, 2]");
-    check_error([&] { linalg::triangular_solve(A, rt.zeros({2, 3}), true, false); }, FERRO_INVALID_ARGUMENT,
-                "expected [..., k, 2] to match input 0");
+    check_error(
+        [&] {
+            linalg::triangular_solve(A, rt.zeros({3, 2}), true);
+        },
+        FERRO_INVALID_ARGUMENT,
+        "linalg.triangular_solve: input 1 (B) has shape [3, 2], expected [..., 2, k] to match input 0 of shape [2, 2]");
+    check_error(
+        [&] {
+            linalg::triangular_solve(A, rt.zeros({2, 3}), true, false);
+        },
+        FERRO_INVALID_ARGUMENT, "expected [..., k, 2] to match input 0");
     const auto [LU, piv] = linalg::lu_factor(rt.tensor<double>({1, 2, 2, 4}, {2, 2}));  // singular: a valid factorisation
     check_error([&] { linalg::lu_solve(LU, piv, rt.eye(2)); }, FERRO_INVALID_ARGUMENT,
                 "linalg.lu_solve: the matrix is singular: U[1, 1] of its LU factorisation is exactly zero");
@@ -180,7 +209,8 @@ TEST_CASE("linalg: the family's ops and version are its public contract's (ferro
     for (const OpInfo& op : inv.ops) ops += op.family == "linalg";
     CHECK(ops == static_cast<size_t>(ferro::family::linalg::Op::count));
     for (uint32_t i = 0; i < static_cast<uint32_t>(ferro::family::linalg::Op::count); ++i) {
-        const std::string name = std::string("linalg.") + ferro::family::linalg::op_name(static_cast<ferro::family::linalg::Op>(i));
+        const std::string name =
+            std::string("linalg.") + ferro::family::linalg::op_name(static_cast<ferro::family::linalg::Op>(i));
         INFO(name);
         CHECK(std::any_of(inv.ops.begin(), inv.ops.end(), [&](const OpInfo& op) { return op.name == name; }));
     }

@@ -29,9 +29,7 @@ int64_t extent(const Layout& l, int64_t rows, int64_t cols) {
     return rows == 0 || cols == 0 ? 0 : (rows - 1) * l.rs + (cols - 1) * l.cs + 1;
 }
 
-bool in_part(Part part, int64_t i, int64_t j) {
-    return part == Part::all || (part == Part::lower ? j <= i : j >= i);
-}
+bool in_part(Part part, int64_t i, int64_t j) { return part == Part::all || (part == Part::lower ? j <= i : j >= i); }
 
 template <class T> T value(int64_t k) {
     if constexpr (std::is_same_v<T, std::complex<double>>) {

@@ -92,10 +92,11 @@ std::optional<Fn> function_of(const json& rec) {
     if (op == "solve" || op == "solve_ex") return [](auto& x) { return Outputs{{"value", linalg::solve(x[0], x[1])}}; };
     if (op == "inv" || op == "inv_ex") return [](auto& x) { return Outputs{{"value", linalg::inv(x[0])}}; };
     if (op == "det") return [](auto& x) { return Outputs{{"value", linalg::det(x[0])}}; };
-    if (op == "slogdet") return [](auto& x) {
-        auto [s, l] = linalg::slogdet(x[0]);
-        return Outputs{{"output_0", s}, {"output_1", l}};
-    };
+    if (op == "slogdet")
+        return [](auto& x) {
+            auto [s, l] = linalg::slogdet(x[0]);
+            return Outputs{{"output_0", s}, {"output_1", l}};
+        };
     if (op == "cholesky" || op == "cholesky_ex") {
         const bool upper = kwarg(rec, "upper", false);
         return [upper](auto& x) { return Outputs{{"value", linalg::cholesky(hermitian_part(x[0]), upper)}}; };
@@ -131,11 +132,13 @@ std::optional<Fn> function_of(const json& rec) {
         };
     }
     if (op == "svdvals") return [](auto& x) { return Outputs{{"value", linalg::svdvals(x[0])}}; };
-    if (op == "lu") return [](auto& x) {
-        auto [p, l, u] = linalg::lu(x[0]);
-        return Outputs{{"output_1", l}, {"output_2", u}};
-    };
-    if (op == "lu_factor" || op == "lu_factor_ex") return [](auto& x) { return Outputs{{"output_0", linalg::lu_factor(x[0]).LU}}; };
+    if (op == "lu")
+        return [](auto& x) {
+            auto [p, l, u] = linalg::lu(x[0]);
+            return Outputs{{"output_1", l}, {"output_2", u}};
+        };
+    if (op == "lu_factor" || op == "lu_factor_ex")
+        return [](auto& x) { return Outputs{{"output_0", linalg::lu_factor(x[0]).LU}}; };
     if (op == "lu_solve") {  // input a is the packed LU; the pivots are x[2] (see Replay::run)
         const bool left = kwarg(rec, "left", true), adjoint = kwarg(rec, "adjoint", false);
         return [left, adjoint](auto& x) { return Outputs{{"value", linalg::lu_solve(x[0], x[2], x[1], left, adjoint)}}; };
@@ -144,17 +147,20 @@ std::optional<Fn> function_of(const json& rec) {
         const bool upper = kwarg(rec, "upper", false), left = kwarg(rec, "left", true), unit = kwarg(rec, "unitriangular", false);
         return [=](auto& x) { return Outputs{{"value", linalg::triangular_solve(x[0], x[1], upper, left, unit)}}; };
     }
-    if (op == "eig") return [](auto& x) {
-        auto [w, v] = linalg::eig(x[0]);
-        return Outputs{{"values", w}, {"vectors", v.abs()}};
-    };
+    if (op == "eig")
+        return [](auto& x) {
+            auto [w, v] = linalg::eig(x[0]);
+            return Outputs{{"values", w}, {"vectors", v.abs()}};
+        };
     if (op == "eigvals") return [](auto& x) { return Outputs{{"value", linalg::eigvals(x[0])}}; };
     if (op == "matrix_exp") return [](auto& x) { return Outputs{{"value", linalg::matrix_exp(x[0])}}; };
     if (op == "vector_norm") {
         const json& k = rec.value("op_kwargs", json::object());
         const double ord = k.is_object() && k.contains("ord") ? order_of(k.at("ord")) : 2.0;
         const bool keepdim = kwarg(rec, "keepdim", false);
-        return [ord, keepdim, axes = dims_of(k)](auto& x) { return Outputs{{"value", linalg::vector_norm(x[0], ord, axes, keepdim)}}; };
+        return [ord, keepdim, axes = dims_of(k)](auto& x) {
+            return Outputs{{"value", linalg::vector_norm(x[0], ord, axes, keepdim)}};
+        };
     }
     if (op == "lstsq_grad_oriented") {  // PyTorch's sample: (solution, residuals) of lstsq(a, b, driver)
         const std::string driver = kwarg_str(rec, "driver", "gelsd");
@@ -198,7 +204,9 @@ std::optional<Fn> function_of(const json& rec) {
         if (op == "pinv_singular") {  // PyTorch's sample: a low-rank product, pinv(a b^T)
             return [t](auto& x) { return Outputs{{"value", linalg::pinv(matmul(x[0], x[1].mT()), t)}}; };
         }
-        return [t, herm = t.hermitian](auto& x) { return Outputs{{"value", linalg::pinv(herm ? hermitian_part(x[0]) : x[0], t)}}; };
+        return [t, herm = t.hermitian](auto& x) {
+            return Outputs{{"value", linalg::pinv(herm ? hermitian_part(x[0]) : x[0], t)}};
+        };
     }
     return std::nullopt;
 }
@@ -355,16 +363,18 @@ struct Replay {
         Tensor a = inputs[0].detach();
         a.set_requires_grad();
         const std::string op = rec.at("op");
-        check_error([&] {
-            if (op == "svd") {
-                const auto usv = linalg::svd(a, false);
-                (usv.U + usv.Vh).sum().abs().backward();
-            } else if (op == "eigh") {
-                linalg::eigh(hermitian_part(a)).eigenvectors.sum().abs().backward();
-            } else {
-                linalg::eig(a).eigenvectors.sum().abs().backward();
-            }
-        }, FERRO_NOT_DIFFERENTIABLE, "gradient is ill-defined");
+        check_error(
+            [&] {
+                if (op == "svd") {
+                    const auto usv = linalg::svd(a, false);
+                    (usv.U + usv.Vh).sum().abs().backward();
+                } else if (op == "eigh") {
+                    linalg::eigh(hermitian_part(a)).eigenvectors.sum().abs().backward();
+                } else {
+                    linalg::eig(a).eigenvectors.sum().abs().backward();
+                }
+            },
+            FERRO_NOT_DIFFERENTIABLE, "gradient is ill-defined");
     }
 };
 

@@ -144,8 +144,9 @@ TEST_CASE("linalg values: lower Cholesky of a matrix above the one-BLAS-thread s
         // The leading minor of order 3 is not positive: named as for small matrices.
         std::vector<double> d(static_cast<size_t>(n), 1.0);
         d[2] = -1;
-        check_error([&] { linalg::cholesky(rt.eye(n, dt) * rt.tensor<double>(d, {n}).to(dt)); }, FERRO_INVALID_ARGUMENT,
-                    "linalg.cholesky: the matrix is not positive definite: its leading minor of order 3 is not positive definite");
+        check_error(
+            [&] { linalg::cholesky(rt.eye(n, dt) * rt.tensor<double>(d, {n}).to(dt)); }, FERRO_INVALID_ARGUMENT,
+            "linalg.cholesky: the matrix is not positive definite: its leading minor of order 3 is not positive definite");
     }
 }
 
@@ -189,7 +190,13 @@ TEST_CASE("linalg values: eigh gives A V = V diag(w), orthonormal V, ascending w
         // Only the named triangle is read: garbage in the other one changes nothing.
         const Tensor noise = random_matrix(rt, {6, 6}, dt, 9);
         const Tensor upper_mask = rt.tensor<double>(
-            [] { std::vector<double> m(36); for (int i = 0; i < 6; ++i) for (int j = 0; j < 6; ++j) m[i * 6 + j] = j > i; return m; }(), {6, 6});
+            [] {
+                std::vector<double> m(36);
+                for (int i = 0; i < 6; ++i)
+                    for (int j = 0; j < 6; ++j) m[i * 6 + j] = j > i;
+                return m;
+            }(),
+            {6, 6});
         const Tensor lower_garbage = A + noise * upper_mask.mT().to(dt);  // strictly lower changed
         CHECK_NEAR_T(linalg::eigvalsh(lower_garbage, "U"), w, tol(dt, 6) * 4);
         const Tensor upper_garbage = A + noise * upper_mask.to(dt);
@@ -544,11 +551,12 @@ TEST_CASE("linalg values: pinv satisfies the Penrose conditions, matrix_rank cou
             CHECK(X.shape()[X.ndim() - 2] == n);
             CHECK(X.shape().back() == m);
             const double t = tol(dt, std::max(m, n)) * 100;
-            CHECK_NEAR_T(matmul(A, matmul(X, A)), A, t);          // A X A = A
-            CHECK_NEAR_T(matmul(X, matmul(A, X)), X, t * 10);     // X A X = X
-            CHECK_NEAR_T(mH(matmul(A, X)), matmul(A, X), t);      // (A X)^H = A X
-            CHECK_NEAR_T(mH(matmul(X, A)), matmul(X, A), t);      // (X A)^H = X A
-            CHECK(linalg::matrix_rank(A).to_vector<int64_t>() == std::vector<int64_t>(static_cast<size_t>(numel(shape) / (m * n)), std::min(m, n)));
+            CHECK_NEAR_T(matmul(A, matmul(X, A)), A, t);       // A X A = A
+            CHECK_NEAR_T(matmul(X, matmul(A, X)), X, t * 10);  // X A X = X
+            CHECK_NEAR_T(mH(matmul(A, X)), matmul(A, X), t);   // (A X)^H = A X
+            CHECK_NEAR_T(mH(matmul(X, A)), matmul(X, A), t);   // (X A)^H = X A
+            CHECK(linalg::matrix_rank(A).to_vector<int64_t>() ==
+                  std::vector<int64_t>(static_cast<size_t>(numel(shape) / (m * n)), std::min(m, n)));
         }
         // Rank 2 of 4: the pseudo-inverse ignores the null space; the rank sees it.
         const Tensor U = random_matrix(rt, {4, 2}, dt, 111), V = random_matrix(rt, {2, 5}, dt, 112);
@@ -634,8 +642,11 @@ TEST_CASE("linalg values: matrix_norm for every order, on chosen axes, against d
     check_error([&] { linalg::matrix_norm(A, "3"); }, FERRO_INVALID_ARGUMENT,
                 "linalg.matrix_norm: attribute ord must be one of fro, nuc, inf, -inf, 1, -1, 2, -2, got \"3\"");
     check_error([&] { linalg::matrix_norm(A, "fro", {1, -1}); }, FERRO_INVALID_ARGUMENT, "axes entry 1 repeats axis 1");
-    check_error([&] { linalg::matrix_norm(rt.zeros({0, 3}), "2"); }, FERRO_INVALID_ARGUMENT,
-                "linalg.matrix_norm: the 2-norm of an empty matrix is undefined");
+    check_error(
+        [&] {
+            linalg::matrix_norm(rt.zeros({0, 3}), "2");
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.matrix_norm: the 2-norm of an empty matrix is undefined");
     CHECK(linalg::matrix_norm(rt.zeros({0, 3}), "nuc").item<double>() == 0.0);
 }
 
@@ -656,7 +667,7 @@ TEST_CASE("linalg values: cond in every norm, inf for singular matrices", "[lina
         CHECK_NEAR_T(linalg::cond(wide), sw.slice(-1, 0, 1).squeeze() / sw.slice(-1, 2, 3).squeeze(), tol(dt, 5) * 100);
     }
     const Tensor S = rt.tensor<double>({1, 2, 2, 4}, {2, 2});
-    CHECK(linalg::cond(S).item<double>() > 1e15);  // the SVD sees a rounding-sized smallest value, as numpy
+    CHECK(linalg::cond(S).item<double>() > 1e15);            // the SVD sees a rounding-sized smallest value, as numpy
     CHECK(std::isinf(linalg::cond(S, "1").item<double>()));  // LU finds the exact zero pivot
     check_error([&] { linalg::cond(rt.zeros({3, 4}), "fro"); }, FERRO_INVALID_ARGUMENT, "linalg.cond: input 0 must be square");
 }
@@ -688,10 +699,17 @@ TEST_CASE("linalg values: lstsq solves over- and underdetermined systems, with r
         CHECK_NEAR_T(d.residuals, (Rd * Rd.conj()).real().sum({-2}), tol(dt, 5) * 100);
         CHECK(linalg::lstsq(A, B, std::nullopt, "gelsy").residuals.shape() == Shape{0});
     }
-    check_error([&] { linalg::lstsq(rt.eye(3), rt.zeros({4, 1})); }, FERRO_INVALID_ARGUMENT,
-                "linalg.lstsq: input 1 (B) has shape [4, 1], expected [..., 3, k] to match input 0 of shape [3, 3]");
-    check_error([&] { linalg::lstsq(rt.eye(3), rt.zeros({3, 1}), std::nullopt, "qr"); }, FERRO_INVALID_ARGUMENT,
-                "linalg.lstsq: attribute driver must be gelsd, gelss, gelsy or gels, got \"qr\"");
+    check_error(
+        [&] {
+            linalg::lstsq(rt.eye(3), rt.zeros({4, 1}));
+        },
+        FERRO_INVALID_ARGUMENT,
+        "linalg.lstsq: input 1 (B) has shape [4, 1], expected [..., 3, k] to match input 0 of shape [3, 3]");
+    check_error(
+        [&] {
+            linalg::lstsq(rt.eye(3), rt.zeros({3, 1}), std::nullopt, "qr");
+        },
+        FERRO_INVALID_ARGUMENT, "linalg.lstsq: attribute driver must be gelsd, gelss, gelsy or gels, got \"qr\"");
 }
 
 TEST_CASE("linalg values: inverse_gaps of eigenvalues and of squared singular values, batched and strided", "[linalg]") {
@@ -720,8 +738,9 @@ TEST_CASE("linalg values: inverse_gaps of eigenvalues and of squared singular va
     }
     check_error([&] { linalg::inverse_gaps(rt.zeros({3}, DType::c128)); }, FERRO_INVALID_ARGUMENT,
                 "linalg.inverse_gaps: input 0 must be f32 or f64 (eigenvalues or singular values), got c128");
-    check_error([&] { linalg::inverse_gaps(rt.zeros({})); }, FERRO_INVALID_ARGUMENT,
-                "linalg.inverse_gaps: input 0 must be a vector or a batch of vectors ([..., n], at most 63 dimensions), got shape []");
+    check_error(
+        [&] { linalg::inverse_gaps(rt.zeros({})); }, FERRO_INVALID_ARGUMENT,
+        "linalg.inverse_gaps: input 0 must be a vector or a batch of vectors ([..., n], at most 63 dimensions), got shape []");
     check_error([&] { linalg::inverse_gaps(rt.zeros({3}), -1); }, FERRO_INVALID_ARGUMENT,
                 "linalg.inverse_gaps: attribute eps must be >= 0, got -1.000000");
 }

@@ -24,18 +24,20 @@ const std::map<std::string, Expected>& expected_diagnostics() {
         {"elf32", {LoadStage::open, FERRO_INVALID_ARGUMENT, "wrong ELF class: ELFCLASS32"}},
         // Each of these three took the process down inside dlopen before it was checked first.
         {"aarch64", {LoadStage::open, FERRO_INVALID_ARGUMENT, "built for AArch64, this process runs on x86-64"}},
-        {"truncated", {LoadStage::open, FERRO_INVALID_ARGUMENT, "reaches past the end of the file (3000 bytes): is it truncated?"}},
+        {"truncated",
+         {LoadStage::open, FERRO_INVALID_ARGUMENT, "reaches past the end of the file (3000 bytes): is it truncated?"}},
         {"zero_padded", {LoadStage::open, FERRO_INVALID_ARGUMENT, "the dynamic section has no symbol table"}},
         {"missing_dep", {LoadStage::open, FERRO_INVALID_ARGUMENT, "libfixture_dep.so"}},
         {"no_entry", {LoadStage::entry, FERRO_NOT_FOUND, "does not export ferro_plugin_query"}},
         {"entry_error", {LoadStage::query, FERRO_FAILED_PRECONDITION, "no licence"}},
         {"entry_throws", {LoadStage::query, FERRO_INTERNAL, "fixture exception from query"}},
-        {"abi_major", {LoadStage::abi, FERRO_INCOMPATIBLE, "built for ABI 2.3, this host speaks ABI " + std::to_string(FERRO_ABI_MAJOR) + "." +
-                                                             std::to_string(FERRO_ABI_MINOR)}},
+        {"abi_major",
+         {LoadStage::abi, FERRO_INCOMPATIBLE,
+          "built for ABI 2.3, this host speaks ABI " + std::to_string(FERRO_ABI_MAJOR) + "." + std::to_string(FERRO_ABI_MINOR)}},
         {"small_struct", {LoadStage::validate, FERRO_INVALID_ARGUMENT, "ferro_plugin_desc.struct_size is 16"}},
         {"null_infer", {LoadStage::validate, FERRO_INVALID_ARGUMENT, "ops[0] ('broken').infer is NULL"}},
-        {"dup_b", {LoadStage::register_, FERRO_ALREADY_EXISTS,
-                   "family 'fixture_dup' is already provided by plugin 'fixture_dup_a'"}},
+        {"dup_b",
+         {LoadStage::register_, FERRO_ALREADY_EXISTS, "family 'fixture_dup' is already provided by plugin 'fixture_dup_a'"}},
         {"probe_fails", {LoadStage::probe, FERRO_INTERNAL, "fixture driver crashed while counting"}},
     };
     return table;

@@ -95,10 +95,12 @@ TEST_CASE("extensions: malformed links are refused, naming the link and the fiel
                         bad_flags[] = {{0, 0, 0, 0x80}};
     const ferro_op_views_ext a = views_of(no_op, 1), b = views_of(no_output, 1), c = views_of(no_input, 1),
                              e = views_of(bad_flags, 1), f = views_of(no_op, 1, "elsewhere"), g = views_of(nullptr, 1);
-    CHECK_THAT(refusal(Described(&a.base).desc, DescriptorSource::builtin), Catch::Contains("views[0]: op 3 is not an op of family 'fixture_ext'"));
+    CHECK_THAT(refusal(Described(&a.base).desc, DescriptorSource::builtin),
+               Catch::Contains("views[0]: op 3 is not an op of family 'fixture_ext'"));
     CHECK_THAT(refusal(Described(&b.base).desc, DescriptorSource::builtin), Catch::Contains("'view_like' has no output 1"));
     CHECK_THAT(refusal(Described(&c.base).desc, DescriptorSource::builtin), Catch::Contains("'view_like' has no input 2"));
     CHECK_THAT(refusal(Described(&e.base).desc, DescriptorSource::builtin), Catch::Contains("unknown flags 0x80"));
-    CHECK_THAT(refusal(Described(&f.base).desc, DescriptorSource::builtin), Catch::Contains("family_id names no family of this plugin"));
+    CHECK_THAT(refusal(Described(&f.base).desc, DescriptorSource::builtin),
+               Catch::Contains("family_id names no family of this plugin"));
     CHECK_THAT(refusal(Described(&g.base).desc, DescriptorSource::builtin), Catch::Contains("extensions[0].views is NULL"));
 }

@@ -70,7 +70,7 @@ TEST_CASE("rule calls: a family's declared list is checked and read back", "[loa
     CHECK(std::string(found[2]) == "linalg.svd");
     CHECK(family_rule_calls(d.desc, "another").empty());
 
-    const char* const unqualified[] = {"svd"}, *const upper[] = {"Linalg.svd"}, *const null_name[] = {nullptr},
+    const char *const unqualified[] = {"svd"}, *const upper[] = {"Linalg.svd"}, *const null_name[] = {nullptr},
                       *const empty_op[] = {"linalg."};
     const ferro_rule_calls_ext a = calls_of(unqualified, 1), b = calls_of(upper, 1), c = calls_of(null_name, 1),
                                e = calls_of(empty_op, 1), f = calls_of(names, 1, "elsewhere"), g = calls_of(nullptr, 2),
@@ -118,8 +118,9 @@ TEST_CASE("rule calls: an op a family's rules call that no loaded plugin provide
         ferro::host::Runtime rt(options);
         REQUIRE(rt.load_plugin(dir + "/libferro_fixture_ad.so").diagnostic == std::nullopt);
         REQUIRE(captured.warnings.size() == 1);
-        CHECK(captured.warnings[0] == "plugin 'fixture_ad': the rules of family 'fixture_ad' call fixture_nowhere.op, which "
-                                      "no loaded plugin provides; gradients that need it will fail");
+        CHECK(captured.warnings[0] ==
+              "plugin 'fixture_ad': the rules of family 'fixture_ad' call fixture_nowhere.op, which "
+              "no loaded plugin provides; gradients that need it will fail");
         rt.load_plugin(dir + "/libferro_fixture_ad.so");  // already loaded: nothing new to report
         CHECK(captured.warnings.size() == 1);
     }

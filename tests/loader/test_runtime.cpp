@@ -89,12 +89,14 @@ TEST_CASE("runtime: an op missing from a family another file won names both file
     REQUIRE(rt.load_plugin(corpus_file("dup_b")).diagnostic);
     const std::string message = rt.snapshot()->missing_op_message("fixture_dup.absent");
     CHECK_THAT(message, Catch::StartsWith("no op named 'fixture_dup.absent': family 'fixture_dup' is provided by "
-                                          "plugin 'fixture_dup_a' (" + corpus_file("dup_a") + "), which has no op 'absent'"));
+                                          "plugin 'fixture_dup_a' (" +
+                                          corpus_file("dup_a") + "), which has no op 'absent'"));
     CHECK_THAT(message, Catch::Contains(corpus_file("dup_b") + " also provides family 'fixture_dup' but was not "
                                                                "registered, because the first file on the search path wins"));
-    CHECK(rt.snapshot()->missing_op_message("nofamily.op") == "no op named 'nofamily.op': no loaded plugin provides "
-                                                              "family 'nofamily' (1 plugin file(s) failed to load: see "
-                                                              "the runtime's diagnostics or ferro-inspect doctor)");
+    CHECK(rt.snapshot()->missing_op_message("nofamily.op") ==
+          "no op named 'nofamily.op': no loaded plugin provides "
+          "family 'nofamily' (1 plugin file(s) failed to load: see "
+          "the runtime's diagnostics or ferro-inspect doctor)");
 }
 
 TEST_CASE("runtime: rescanning, or a search path naming one directory twice, loads each file once", "[loader]") {

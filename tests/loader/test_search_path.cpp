@@ -51,8 +51,7 @@ TEST_CASE("search path: only libferro_*.so files are candidates, sorted by name"
     const auto dir = std::filesystem::temp_directory_path() / "ferro_candidates_test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir / "libferro_dir.so");
-    for (const char* name : {"libferro_b.so", "libferro_a.so", "libother.so", "libferro_c.so.1",
-                             "ferro_x.so", "libferro_.so"}) {
+    for (const char* name : {"libferro_b.so", "libferro_a.so", "libother.so", "libferro_c.so.1", "ferro_x.so", "libferro_.so"}) {
         std::ofstream(dir / name) << "x";
     }
     const auto files = ferro::host::plugin_candidates(dir);

@@ -15,8 +15,6 @@ inline std::string build_dir() {
 }
 
 inline std::string corpus_dir() { return build_dir() + "/tests/fixtures/corpus"; }
-inline std::string corpus_file(const std::string& name) {
-    return corpus_dir() + "/libferro_fixture_" + name + ".so";
-}
+inline std::string corpus_file(const std::string& name) { return corpus_dir() + "/libferro_fixture_" + name + ".so"; }
 
 }  // namespace ferro::test

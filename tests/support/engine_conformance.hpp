@@ -22,8 +22,7 @@ inline bool is_single_dtype(DType d) { return detail::is_single(d); }
 
 // Runs `part(rt, report)` on `engine`; every finding fails the test, and the part must have
 // checked something.
-template <class Part>
-void expect_conformant(const Runtime& rt, const std::string& engine, Part&& part) {
+template <class Part> void expect_conformant(const Runtime& rt, const std::string& engine, Part&& part) {
     conformance::Report report(rt, engine);
     part(rt, report);
     for (const auto& f : report.findings()) {
@@ -37,7 +36,8 @@ void expect_conformant(const Runtime& rt, const std::string& engine, Part&& part
 // tolerance of `dtype`).
 inline void check_same_on(const std::string& engine, const Tensor& got_on_engine, const Tensor& on_cpu, DType dtype) {
     REQUIRE(got_on_engine.engine() == engine);
-    const conformance::Difference d = conformance::difference({got_on_engine}, {on_cpu}, conformance::elementwise_tolerance(dtype));
+    const conformance::Difference d =
+        conformance::difference({got_on_engine}, {on_cpu}, conformance::elementwise_tolerance(dtype));
     INFO(d.why);
     CHECK(d.ok);
 }

@@ -58,8 +58,7 @@ void check_close(const std::vector<T>& got, const std::vector<U>& want, double r
 }
 
 // Runs `fn` expecting ferro::Error with `code` and a message containing `part`.
-template <class Fn>
-void check_error(Fn&& fn, uint32_t code, const std::string& part) {
+template <class Fn> void check_error(Fn&& fn, uint32_t code, const std::string& part) {
     try {
         fn();
         FAIL("expected an error containing: " << part);

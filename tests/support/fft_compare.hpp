@@ -8,8 +8,8 @@
 #include <ferro/gradcheck.hpp>  // detail::values_of
 
 #include <cmath>
-#include <functional>
 #include <ferro/fft.hpp>
+#include <functional>
 #include <string>
 
 namespace ferro::test {
@@ -58,6 +58,8 @@ inline void compare_fft(const std::string& engine, const std::string& what, DTyp
 
 using FftCompare = std::function<void(const std::string& what, DType dtype, const FftCall& f, const Tensor& x)>;
 
+// Tables of cases, one per line: clang-format would break every call whose lambda is not last.
+// clang-format off
 // numpy's one-dimensional cases in `dt`: every op in every norm, odd and prime lengths,
 // padding, truncation, another axis, length 1, strided views.
 inline void fft_cases_1d(const Runtime& rt, DType dt, const FftCompare& compare) {
@@ -108,6 +110,7 @@ inline void fft_cases_nd(const Runtime& rt, DType dt, const FftCompare& compare)
     compare("irfftn s = (7, 4) over axes (0, 1)", dt, [](const Tensor& t) { return fft::irfftn(t, {7, 4}, {0, 1}); }, cube);
     compare("fftn of a permuted view", dt, [](const Tensor& t) { return fft::fftn(t.permute({2, 0, 1}), {}, {0, 1}); }, cube);
 }
+// clang-format on
 
 // Gradients of an fft and of an rfft/irfft product, with their inputs on `engine`, match
 // finite differences (f64 and c128).

@@ -10,9 +10,7 @@ struct ferro_status_impl {
 namespace ferro::test {
 namespace {
 
-ferro_status make(uint32_t code, const char* message) {
-    return new ferro_status_impl{code, message != nullptr ? message : ""};
-}
+ferro_status make(uint32_t code, const char* message) { return new ferro_status_impl{code, message != nullptr ? message : ""}; }
 void free_status(ferro_status s) { delete s; }
 uint32_t code_of(ferro_status s) { return s != nullptr ? s->code : uint32_t{FERRO_OK}; }
 const char* message_of(ferro_status s) { return s != nullptr ? s->message.c_str() : ""; }
@@ -23,10 +21,7 @@ void log(const ferro_host_api* host, uint32_t level, const char* source, const c
 }
 ferro_bool log_enabled(const ferro_host_api*, uint32_t) { return 1; }
 
-template <class... A>
-ferro_status unimplemented(A...) {
-    return make(FERRO_UNIMPLEMENTED, "stub host: service not available");
-}
+template <class... A> ferro_status unimplemented(A...) { return make(FERRO_UNIMPLEMENTED, "stub host: service not available"); }
 
 }  // namespace
 
@@ -46,10 +41,9 @@ StubHost::StubHost() {
     api.tensor_view = unimplemented<ferro_tensor, ferro_tensor_view*>;
     api.tensor_signature = unimplemented<ferro_tensor, ferro_signature*>;
     api.tensor_engine = [](ferro_tensor) -> const char* { return ""; };
-    api.tensor_empty = unimplemented<const ferro_host_api*, const char*, ferro_dtype, int32_t,
-                                     const int64_t*, ferro_tensor*>;
-    api.tensor_from_host = unimplemented<const ferro_host_api*, const char*, ferro_dtype, int32_t,
-                                         const int64_t*, const void*, ferro_tensor*>;
+    api.tensor_empty = unimplemented<const ferro_host_api*, const char*, ferro_dtype, int32_t, const int64_t*, ferro_tensor*>;
+    api.tensor_from_host =
+        unimplemented<const ferro_host_api*, const char*, ferro_dtype, int32_t, const int64_t*, const void*, ferro_tensor*>;
     api.tensor_to_host = unimplemented<ferro_tensor, void*, uint64_t>;
     api.op_find = unimplemented<const ferro_host_api*, const char*, ferro_op*>;
     api.op_call = unimplemented<const ferro_host_api*, ferro_op, ferro_op_call_args*>;

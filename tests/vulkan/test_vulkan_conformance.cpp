@@ -19,8 +19,7 @@ std::set<DType> device_dtypes(const Runtime& rt) { return engine_dtypes(rt, kVul
 
 // Runs part of the conformance library's engine suite on vulkan:0; the validation layer must
 // stay silent.
-template <class Part>
-void conform(Part&& part) {
+template <class Part> void conform(Part&& part) {
     VulkanLog log;
     Runtime rt = vulkan_runtime(log);
     require_vulkan_device(rt);
@@ -38,7 +37,7 @@ void check_ulps(const char* op, const std::vector<double>& args, const Tensor& g
         INFO("x = " << args[i % args.size()] << ": got " << got[i] << ", want " << want[i]);
         const bool same = got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]));
         CHECK((same || std::abs(got[i] - want[i]) <= 8 * std::numeric_limits<double>::epsilon() * std::abs(want[i]) +
-                           8 * std::numeric_limits<double>::min()));
+                                                         8 * std::numeric_limits<double>::min()));
     }
 }
 
@@ -47,25 +46,21 @@ void check_ulps(const char* op, const std::vector<double>& args, const Tensor& g
 // The engine suite (tools/conformance) on vulkan:0, with the validation layer silent.
 // The reduction shapes reach both strategies: a workgroup per output for a large reduced
 // extent, an invocation per output for a small one.
-TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") {
-    conform(conformance::fill_and_casts);
-}
+TEST_CASE("vulkan: fill copies and casts agree with the cpu engine", "[vulkan]") { conform(conformance::fill_and_casts); }
 
-TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan]") {
-    conform(conformance::unary);
-}
+TEST_CASE("vulkan: unary ops agree with the cpu engine in every dtype", "[vulkan]") { conform(conformance::unary); }
 
 TEST_CASE("vulkan: binary ops with broadcasting and where agree with the cpu engine", "[vulkan]") {
     conform(conformance::binary);
 }
 
 TEST_CASE("vulkan: reductions over any axes agree with the cpu engine", "[vulkan]") {
-    conform([](const Runtime& rt, conformance::Report& r) { conformance::reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}}); });
+    conform([](const Runtime& rt, conformance::Report& r) {
+        conformance::reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}});
+    });
 }
 
-TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") {
-    conform(conformance::products);
-}
+TEST_CASE("vulkan: matmul and einsum agree with the cpu engine", "[vulkan]") { conform(conformance::products); }
 
 TEST_CASE("vulkan: gradients through vulkan tensors match finite differences", "[vulkan]") {
     conform([](const Runtime& rt, conformance::Report& r) { conformance::gradients(rt, r, {DType::f64}); });
@@ -92,8 +87,8 @@ TEST_CASE("vulkan: the engine's own f64 exp and log family is within a few ulp o
     const int64_t n = static_cast<int64_t>(args.size());
     const Tensor x = rt.tensor<double>(args, {n});
     const Tensor xv = x.to("vulkan:0");
-    for (const char* op : {"core.exp", "core.log", "core.expm1", "core.log1p", "core.tanh", "core.sinh", "core.cosh",
-                           "core.sigmoid"}) {
+    for (const char* op :
+         {"core.exp", "core.log", "core.expm1", "core.log1p", "core.tanh", "core.sinh", "core.cosh", "core.sigmoid"}) {
         check_ulps(op, args, xv.call(op), x.call(op));
     }
     check_no_vulkan_messages(log);
@@ -107,15 +102,37 @@ TEST_CASE("vulkan: the engine's own f64 trigonometric functions and erf and pow 
     const double inf = std::numeric_limits<double>::infinity(), pi = 3.141592653589793;
     // sin, cos, tan: small, medium (Cody-Waite) and huge (Payne-Hanek) arguments, near multiples
     // of pi/2 (where the reduction cancels most bits), up to the largest double.
-    std::vector<double> trig{0.0, -0.0, 1e-300, 1e-8, 0.5, -0.7853981633974483, 1.5707963267948966, pi, 2 * pi,
-                             3 * pi / 2, 100 * pi, 1647099.0, 1647100.0, 1e6 * pi, 1e7, 1e10, 1e15, 1e22, 1e100,
-                             -1e200, 1.7976931348623157e308, 6381956970095103.0 * std::pow(2.0, 797), inf, -inf,
+    std::vector<double> trig{0.0,
+                             -0.0,
+                             1e-300,
+                             1e-8,
+                             0.5,
+                             -0.7853981633974483,
+                             1.5707963267948966,
+                             pi,
+                             2 * pi,
+                             3 * pi / 2,
+                             100 * pi,
+                             1647099.0,
+                             1647100.0,
+                             1e6 * pi,
+                             1e7,
+                             1e10,
+                             1e15,
+                             1e22,
+                             1e100,
+                             -1e200,
+                             1.7976931348623157e308,
+                             6381956970095103.0 * std::pow(2.0, 797),
+                             inf,
+                             -inf,
                              std::numeric_limits<double>::quiet_NaN()};
     for (int i = -50; i <= 50; ++i) trig.push_back(i * 0.37 + 0.001 * i * i);
     for (double big = 3.3; big < 1e300; big *= 7.7e6) trig.push_back(big);
     // arcsin, arccos, arctan, erf: the whole line, and [-1, 1] (NaN outside it for arcsin/arccos).
-    std::vector<double> line{0.0, -0.0, 1e-300, -1e-20, 1.0, -1.0, 0.9999999, 1.0000001, 2.5, -2.5, 5.9, 6.0, 27.0, 1e10, -1e300,
-                             inf, -inf, std::numeric_limits<double>::quiet_NaN()};
+    std::vector<double> line{0.0,       -0.0,      1e-300, -1e-20, 1.0,  -1.0,
+                             0.9999999, 1.0000001, 2.5,    -2.5,   5.9,  6.0,
+                             27.0,      1e10,      -1e300, inf,    -inf, std::numeric_limits<double>::quiet_NaN()};
     for (int i = -40; i <= 40; ++i) line.push_back(i * 0.0491);
     for (int i = 1; i <= 60; ++i) line.push_back(i * 0.1 + 0.0123);
     const auto run = [&](const std::vector<double>& args, std::initializer_list<const char*> ops) {
@@ -126,10 +143,10 @@ TEST_CASE("vulkan: the engine's own f64 trigonometric functions and erf and pow 
     run(line, {"core.arcsin", "core.arccos", "core.arctan", "core.erf"});
     // pow and arctan2 over every pair of a grid with signs, zeros, infinities and NaN; pow up to
     // the edge of overflow (1.0001^7e6 ~ e^700), where y log x must be carried to double-double.
-    std::vector<double> xs{0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 3.7, -3.0, 1.0001, 1e-300, 1e300, inf, -inf,
-                           std::numeric_limits<double>::quiet_NaN()};
-    std::vector<double> ys{0.0, -0.0, 0.5, -1.0, 2.0, 3.0, -3.0, 7.25, 1e-5, 7e6, -7e6, 1e300, inf, -inf,
-                           std::numeric_limits<double>::quiet_NaN()};
+    std::vector<double> xs{0.0, -0.0, 0.5,    -0.5,   1.0,   -1.0, 2.0,  -2.0,
+                           3.7, -3.0, 1.0001, 1e-300, 1e300, inf,  -inf, std::numeric_limits<double>::quiet_NaN()};
+    std::vector<double> ys{
+        0.0, -0.0, 0.5, -1.0, 2.0, 3.0, -3.0, 7.25, 1e-5, 7e6, -7e6, 1e300, inf, -inf, std::numeric_limits<double>::quiet_NaN()};
     std::vector<double> xx, yy;
     for (double a : xs) {
         for (double b : ys) {

@@ -35,9 +35,13 @@ bool device_has(const Runtime& rt, DType dtype) {
 
 Tensor signal(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed) { return fft_signal(rt, shape, dtype, seed); }
 
-void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) { check_fft_same("vulkan:0", on_vulkan, on_cpu, dtype); }
+void check_same(const Tensor& on_vulkan, const Tensor& on_cpu, DType dtype) {
+    check_fft_same("vulkan:0", on_vulkan, on_cpu, dtype);
+}
 
-void compare(const std::string& what, DType dtype, const FftCall& f, const Tensor& x) { compare_fft("vulkan:0", what, dtype, f, x); }
+void compare(const std::string& what, DType dtype, const FftCall& f, const Tensor& x) {
+    compare_fft("vulkan:0", what, dtype, f, x);
+}
 
 const DType kDtypes[] = {DType::f32, DType::f64, DType::c64, DType::c128};
 
@@ -71,11 +75,15 @@ TEST_CASE("vulkan fft: long and prime lengths agree with the FFTW module", "[vul
     require_vulkan_device(rt);
     for (DType dt : {DType::c64, DType::c128}) {
         if (!device_has(rt, dt)) continue;
-        compare("fft 2^16", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {1 << 16}, dt, 31));
-        compare("fft 3 5 7 11 13", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {15015}, dt, 32));
-        compare("ifft 1009 (Bluestein)", dt, [](const Tensor& t) { return fft::ifft(t); }, signal(rt, {3, 1009}, dt, 33));
+        compare(
+            "fft 2^16", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {1 << 16}, dt, 31));
+        compare(
+            "fft 3 5 7 11 13", dt, [](const Tensor& t) { return fft::fft(t); }, signal(rt, {15015}, dt, 32));
+        compare(
+            "ifft 1009 (Bluestein)", dt, [](const Tensor& t) { return fft::ifft(t); }, signal(rt, {3, 1009}, dt, 33));
     }
-    compare("rfft 2^16 f32", DType::f32, [](const Tensor& t) { return fft::rfft(t); }, signal(rt, {1 << 16}, DType::f32, 34));
+    compare(
+        "rfft 2^16 f32", DType::f32, [](const Tensor& t) { return fft::rfft(t); }, signal(rt, {1 << 16}, DType::f32, 34));
     check_no_vulkan_messages(log);
 }
 

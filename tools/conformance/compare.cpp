@@ -74,7 +74,8 @@ Difference difference(const std::vector<Tensor>& got, const std::vector<Tensor>&
     for (size_t k = 0; k < got.size(); ++k) {
         const Tensor g = got[k].to("cpu");
         if (g.dtype() != want[k].dtype()) {
-            return refuse(fmt::format("output {} is {}, the cpu engine's {}", k, dtype_name(g.dtype()), dtype_name(want[k].dtype())));
+            return refuse(
+                fmt::format("output {} is {}, the cpu engine's {}", k, dtype_name(g.dtype()), dtype_name(want[k].dtype())));
         }
         if (g.shape() != want[k].shape()) return refuse(fmt::format("output {}: its shape differs from the cpu engine's", k));
         const auto gv = detail::values_of(g), wv = detail::values_of(want[k]);

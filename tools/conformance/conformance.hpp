@@ -82,11 +82,11 @@ private:
 
 // The core ops the suite runs on every engine, unary and binary.
 inline constexpr const char* kUnaryOps[] = {
-    "neg", "conj", "abs", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt", "sign", "real", "imag", "reciprocal", "square",
-    "expm1", "log1p", "sinh", "cosh", "arcsin", "arccos", "arctan", "sigmoid", "erf", "floor", "ceil", "round", "angle",
-    "logical_not", "isnan", "isinf", "isfinite"};
-inline constexpr const char* kBinaryOps[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "eq",
-                                             "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "complex"};
+    "neg",    "conj",    "abs",  "exp",        "log",    "sin",   "cos",   "tan",         "tanh",  "sqrt",   "rsqrt",
+    "sign",   "real",    "imag", "reciprocal", "square", "expm1", "log1p", "sinh",        "cosh",  "arcsin", "arccos",
+    "arctan", "sigmoid", "erf",  "floor",      "ceil",   "round", "angle", "logical_not", "isnan", "isinf",  "isfinite"};
+inline constexpr const char* kBinaryOps[] = {"add", "sub", "mul", "div", "pow", "maximum",     "minimum",    "arctan2", "eq",
+                                             "ne",  "lt",  "le",  "gt",  "ge",  "logical_and", "logical_or", "complex"};
 
 // ---- the engine suite (engine_suite.cpp): core ops, products, einsum and gradients on the
 // report's engine against the cpu engine, in every dtype the engine reports.

@@ -30,7 +30,8 @@ void fill_and_casts(const Runtime& rt, Report& r) {
             r.same("a broadcast copy" + in, v.slice(2, 0, 1).expand({4, 6, 9}).contiguous(),
                    x.slice(2, 0, 1).expand({4, 6, 9}).contiguous(), dt);
             for (DType to : kDtypes) {
-                if (r.has(to)) r.same(fmt::format("a cast from {} to {}", dtype_name(dt), dtype_name(to)), v.to(to), x.to(to), to);
+                if (r.has(to))
+                    r.same(fmt::format("a cast from {} to {}", dtype_name(dt), dtype_name(to)), v.to(to), x.to(to), to);
             }
         });
     }
@@ -42,8 +43,10 @@ void unary(const Runtime& rt, Report& r) {
         const Tensor x = seeded_input(rt, {5, 7}, dt, 11);
         for (const char* op : kUnaryOps) {
             const std::string name = std::string("core.") + op;
-            r.compare(name, dt, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
-            r.compare(name + " (strided)", dt, [&](const Tensor& t) { return t.transpose(0, 1).call(name.c_str()); }, x);
+            r.compare(
+                name, dt, [&](const Tensor& t) { return t.call(name.c_str()); }, x);
+            r.compare(
+                name + " (strided)", dt, [&](const Tensor& t) { return t.transpose(0, 1).call(name.c_str()); }, x);
         }
     }
 }
@@ -57,7 +60,8 @@ void binary(const Runtime& rt, Report& r) {
             const Tensor bv = b.to(e);
             for (const char* op : kBinaryOps) {
                 const std::string name = std::string("core.") + op;
-                r.compare(name, dt, [&](const Tensor& t) { return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv}); }, a);
+                r.compare(
+                    name, dt, [&](const Tensor& t) { return t.call(name.c_str(), {}, {t.engine() == "cpu" ? b : bv}); }, a);
             }
             if (!r.has(DType::boolean)) return;
             const Tensor cond = seeded_input(rt, {4, 3, 6}, DType::boolean, 5);
@@ -81,8 +85,9 @@ void reductions(const Runtime& rt, Report& r, std::initializer_list<Shape> shape
             for (const Shape& axes : axes_list) {
                 for (const char* op : {"sum", "prod", "max", "min", "any", "all"}) {
                     const std::string name = std::string("core.") + op;
-                    r.compare(fmt::format("{} of a {} input over {} axes", name, shape_text(shape), axes.size()), dt,
-                              [&](const Tensor& t) { return t.call(name.c_str(), {Attr("axes", axes)}); }, x);
+                    r.compare(
+                        fmt::format("{} of a {} input over {} axes", name, shape_text(shape), axes.size()), dt,
+                        [&](const Tensor& t) { return t.call(name.c_str(), {Attr("axes", axes)}); }, x);
                 }
             }
         }
@@ -101,7 +106,8 @@ void products(const Runtime& rt, Report& r) {
             const Tensor a = seeded_input(rt, {2, 70, 130}, dt, 41), b = seeded_input(rt, {2, 130, 90}, dt, 42);
             const Tensor av = on(a), bv = on(b);
             same("matmul", matmul(av, bv), matmul(a, b));
-            same("matmul of transposes", matmul(bv.transpose(1, 2), av.transpose(1, 2)), matmul(b.transpose(1, 2), a.transpose(1, 2)));
+            same("matmul of transposes", matmul(bv.transpose(1, 2), av.transpose(1, 2)),
+                 matmul(b.transpose(1, 2), a.transpose(1, 2)));
             same("matmul of strided operands", matmul(av.slice(2, 0, 130, 2), bv.slice(1, 0, 130, 2)),
                  matmul(a.slice(2, 0, 130, 2), b.slice(1, 0, 130, 2)));
             same("matmul with a broadcast batch", matmul(av, bv.slice(0, 0, 1)), matmul(a, b.slice(0, 0, 1)));
@@ -112,7 +118,8 @@ void products(const Runtime& rt, Report& r) {
             const Tensor u = seeded_input(rt, {300, 11}, dt, 48), w = seeded_input(rt, {11, 3}, dt, 49);
             same("a tall skinny matmul", matmul(on(u), on(w)), matmul(u, w));
             same("a Gram matrix", matmul(on(u).transpose(), on(u)), matmul(u.transpose(), u));
-            const Tensor c = seeded_input(rt, {5, 6}, dt, 43), d = seeded_input(rt, {6, 4}, dt, 44), f = seeded_input(rt, {4, 3}, dt, 45);
+            const Tensor c = seeded_input(rt, {5, 6}, dt, 43), d = seeded_input(rt, {6, 4}, dt, 44),
+                         f = seeded_input(rt, {4, 3}, dt, 45);
             same("an einsum chain", einsum("ij,jk,kl->il", {on(c), on(d), on(f)}), einsum("ij,jk,kl->il", {c, d, f}));
             same("a batched einsum", einsum("bij,bkj->bik", {av, av}), einsum("bij,bkj->bik", {a, a}));
             same("a batched einsum with a column-major result", einsum("bij,bkj->bki", {av, av}), einsum("bij,bkj->bki", {a, a}));
@@ -129,7 +136,7 @@ void products(const Runtime& rt, Report& r) {
     const Tensor z = seeded_input(rt, {8, 2, 8}, DType::f64, 63);
     const char* spec = "aib,bjc,cka->ijk";
     r.attempt("an MPS chain with a trace", [&] {
-            r.same("an MPS chain with a trace", einsum(spec, {x.to(e), y.to(e), z.to(e)}), einsum(spec, {x, y, z}), DType::f64);
+        r.same("an MPS chain with a trace", einsum(spec, {x.to(e), y.to(e), z.to(e)}), einsum(spec, {x, y, z}), DType::f64);
     });
 }
 
@@ -142,7 +149,8 @@ void gradients(const Runtime& rt, Report& r, std::initializer_list<DType> dtypes
             const auto f = [](const std::vector<Tensor>& x) {
                 return std::vector<Tensor>{(matmul(x[0], x[1]) * x[0].slice(1, 0, 2)).abs().sum({0}) + x[1].abs().sum({0}).exp()};
             };
-            r.gradcheck(fmt::format("gradients of products, elementwise ops and reductions in {}", dtype_name(dt)), ferro::gradcheck(f, {a, b}));
+            r.gradcheck(fmt::format("gradients of products, elementwise ops and reductions in {}", dtype_name(dt)),
+                        ferro::gradcheck(f, {a, b}));
             // A four-operand einsum, whose rules walk the contraction tree (its path read back from the device).
             const Tensor c = seeded_input(rt, {2, 3}, dt, 53).to(e), d = seeded_input(rt, {3, 2}, dt, 54).to(e);
             const auto chain = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{einsum("ij,jk,kl,lm->im", x)}; };
@@ -173,7 +181,10 @@ std::vector<SuitePart> engine_suite() {
     return {{"fill and casts", fill_and_casts},
             {"unary ops", unary},
             {"binary ops", binary},
-            {"reductions", [](const Runtime& rt, Report& r) { reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}}); }},
+            {"reductions",
+             [](const Runtime& rt, Report& r) {
+                 reductions(rt, r, {Shape{3, 4, 5}, Shape{2, 3, 700}});
+             }},
             {"matmul and einsum", products},
             {"gradients", [](const Runtime& rt, Report& r) { gradients(rt, r, {DType::f64}); }},
             {"special values", special_casts}};

@@ -79,8 +79,8 @@ OpCheck check_op_examples(const Runtime& rt, const OpInfo& op, DType dtype, cons
             if (!d.ok) {
                 out.status = "fail";
                 out.messages.push_back(fmt::format("example '{}': {} {:.3g}: {}", ex.what,
-                                                   on_cpu ? "a second run differs by" : "differs from the cpu engine by",
-                                                   d.error, d.why));
+                                                   on_cpu ? "a second run differs by" : "differs from the cpu engine by", d.error,
+                                                   d.why));
             }
             const bool grad_dtype = dtype == DType::f64 || (dtype == DType::c128 && !quick);
             if (grad_dtype && op.has_vjp && on_cpu) gradcheck_example(rt, op, ex, out);

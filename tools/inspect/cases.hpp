@@ -19,8 +19,7 @@ public:
 
     // Runs `fn` (which returns the case's result) unless the case comes before `from`:
     // {"event": "case", "index": i, "case": key} first, {"event": "done", "index": i, "result": ...} after.
-    template <class Fn>
-    void run(const nlohmann::json& key, Fn&& fn) {
+    template <class Fn> void run(const nlohmann::json& key, Fn&& fn) {
         const size_t index = next_++;
         if (index < from_) return;
         emit({{"event", "case"}, {"index", index}, {"case", key}});

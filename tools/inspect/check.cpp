@@ -16,8 +16,8 @@ namespace {
 
 nlohmann::json empty_row(const nlohmann::json& key) {
     nlohmann::json row = key;
-    row.update({{"status", "pass"}, {"max_error", 0.0}, {"examples", 0}, {"gradcheck", false},
-                {"messages", nlohmann::json::array()}});
+    row.update(
+        {{"status", "pass"}, {"max_error", 0.0}, {"examples", 0}, {"gradcheck", false}, {"messages", nlohmann::json::array()}});
     return row;
 }
 
@@ -40,7 +40,10 @@ struct Row {
 // A row from a conformance outcome.
 nlohmann::json row_of(const nlohmann::json& key, const conformance::OpCheck& c) {
     nlohmann::json row = empty_row(key);
-    row.update({{"status", c.status}, {"max_error", c.max_error}, {"examples", c.examples}, {"gradcheck", c.gradchecked},
+    row.update({{"status", c.status},
+                {"max_error", c.max_error},
+                {"examples", c.examples},
+                {"gradcheck", c.gradchecked},
                 {"messages", c.messages}});
     return row;
 }
@@ -90,9 +93,11 @@ void run_check(Runtime& rt, const std::string& plugin, const CheckOptions& o, si
             for (const EngineInfo& engine : inv.engines) {
                 if (!o.engine.empty() && engine.name != o.engine) continue;
                 bool module = false;
-                for (const ModuleInfo& m : inv.modules) module = module || (m.family == op.family && m.engine == engine.name && m.available);
+                for (const ModuleInfo& m : inv.modules)
+                    module = module || (m.family == op.family && m.engine == engine.name && m.available);
                 if (!module) continue;
-                if (!engine.dtypes.empty() && std::find(engine.dtypes.begin(), engine.dtypes.end(), dtype) == engine.dtypes.end()) continue;
+                if (!engine.dtypes.empty() && std::find(engine.dtypes.begin(), engine.dtypes.end(), dtype) == engine.dtypes.end())
+                    continue;
                 const nlohmann::json key = {{"op", op.name}, {"dtype", dtype_name(dtype)}, {"engine", engine.name}};
                 cases.run(key, [&] { return row_of(key, conformance::check_op_examples(rt, op, dtype, engine.name, o.quick)); });
             }
@@ -149,26 +154,31 @@ nlohmann::json check(const ListOptions& list, const std::string& target, const C
 std::string render_check(const nlohmann::json& r) {
     std::string t;
     if (r.contains("error")) t += fmt::format("{}\n", r["error"].get<std::string>());
-    if (r["plugin"].is_object()) t += fmt::format("{}: {}\n", r["file"].get<std::string>(), r["plugin"]["reason"].get<std::string>());
+    if (r["plugin"].is_object())
+        t += fmt::format("{}: {}\n", r["file"].get<std::string>(), r["plugin"]["reason"].get<std::string>());
     for (const auto& row : r["results"]) {
         const std::string status = row["status"];
         // An engine-suite row counts its comparisons; an op's row, the examples it ran.
         const std::string op = row["op"];
         const char* unit = op.rfind("core: ", 0) == 0 ? "comparison" : "example";
         t += fmt::format("{:<11} {:<32} {:<5} {:<9} {} {}{}{}, max error {:.2g}\n",
-                         status == "pass" ? "PASS" : status == "fail" ? "FAIL" : "NOT CHECKED", op,
-                         row["dtype"].get<std::string>(), row["engine"].get<std::string>(), row["examples"].get<int>(), unit,
+                         status == "pass"   ? "PASS"
+                         : status == "fail" ? "FAIL"
+                                            : "NOT CHECKED",
+                         op, row["dtype"].get<std::string>(), row["engine"].get<std::string>(), row["examples"].get<int>(), unit,
                          row["examples"].get<int>() == 1 ? "" : "s", row["gradcheck"].get<bool>() ? ", gradcheck" : "",
                          row["max_error"].get<double>());
         for (const auto& m : row["messages"]) {  // indented, every line of it
             std::string text = m.get<std::string>();
             while (!text.empty() && text.back() == '\n') text.pop_back();
-            for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "      ");
+            for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+                text.insert(at + 1, "      ");
             t += fmt::format("      {}\n", text);
         }
     }
     const auto& s = r["summary"];
-    t += fmt::format("{} pass, {} fail, {} not checked\n", s["pass"].get<int>(), s["fail"].get<int>(), s["not_checked"].get<int>());
+    t += fmt::format("{} pass, {} fail, {} not checked\n", s["pass"].get<int>(), s["fail"].get<int>(),
+                     s["not_checked"].get<int>());
     return t;
 }
 

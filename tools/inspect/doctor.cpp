@@ -13,7 +13,9 @@ namespace {
 // A setting: its value from the environment, or what the host uses without it.
 nlohmann::json setting(const char* name, const std::string& fallback, const char* effect) {
     const char* v = std::getenv(name);
-    return {{"name", name}, {"value", v != nullptr ? v : fallback}, {"from", v != nullptr ? "environment" : "default"},
+    return {{"name", name},
+            {"value", v != nullptr ? v : fallback},
+            {"from", v != nullptr ? "environment" : "default"},
             {"effect", effect}};
 }
 
@@ -35,12 +37,15 @@ nlohmann::json doctor(const ListOptions& options) {
     for (const auto& p : list["plugins"]) {
         if (p["status"] == "loaded") {
             for (const auto& e : p["engines"]) {
-                r["engines"].push_back({{"kind", e["kind"]}, {"plugin", p["name"]}, {"devices", e["devices"]},
-                                        {"names", e["names"]}, {"reason", e["reason"]}});
+                r["engines"].push_back({{"kind", e["kind"]},
+                                        {"plugin", p["name"]},
+                                        {"devices", e["devices"]},
+                                        {"names", e["names"]},
+                                        {"reason", e["reason"]}});
             }
         } else {
-            r["problems"].push_back({{"file", p["file"]}, {"status", p["status"]}, {"stage", p.value("stage", "")},
-                                     {"reason", p["reason"]}});
+            r["problems"].push_back(
+                {{"file", p["file"]}, {"status", p["status"]}, {"stage", p.value("stage", "")}, {"reason", p["reason"]}});
         }
     }
     const std::string cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
@@ -48,7 +53,8 @@ nlohmann::json doctor(const ListOptions& options) {
         setting("FERRO_PLUGIN_PATH", "", "extra plugin directories, searched before the default one"),
         setting("FERRO_LOG_LEVEL", "warn", "trace | debug | info | warn | error | off, unless the application sets one"),
         setting("FERRO_CPU_THREADS", cores, "the cpu engine's pool, and FFTW's threads on large transforms"),
-        setting("FERRO_CPU_CACHE_MB", "1/8 of physical memory", "freed blocks of 64 KiB and more the cpu engine keeps for reuse (0 also stops the reuse of 1-64 KiB blocks)"),
+        setting("FERRO_CPU_CACHE_MB", "1/8 of physical memory",
+                "freed blocks of 64 KiB and more the cpu engine keeps for reuse (0 also stops the reuse of 1-64 KiB blocks)"),
         setting("FERRO_CPU_HUGE_PAGES", "1", "0: no 2 MiB page advice for the cpu engine's fresh blocks of 4 MiB and more"),
         setting("FERRO_FFT_WISDOM", "", "FFTW wisdom files PREFIX.f64 / PREFIX.f32, read at start and kept up to date"),
         setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),
@@ -72,8 +78,8 @@ std::string render_doctor(const nlohmann::json& r) {
     t += r["problems"].empty() ? "plugins: every file in the search path loads\n" : "plugins that do not load:\n";
     for (const auto& p : r["problems"]) {
         const std::string stage = p["stage"];
-        t += fmt::format("  {}: {}{}\n", p["file"].get<std::string>(), p["status"].get<std::string>() == "skipped" ? "skipped, " : "",
-                         p["reason"].get<std::string>());
+        t += fmt::format("  {}: {}{}\n", p["file"].get<std::string>(),
+                         p["status"].get<std::string>() == "skipped" ? "skipped, " : "", p["reason"].get<std::string>());
     }
     t += fmt::format("plan cache: at most {} plans, {} MiB\n", r["plan_cache"]["max_entries"].get<uint64_t>(),
                      r["plan_cache"]["max_bytes"].get<uint64_t>() >> 20);

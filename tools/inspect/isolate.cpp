@@ -2,16 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cstring>
-#include <vector>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <vector>
 
 extern char** environ;
 
@@ -84,7 +84,10 @@ std::string ProbeOutcome::failure() const {
 }
 
 nlohmann::json ProbeOutcome::failed_entry(const std::string& file) const {
-    return {{"file", file}, {"status", "failed"}, {"stage", last_stage}, {"reason", failure()},
+    return {{"file", file},
+            {"status", "failed"},
+            {"stage", last_stage},
+            {"reason", failure()},
             {"crash", {{"signal", signal}, {"exit_code", exit_code}, {"timed_out", timed_out}, {"stderr", stderr_tail}}}};
 }
 

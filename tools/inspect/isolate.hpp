@@ -10,17 +10,17 @@
 
 namespace ferro::inspect {
 
-struct ProbeOutcome {  // NOLINT(bugprone-exception-escape): its members' moves do not allocate
-    bool finished = false;     // the child printed its result line and exited 0
-    nlohmann::json result;     // that result (probe.cpp's schema), when finished
-    std::string last_stage;    // the last load stage the child announced ("" before any)
+struct ProbeOutcome {                  // NOLINT(bugprone-exception-escape): its members' moves do not allocate
+    bool finished = false;             // the child printed its result line and exited 0
+    nlohmann::json result;             // that result (probe.cpp's schema), when finished
+    std::string last_stage;            // the last load stage the child announced ("" before any)
     std::vector<nlohmann::json> done;  // the results of the cases it finished (cases.hpp), in order
-    nlohmann::json running;    // the case it announced and did not finish, null when none
-    size_t running_index = 0;  // that case's number
+    nlohmann::json running;            // the case it announced and did not finish, null when none
+    size_t running_index = 0;          // that case's number
     bool timed_out = false;
-    int signal = 0;            // the signal that ended the child, 0 if none
-    int exit_code = 0;         // its exit status when it exited without a result
-    std::string stderr_tail;   // the end of what it wrote to stderr
+    int signal = 0;           // the signal that ended the child, 0 if none
+    int exit_code = 0;        // its exit status when it exited without a result
+    std::string stderr_tail;  // the end of what it wrote to stderr
     // One line for a report: "crashed in stage query (signal 11, SIGSEGV)", "crashed while running
     // linalg.det in f64 on cpu (signal 11, SIGSEGV)", ...
     std::string failure() const;

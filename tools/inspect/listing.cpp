@@ -44,9 +44,10 @@ void mark_duplicates(nlohmann::json& plugins) {
         auto check = [&](const std::map<std::string, std::string>& seen, const std::string& key, const char* what) {
             auto it = seen.find(key);
             if (!clash.empty() || it == seen.end()) return;
-            clash = fmt::format("{} '{}' is already provided by {}, loaded first; this file is not registered (the "
-                                "first file on the search path wins)",
-                                what, key, it->second);
+            clash = fmt::format(
+                "{} '{}' is already provided by {}, loaded first; this file is not registered (the "
+                "first file on the search path wins)",
+                what, key, it->second);
         };
         check(names, p["name"], "plugin name");
         for (const auto& f : p["families"]) check(families, f["name"], "family");
@@ -159,7 +160,9 @@ std::string render_list(const nlohmann::json& list) {
                 continue;
             }
             std::string what;
-            for (const auto& f : p["families"]) what += fmt::format("{}family {} ({} ops)", what.empty() ? "" : ", ", f["name"].get<std::string>(), f["ops"].get<int>());
+            for (const auto& f : p["families"])
+                what += fmt::format("{}family {} ({} ops)", what.empty() ? "" : ", ", f["name"].get<std::string>(),
+                                    f["ops"].get<int>());
             for (const auto& m : p.value("module_families", nlohmann::json::array())) {
                 what += fmt::format("{}modules for family {}", what.empty() ? "" : ", ", m.get<std::string>());
             }

@@ -13,7 +13,7 @@ namespace ferro::inspect {
 struct ListOptions {
     std::vector<std::string> dirs;  // --path: these directories instead of the search path
     double timeout_s = 10;
-    std::string self;               // the inspector's executable, for probe mode
+    std::string self;  // the inspector's executable, for probe mode
 };
 
 // {"command": "list", "schema": 1, "search_path": [...], "plugins": [...], "summary": {...}};

@@ -50,17 +50,21 @@ int run(int argc, char** argv) {
     app.add_option("--from", probe.from, "internal: with --matrix or --check, the first case to run")->group("");
 
     ferro::inspect::ListOptions options;
-    auto* list = app.add_subcommand("list", "every file in the plugin search path, with its status, plugin, ABI and what it provides");
+    auto* list =
+        app.add_subcommand("list", "every file in the plugin search path, with its status, plugin, ABI and what it provides");
     list->add_option("--path", options.dirs, "inspect these directories instead of the search path");
-    auto* doctor = app.add_subcommand("doctor", "search path, engines and why they have no device, plugins that do not load, settings");
+    auto* doctor =
+        app.add_subcommand("doctor", "search path, engines and why they have no device, plugins that do not load, settings");
     doctor->add_option("--path", options.dirs, "inspect these directories instead of the search path");
     std::string target, engine, family;
-    auto* show = app.add_subcommand("show", "one plugin's full descriptor: ops with attributes, dtypes and rules; modules; devices");
+    auto* show =
+        app.add_subcommand("show", "one plugin's full descriptor: ops with attributes, dtypes and rules; modules; devices");
     show->add_option("plugin", target, "a plugin name (as list shows it) or a file")->required();
     show->add_option("--path", options.dirs, "look for the plugin in these directories instead of the search path");
     ferro::inspect::CheckOptions check_options;
-    auto* check = app.add_subcommand("check", "the conformance kit: every op on every engine and dtype against the cpu result, "
-                                              "gradcheck of every differentiable output");
+    auto* check = app.add_subcommand("check",
+                                     "the conformance kit: every op on every engine and dtype against the cpu result, "
+                                     "gradcheck of every differentiable output");
     check->add_option("plugin", target, "a plugin name (as list shows it) or a file")->required();
     check->add_option("--engine", check_options.engine, "only this engine (cpu, vulkan:0, ...)");
     check->add_flag("--quick", check_options.quick, "the first example of each op and dtype; gradcheck in f64 only");

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <unistd.h>
 
 namespace ferro::inspect {
 
@@ -66,18 +66,28 @@ const char* attr_type_name(uint32_t type) {
 nlohmann::json op_detail(const OpInfo& op) {
     nlohmann::json attrs = nlohmann::json::array();
     for (const OpAttrInfo& a : op.attrs) {
-        attrs.push_back({{"name", a.name}, {"type", attr_type_name(a.type)}, {"default", a.default_text},
+        attrs.push_back({{"name", a.name},
+                         {"type", attr_type_name(a.type)},
+                         {"default", a.default_text},
                          {"required", (a.flags & FERRO_ATTR_FLAG_REQUIRED) != 0},
-                         {"optional", (a.flags & FERRO_ATTR_FLAG_OPTIONAL) != 0}, {"doc", a.doc}});
+                         {"optional", (a.flags & FERRO_ATTR_FLAG_OPTIONAL) != 0},
+                         {"doc", a.doc}});
     }
     const int in = op.n_inputs < 0 ? 64 : op.n_inputs;
     nlohmann::json views = nlohmann::json::array();
     for (const OpViewInfo& v : op.views) views.push_back({{"output", v.output}, {"input", v.input}, {"may_copy", v.may_copy}});
-    return {{"name", op.name}, {"doc", op.doc}, {"inputs", op.n_inputs}, {"min_inputs", op.min_inputs},
-            {"outputs", op.n_outputs}, {"attrs", attrs}, {"dtypes", dtype_list(op.dtypes)},
+    return {{"name", op.name},
+            {"doc", op.doc},
+            {"inputs", op.n_inputs},
+            {"min_inputs", op.min_inputs},
+            {"outputs", op.n_outputs},
+            {"attrs", attrs},
+            {"dtypes", dtype_list(op.dtypes)},
             {"differentiable_inputs", op.n_inputs < 0 && op.diff_inputs != 0 ? nlohmann::json("all") : bits(op.diff_inputs, in)},
             {"differentiable_outputs", bits(op.diff_outputs, op.n_outputs < 0 ? 64 : op.n_outputs)},
-            {"vjp", op.has_vjp}, {"jvp", op.has_jvp}, {"views", views}};
+            {"vjp", op.has_vjp},
+            {"jvp", op.has_jvp},
+            {"views", views}};
 }
 
 // The plugin loaded from `file`, or why it failed.
@@ -121,7 +131,8 @@ nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool
             for (const OpInfo* op : ops) f["op_details"].push_back(op_detail(*op));
             f["modules"] = nlohmann::json::array();
             for (const ModuleInfo& m : inv.modules) {
-                if (m.family == family) f["modules"].push_back({{"engine", m.engine}, {"available", m.available}, {"reason", m.reason}});
+                if (m.family == family)
+                    f["modules"].push_back({{"engine", m.engine}, {"available", m.available}, {"reason", m.reason}});
             }
         }
         r["families"].push_back(f);
@@ -135,8 +146,11 @@ nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool
             if (engine.plugin != plugin->name || engine.kind != k.kind) continue;
             e["names"].push_back(engine.name);
             if (detail) {
-                e["device_details"].push_back({{"name", engine.name}, {"device", engine.device}, {"memory_bytes", engine.memory_bytes},
-                                               {"score", engine.score}, {"dtypes", dtype_list(engine.dtypes)},
+                e["device_details"].push_back({{"name", engine.name},
+                                               {"device", engine.device},
+                                               {"memory_bytes", engine.memory_bytes},
+                                               {"score", engine.score},
+                                               {"dtypes", dtype_list(engine.dtypes)},
                                                {"details", engine.details}});
             }
         }
@@ -145,7 +159,8 @@ nlohmann::json describe_file(const Inventory& inv, const std::string& file, bool
     r["module_families"] = plugin->module_families;
     std::string kind;
     for (const auto& [part, present] : {std::pair<const char*, bool>{"family", !families.empty()},
-                                        {"engine", !r["engines"].empty()}, {"modules", !plugin->module_families.empty()}}) {
+                                        {"engine", !r["engines"].empty()},
+                                        {"modules", !plugin->module_families.empty()}}) {
         if (present) kind += (kind.empty() ? "" : "+") + std::string(part);
     }
     r["kind"] = kind.empty() ? "empty" : kind;
@@ -196,8 +211,8 @@ void support_matrix(const Runtime& rt, const Inventory& inv, const ProbeRequest&
                 nlohmann::json key = row;
                 key["dtype"] = dtype_name(d);
                 cases.run(key, [&] {
-                    const bool kernels = engine.dtypes.empty() ||
-                                         std::find(engine.dtypes.begin(), engine.dtypes.end(), d) != engine.dtypes.end();
+                    const bool kernels =
+                        engine.dtypes.empty() || std::find(engine.dtypes.begin(), engine.dtypes.end(), d) != engine.dtypes.end();
                     nlohmann::json cell = {{"dtype", dtype_name(d)}, {"supported", module && kernels}};
                     if (!module) cell["reason"] = reason;
                     else if (!kernels) cell["reason"] = "the engine has no kernels for this dtype";

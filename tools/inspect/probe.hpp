@@ -14,13 +14,13 @@ namespace ferro::inspect {
 
 struct ProbeRequest {
     std::vector<std::string> files;
-    bool detail = false;       // every op's attributes and every device
-    bool matrix = false;       // the op x engine x dtype support
-    std::string family;        // ... of this family's ops only ("" = all)
-    std::string engine;        // ... and the check, on this engine only ("" = all)
-    std::string check;         // run the conformance kit on this plugin ("" = no)
+    bool detail = false;  // every op's attributes and every device
+    bool matrix = false;  // the op x engine x dtype support
+    std::string family;   // ... of this family's ops only ("" = all)
+    std::string engine;   // ... and the check, on this engine only ("" = all)
+    std::string check;    // run the conformance kit on this plugin ("" = no)
     bool quick = false;
-    size_t from = 0;           // the matrix's or the check's first case to run (cases.hpp)
+    size_t from = 0;  // the matrix's or the check's first case to run (cases.hpp)
 };
 
 int run_probe(const ProbeRequest& request);  // the exit code

@@ -66,8 +66,10 @@ std::string render_show(const nlohmann::json& r) {
         for (const auto& op : f["op_details"]) {
             const int in = op["inputs"], out = op["outputs"];
             t += fmt::format("    {} ({} -> {}): {}\n", op["name"].get<std::string>(),
-                             in < 0 ? fmt::format("{}+ inputs", op["min_inputs"].get<int>()) : fmt::format("{} input{}", in, in == 1 ? "" : "s"),
-                             out < 0 ? "variadic outputs" : fmt::format("{} output{}", out, out == 1 ? "" : "s"), op["doc"].get<std::string>());
+                             in < 0 ? fmt::format("{}+ inputs", op["min_inputs"].get<int>())
+                                    : fmt::format("{} input{}", in, in == 1 ? "" : "s"),
+                             out < 0 ? "variadic outputs" : fmt::format("{} output{}", out, out == 1 ? "" : "s"),
+                             op["doc"].get<std::string>());
             t += fmt::format("      dtypes {}; differentiable inputs [{}], outputs [{}]; vjp {}, jvp {}\n", join(op["dtypes"]),
                              op["differentiable_inputs"].is_string() ? "all" : join(op["differentiable_inputs"], ", "),
                              join(op["differentiable_outputs"], ", "), op["vjp"].get<bool>() ? "yes" : "no",
@@ -77,7 +79,8 @@ std::string render_show(const nlohmann::json& r) {
                                  v["may_copy"].get<bool>() ? " when its layout allows, else a copy" : "");
             }
             for (const auto& a : op["attrs"]) {
-                const std::string def = a["required"].get<bool>() ? "required" : fmt::format("= {}", a["default"].get<std::string>());
+                const std::string def =
+                    a["required"].get<bool>() ? "required" : fmt::format("= {}", a["default"].get<std::string>());
                 t += fmt::format("      {}: {} {} — {}\n", a["name"].get<std::string>(), a["type"].get<std::string>(), def,
                                  a["doc"].get<std::string>());
             }
@@ -88,8 +91,9 @@ std::string render_show(const nlohmann::json& r) {
         t += fmt::format("  engine {}: {} device{}{}\n", e["kind"].get<std::string>(), n, n == 1 ? "" : "s",
                          n == 0 ? fmt::format(" — {}", e["reason"].get<std::string>()) : "");
         for (const auto& d : e.value("device_details", nlohmann::json::array())) {
-            t += fmt::format("    {}: {}, {} MiB, score {}, dtypes {}{}\n", d["name"].get<std::string>(), d["device"].get<std::string>(),
-                             d["memory_bytes"].get<uint64_t>() >> 20, d["score"].get<int>(), join(d["dtypes"]),
+            t += fmt::format("    {}: {}, {} MiB, score {}, dtypes {}{}\n", d["name"].get<std::string>(),
+                             d["device"].get<std::string>(), d["memory_bytes"].get<uint64_t>() >> 20, d["score"].get<int>(),
+                             join(d["dtypes"]),
                              d["details"].get<std::string>().empty() ? "" : fmt::format("; {}", d["details"].get<std::string>()));
         }
     }
@@ -111,9 +115,14 @@ nlohmann::json ops(const ListOptions& o, const std::string& engine, const std::s
     if (!family.empty()) flags.insert(flags.end(), {"--matrix-family", family});
     if (!engine.empty()) flags.insert(flags.end(), {"--only-engine", engine});
     const auto killed = [](const nlohmann::json& the_case, const ProbeOutcome& outcome) {
-        return nlohmann::json{{"op", the_case["op"]}, {"engine", the_case["engine"]},
-                              {"cell", {{"dtype", the_case.value("dtype", "")}, {"supported", false}, {"tried", true},
-                                        {"crashed", true}, {"reason", outcome.failure()}}}};
+        return nlohmann::json{{"op", the_case["op"]},
+                              {"engine", the_case["engine"]},
+                              {"cell",
+                               {{"dtype", the_case.value("dtype", "")},
+                                {"supported", false},
+                                {"tried", true},
+                                {"crashed", true},
+                                {"reason", outcome.failure()}}}};
     };
     for (const nlohmann::json& c : run_cases(o.self, files, std::max(o.timeout_s, 900.0), flags, killed)) {
         nlohmann::json& rows = r["ops"];
@@ -139,9 +148,9 @@ std::string render_ops(const nlohmann::json& r) {
         std::string dtypes;
         for (const auto& cell : row["dtypes"]) {
             if (!dtypes.empty()) dtypes += ' ';
-            dtypes += cell["supported"].get<bool>() ? cell["dtype"].get<std::string>()
-                                                    : fmt::format("({}: {})", cell["dtype"].get<std::string>(),
-                                                                  cell.value("reason", std::string("no")));
+            dtypes += cell["supported"].get<bool>()
+                          ? cell["dtype"].get<std::string>()
+                          : fmt::format("({}: {})", cell["dtype"].get<std::string>(), cell.value("reason", std::string("no")));
         }
         if (row.contains("reason")) dtypes = fmt::format("no: {}", row["reason"].get<std::string>());
         else if (row["dtypes"].empty()) dtypes = "yes (the op declares no dtypes)";

@@ -14,7 +14,7 @@ namespace ferro {
 
 // How einsum picks its contraction path.
 struct EinsumOptions {
-    std::string optimize = "auto";  // auto | greedy | optimal | random-greedy
+    std::string optimize = "auto";                  // auto | greedy | optimal | random-greedy
     std::vector<std::pair<int64_t, int64_t>> path;  // explicit (opt_einsum linear form); wins when given
     std::string order;                              // or as a nested tree: "((0, 1), (2, 3))"
     std::string minimize = "flops";                 // flops | size: optimal and random-greedy's objective
@@ -24,8 +24,12 @@ struct EinsumOptions {
 
 namespace detail {
 inline Attrs einsum_attrs(const Attr& notation, const EinsumOptions& o) {
-    Attrs a{notation, Attr("optimize", o.optimize), Attr("minimize", o.minimize), Attr("seed", o.seed),
-            Attr("repeats", o.repeats), Attr("max_seconds", o.max_seconds)};
+    Attrs a{notation,
+            Attr("optimize", o.optimize),
+            Attr("minimize", o.minimize),
+            Attr("seed", o.seed),
+            Attr("repeats", o.repeats),
+            Attr("max_seconds", o.max_seconds)};
     if (!o.path.empty()) {
         std::vector<int64_t> flat;
         for (const auto& [i, j] : o.path) {

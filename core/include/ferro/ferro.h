@@ -14,9 +14,9 @@
 #define FERRO_FERRO_H
 
 #include <ferro/abi.h>
-#include <ferro/engine.h> /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
+#include <ferro/engine.h>    /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
 #include <ferro/extension.h> /* ferro_op_view */
-#include <ferro/host.h>   /* ferro_op, ferro_op_call_args */
+#include <ferro/host.h>      /* ferro_op, ferro_op_call_args */
 #include <ferro/status.h>
 #include <ferro/types.h>
 
@@ -51,8 +51,7 @@ FERRO_API void ferro_status_free(ferro_status status);
 typedef struct ferro_runtime_impl ferro_runtime;
 
 /* Called for every log line at or above the runtime's level, from any thread. */
-typedef void (*ferro_log_callback)(void* user, uint32_t level, const char* source,
-                                   const char* message);
+typedef void (*ferro_log_callback)(void* user, uint32_t level, const char* source, const char* message);
 
 typedef struct ferro_runtime_options {
     uint32_t struct_size;
@@ -77,8 +76,7 @@ FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options);
 /* Creates a runtime; `options` may be NULL for the defaults. A plugin that fails to load does
  * not fail creation: it becomes a diagnostic in the inventory. Owned by the caller, released
  * with ferro_runtime_destroy. */
-FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options,
-                                            ferro_runtime** out_runtime);
+FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options, ferro_runtime** out_runtime);
 /* Destroys a runtime (NULL is fine). Every object obtained from it must be released first. */
 FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime);
 
@@ -88,8 +86,7 @@ FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime);
 FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path);
 /* Loads every libferro_*.so on the search path; counts what loaded and what failed. Files
  * already loaded count in neither, so a second scan of an unchanged path reports 0 and 0. */
-FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
-                                          uint32_t* out_failed);
+FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded, uint32_t* out_failed);
 /* Unloads a plugin by name: FAILED_PRECONDITION while objects it created are alive. */
 FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const char* name);
 /* The current snapshot epoch (increments with every reconfiguration). */
@@ -103,8 +100,7 @@ FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime);
 typedef struct ferro_inventory_impl ferro_inventory;
 
 /* Pins the current snapshot. Owned by the caller, released with ferro_inventory_destroy. */
-FERRO_API ferro_status ferro_runtime_inventory(const ferro_runtime* runtime,
-                                               ferro_inventory** out_inventory);
+FERRO_API ferro_status ferro_runtime_inventory(const ferro_runtime* runtime, ferro_inventory** out_inventory);
 FERRO_API void ferro_inventory_destroy(ferro_inventory* inventory);
 FERRO_API uint64_t ferro_inventory_epoch(const ferro_inventory* inventory);
 
@@ -116,7 +112,7 @@ typedef struct ferro_plugin_info {
     const char* name;
     const char* version;
     const char* description;
-    const char* path; /* "" for built-ins */
+    const char* path;    /* "" for built-ins */
     uint32_t n_families; /* families it defines */
     uint32_t n_engines;  /* engines it created */
     /* Appended: the families it contributes modules to without defining them, comma-separated
@@ -137,13 +133,13 @@ FERRO_STRUCT_TRAITS(ferro_diagnostic_info, message);
 typedef struct ferro_engine_info {
     uint32_t struct_size;
     uint32_t ordinal;
-    const char* name;   /* "cpu", "vulkan:0" */
+    const char* name; /* "cpu", "vulkan:0" */
     const char* kind;
     const char* plugin;
     const char* device; /* device name */
     uint64_t memory_bytes;
     int32_t score;
-    uint32_t flags;     /* FERRO_ENGINE_* */
+    uint32_t flags; /* FERRO_ENGINE_* */
 } ferro_engine_info;
 FERRO_STRUCT_TRAITS(ferro_engine_info, flags);
 
@@ -159,10 +155,10 @@ FERRO_STRUCT_TRAITS(ferro_engine_kind_info, reason);
 
 typedef struct ferro_op_info {
     uint32_t struct_size;
-    int32_t n_inputs;  /* FERRO_VARIADIC = -1 */
+    int32_t n_inputs; /* FERRO_VARIADIC = -1 */
     int32_t n_outputs;
     uint32_t n_attrs;
-    const char* name;   /* qualified: "linalg.svd" */
+    const char* name; /* qualified: "linalg.svd" */
     const char* family;
     const char* doc;
     ferro_bool has_vjp;
@@ -181,23 +177,17 @@ FERRO_STRUCT_TRAITS(ferro_search_dir_info, origin);
 /* Counts and entries; `index` must be below the count (else OUT_OF_RANGE). `out` is caller
  * storage: set its struct_size. */
 FERRO_API uint32_t ferro_inventory_plugin_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_plugin(const ferro_inventory* inventory, uint32_t index,
-                                              ferro_plugin_info* out);
+FERRO_API ferro_status ferro_inventory_plugin(const ferro_inventory* inventory, uint32_t index, ferro_plugin_info* out);
 FERRO_API uint32_t ferro_inventory_diagnostic_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_diagnostic(const ferro_inventory* inventory,
-                                                  uint32_t index, ferro_diagnostic_info* out);
+FERRO_API ferro_status ferro_inventory_diagnostic(const ferro_inventory* inventory, uint32_t index, ferro_diagnostic_info* out);
 FERRO_API uint32_t ferro_inventory_engine_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_engine(const ferro_inventory* inventory, uint32_t index,
-                                              ferro_engine_info* out);
+FERRO_API ferro_status ferro_inventory_engine(const ferro_inventory* inventory, uint32_t index, ferro_engine_info* out);
 FERRO_API uint32_t ferro_inventory_engine_kind_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_engine_kind(const ferro_inventory* inventory,
-                                                   uint32_t index, ferro_engine_kind_info* out);
+FERRO_API ferro_status ferro_inventory_engine_kind(const ferro_inventory* inventory, uint32_t index, ferro_engine_kind_info* out);
 FERRO_API uint32_t ferro_inventory_op_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_op(const ferro_inventory* inventory, uint32_t index,
-                                          ferro_op_info* out);
+FERRO_API ferro_status ferro_inventory_op(const ferro_inventory* inventory, uint32_t index, ferro_op_info* out);
 FERRO_API uint32_t ferro_inventory_search_dir_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* inventory,
-                                                  uint32_t index, ferro_search_dir_info* out);
+FERRO_API ferro_status ferro_inventory_search_dir(const ferro_inventory* inventory, uint32_t index, ferro_search_dir_info* out);
 
 /* ---- inventory details, for inspectors (ferro-inspect show / ops) ------------------------ */
 
@@ -212,15 +202,15 @@ typedef struct ferro_op_attr_info {
     ferro_attr_value default_value; /* type FERRO_ATTR_NONE: None, or no default when required */
 } ferro_op_attr_info;
 FERRO_STRUCT_TRAITS(ferro_op_attr_info, default_value);
-FERRO_API ferro_status ferro_inventory_op_attr(const ferro_inventory* inventory, uint32_t op_index,
-                                               uint32_t attr_index, ferro_op_attr_info* out);
+FERRO_API ferro_status ferro_inventory_op_attr(const ferro_inventory* inventory, uint32_t op_index, uint32_t attr_index,
+                                               ferro_op_attr_info* out);
 
 /* What op `op_index` accepts and differentiates. */
 typedef struct ferro_op_detail_info {
     uint32_t struct_size;
-    int32_t min_inputs;        /* variadic ops: at least this many */
-    uint64_t diff_inputs;      /* bit i (63: i >= 63): input i can receive a gradient */
-    uint64_t diff_outputs;     /* bit k: a gradient may flow from output k */
+    int32_t min_inputs;    /* variadic ops: at least this many */
+    uint64_t diff_inputs;  /* bit i (63: i >= 63): input i can receive a gradient */
+    uint64_t diff_outputs; /* bit k: a gradient may flow from output k */
     uint32_t n_dtypes;
     uint32_t reserved;
     const ferro_dtype* dtypes; /* the dtypes its main inputs accept */
@@ -231,8 +221,7 @@ typedef struct ferro_op_detail_info {
     const ferro_op_view* views;
 } ferro_op_detail_info;
 FERRO_STRUCT_TRAITS(ferro_op_detail_info, views);
-FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index,
-                                                 ferro_op_detail_info* out);
+FERRO_API ferro_status ferro_inventory_op_detail(const ferro_inventory* inventory, uint32_t op_index, ferro_op_detail_info* out);
 
 /* The device behind engine `engine_index`: the dtypes its kernels support and free text. */
 typedef struct ferro_engine_detail_info {
@@ -256,8 +245,7 @@ typedef struct ferro_family_info {
 } ferro_family_info;
 FERRO_STRUCT_TRAITS(ferro_family_info, plugin);
 FERRO_API uint32_t ferro_inventory_family_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, uint32_t index,
-                                              ferro_family_info* out);
+FERRO_API ferro_status ferro_inventory_family(const ferro_inventory* inventory, uint32_t index, ferro_family_info* out);
 
 /* A family's module on one engine: there, or declined (or failed) with the factory's reason. */
 typedef struct ferro_module_info {
@@ -270,8 +258,7 @@ typedef struct ferro_module_info {
 } ferro_module_info;
 FERRO_STRUCT_TRAITS(ferro_module_info, reason);
 FERRO_API uint32_t ferro_inventory_module_count(const ferro_inventory* inventory);
-FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index,
-                                              ferro_module_info* out);
+FERRO_API ferro_status ferro_inventory_module(const ferro_inventory* inventory, uint32_t index, ferro_module_info* out);
 
 /* Sample calls of op `op` (qualified: "linalg.solve") whose main inputs have `dtype`, with the
  * inputs made on engine `engine`: the examples hook of the op family's module on the cpu engine
@@ -289,22 +276,17 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
  * made from host data are row-major. Engines are named "cpu", "vulkan:0", ... */
 
 /* A new row-major tensor holding a copy of `data` (row-major, packed; NULL only when empty). */
-FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine,
-                                              ferro_dtype dtype, int32_t ndim,
-                                              const int64_t* shape, const void* data,
-                                              ferro_tensor* out_tensor);
+FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                              const int64_t* shape, const void* data, ferro_tensor* out_tensor);
 /* A new uninitialised row-major tensor. */
-FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine,
-                                          ferro_dtype dtype, int32_t ndim, const int64_t* shape,
-                                          ferro_tensor* out_tensor);
+FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                          const int64_t* shape, ferro_tensor* out_tensor);
 /* A cpu tensor over application memory, without copying. `strides` may be NULL (row-major).
  * `deleter(context)` (may be NULL) runs when no tensor uses the memory any more. The caller
  * keeps the memory valid and unmodified by others until then. The host cannot check that the
  * view stays inside the memory lent: prefer ferro_tensor_borrow, which is told its size. */
-FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype,
-                                                int32_t ndim, const int64_t* shape,
-                                                const int64_t* strides, void* data,
-                                                void (*deleter)(void* context), void* context,
+FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype, int32_t ndim, const int64_t* shape,
+                                                const int64_t* strides, void* data, void (*deleter)(void* context), void* context,
                                                 ferro_tensor* out_tensor);
 
 /* Application memory lent to a cpu tensor, with its extent (since ABI 1.8's ferro.h). */
@@ -313,11 +295,11 @@ typedef struct ferro_borrow_args {
     ferro_dtype dtype;
     int32_t ndim;
     uint32_t reserved;
-    const int64_t* shape;   /* borrowed for the call */
-    const int64_t* strides; /* in elements, borrowed for the call; NULL: row-major */
-    void* data;             /* element 0 (elements before it are reached by negative strides) */
-    const void* lent;       /* the first byte lent */
-    uint64_t lent_bytes;    /* bytes lent from `lent`: every element the view reaches lies inside */
+    const int64_t* shape;           /* borrowed for the call */
+    const int64_t* strides;         /* in elements, borrowed for the call; NULL: row-major */
+    void* data;                     /* element 0 (elements before it are reached by negative strides) */
+    const void* lent;               /* the first byte lent */
+    uint64_t lent_bytes;            /* bytes lent from `lent`: every element the view reaches lies inside */
     void (*deleter)(void* context); /* may be NULL: runs when no tensor uses the memory any more */
     void* context;
 } ferro_borrow_args;
@@ -325,13 +307,11 @@ FERRO_STRUCT_TRAITS(ferro_borrow_args, context);
 
 /* ferro_tensor_borrow_host with the memory's extent: a view reaching outside [lent, lent +
  * lent_bytes) is INVALID_ARGUMENT, and nothing is borrowed (the deleter does not run). */
-FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args,
-                                           ferro_tensor* out_tensor);
+FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args, ferro_tensor* out_tensor);
 /* Copies the elements, row-major packed, into `dst` (`bytes` must equal numel * itemsize). */
 FERRO_API ferro_status ferro_tensor_copy_to_host(ferro_tensor tensor, void* dst, uint64_t bytes);
 /* A copy of `tensor` on another engine (explicit transfer; ops never move data implicitly). */
-FERRO_API ferro_status ferro_tensor_to(ferro_runtime* runtime, ferro_tensor tensor,
-                                       const char* engine, ferro_tensor* out_tensor);
+FERRO_API ferro_status ferro_tensor_to(ferro_runtime* runtime, ferro_tensor tensor, const char* engine, ferro_tensor* out_tensor);
 FERRO_API void ferro_tensor_retain(ferro_tensor tensor);
 FERRO_API void ferro_tensor_release(ferro_tensor tensor); /* NULL is fine */
 
@@ -375,15 +355,13 @@ FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_
  * arguments as ferro_op_call, with n_attrs 0, and may write into args->into (1.7); a bound
  * call may run on several threads at once. Destroy it before its runtime. Since 1.7. */
 typedef struct ferro_bound_call_impl* ferro_bound_call;
-FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs,
-                                     uint32_t n_attrs, ferro_bound_call* out_call);
+FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs, uint32_t n_attrs,
+                                     ferro_bound_call* out_call);
 FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call_args* args);
 FERRO_API void ferro_bound_call_destroy(ferro_bound_call call); /* NULL is fine */
 /* Convenience: find + call by name. */
-FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name,
-                                  const ferro_named_attr* attrs, uint32_t n_attrs,
-                                  const ferro_tensor* inputs, uint32_t n_inputs,
-                                  ferro_tensor* outputs, uint32_t outputs_capacity,
+FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs, uint32_t n_attrs,
+                                  const ferro_tensor* inputs, uint32_t n_inputs, ferro_tensor* outputs, uint32_t outputs_capacity,
                                   uint32_t* out_n_outputs);
 
 /* Typed helpers for the most used core ops (one output each). */
@@ -393,8 +371,8 @@ FERRO_API ferro_status ferro_mul(ferro_runtime* rt, ferro_tensor a, ferro_tensor
 FERRO_API ferro_status ferro_div(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
 FERRO_API ferro_status ferro_matmul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out);
 /* Sum over `axes` (n_axes 0 and axes NULL: all axes). */
-FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes,
-                                 uint32_t n_axes, ferro_bool keepdim, ferro_tensor* out);
+FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes, uint32_t n_axes, ferro_bool keepdim,
+                                 ferro_tensor* out);
 
 /* ---- plan cache ---------------------------------------------------------------------------- */
 
@@ -405,8 +383,7 @@ typedef struct ferro_plan_cache_stats {
 } ferro_plan_cache_stats;
 FERRO_STRUCT_TRAITS(ferro_plan_cache_stats, max_bytes);
 
-FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime,
-                                                      ferro_plan_cache_stats* out);
+FERRO_API ferro_status ferro_runtime_plan_cache_stats(const ferro_runtime* runtime, ferro_plan_cache_stats* out);
 FERRO_API void ferro_runtime_plan_cache_clear(ferro_runtime* runtime);
 
 /* Buffers an engine allocated for tensors, plans' workspaces and scratch, as the host counts
@@ -443,16 +420,15 @@ FERRO_API ferro_status ferro_tensor_detach(ferro_tensor tensor, ferro_tensor* ou
  * saved tensors are freed as the pass goes (a second backward through them is
  * FAILED_PRECONDITION); create_graph records the pass, so gradients can be differentiated,
  * and implies retain_graph (the recorded pass refers to the saved tensors). */
-FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed,
-                                      ferro_bool retain_graph, ferro_bool create_graph);
+FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed, ferro_bool retain_graph,
+                                      ferro_bool create_graph);
 /* Functional reverse mode: the cotangents of `inputs` (any tensors that require grad, leaves
  * or not) for `outputs` weighted by `cotangents` (NULL array or entries: ones, for one-element
  * outputs). Writes a new reference per input, or NULL when no gradient reaches it. Leaves'
  * .grad are untouched and the graph is kept. */
-FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs,
-                                 const ferro_tensor* cotangents, uint32_t n_outputs,
-                                 const ferro_tensor* inputs, uint32_t n_inputs,
-                                 ferro_bool create_graph, ferro_tensor* out_input_cotangents);
+FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs, const ferro_tensor* cotangents,
+                                 uint32_t n_outputs, const ferro_tensor* inputs, uint32_t n_inputs, ferro_bool create_graph,
+                                 ferro_tensor* out_input_cotangents);
 /* Forward mode: a tensor equal to `primal` carrying `tangent` (same shape; cast to the primal's
  * dtype). Every op on it propagates the tangent through the op's JVP rule, so the outputs'
  * tangents are their directional derivatives (ferro_tensor_tangent reads them; NULL when a
@@ -460,7 +436,7 @@ FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* out
  * differentiable with respect to `primal` when that requires grad, and reverse mode through
  * dual tensors propagates tangents too (forward-over-reverse Hessian-vector products). */
 FERRO_API ferro_status ferro_tensor_make_dual(ferro_runtime* runtime, ferro_tensor primal, ferro_tensor tangent,
-                                             ferro_tensor* out);
+                                              ferro_tensor* out);
 FERRO_API ferro_status ferro_tensor_tangent(ferro_tensor tensor, ferro_tensor* out_tangent);
 /* Grad mode of the calling thread. push disables recording until the matching pop. */
 FERRO_API ferro_bool ferro_grad_enabled(void);

@@ -11,13 +11,14 @@
 // called by name through Runtime::call or the family namespaces built on it.
 #pragma once
 
-#include <ferro/dtype.hpp>
 #include <ferro/ferro.h>
+#include <ferro/dtype.hpp>
 
 #include <algorithm>
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -26,7 +27,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <functional>
 #include <vector>
 
 namespace ferro {
@@ -85,13 +85,12 @@ public:
     Attr(std::string name, std::string v) : name_(std::move(name)), str_(std::move(v)) { set(FERRO_ATTR_STR); }
     Attr(std::string name, const char* v) : Attr(std::move(name), std::string(v)) {}
     Attr(std::string name, DType v) : Attr(std::move(name), std::string(dtype_name(v))) {}
-    Attr(std::string name, std::vector<int64_t> v) : name_(std::move(name)), ints_(std::move(v)) {
-        set(FERRO_ATTR_I64_ARRAY);
-    }
+    Attr(std::string name, std::vector<int64_t> v) : name_(std::move(name)), ints_(std::move(v)) { set(FERRO_ATTR_I64_ARRAY); }
     Attr(std::string name, std::initializer_list<int64_t> v) : Attr(std::move(name), std::vector<int64_t>(v)) {}
     Attr(std::string name, std::nullopt_t) : name_(std::move(name)) { set(FERRO_ATTR_NONE); }
     template <class T>
-    Attr(std::string name, const std::optional<T>& v) : Attr(v ? Attr(std::move(name), *v) : Attr(std::move(name), std::nullopt)) {}
+    Attr(std::string name, const std::optional<T>& v)
+        : Attr(v ? Attr(std::move(name), *v) : Attr(std::move(name), std::nullopt)) {}
     Attr(const Attr& o) : name_(o.name_), str_(o.str_), ints_(o.ints_) { set(o.value_.type).v = o.value_.v; }
     // A copy of a C attribute (its strings and arrays copied too).
     explicit Attr(const ferro_named_attr& a) : name_(a.name) {
@@ -132,16 +131,14 @@ namespace detail {
 using RuntimeRef = std::shared_ptr<ferro_runtime>;
 
 // An op name as a template argument, so each call site caches its resolved handle.
-template <size_t N>
-struct OpName {
+template <size_t N> struct OpName {
     char text[N];
     constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, text); }
 };
 
 // The handle for `Name` in runtime `rt`, cached per thread and keyed by the runtime's
 // process-unique id (a new runtime at a reused address cannot hit a stale handle).
-template <OpName Name>
-ferro_op op_handle(ferro_runtime* rt) {
+template <OpName Name> ferro_op op_handle(ferro_runtime* rt) {
     thread_local uint64_t cached_id = 0;
     thread_local ferro_op cached = nullptr;
     const uint64_t id = ferro_runtime_id(rt);
@@ -157,8 +154,7 @@ class Tensor;
 namespace detail {
 // Calls op `Name` with a cached handle and stack arrays: the path every Tensor method takes.
 template <OpName Name>
-Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
-             std::initializer_list<ferro_named_attr> attrs = {});
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, std::initializer_list<ferro_named_attr> attrs = {});
 }  // namespace detail
 
 class Tensor {
@@ -189,16 +185,15 @@ public:
     std::string engine() const { return ferro_tensor_engine(t_); }
 
     // The elements, row-major, converted to T when the dtype differs.
-    template <class T>
-    std::vector<T> to_vector() const {
+    template <class T> std::vector<T> to_vector() const {
         const Tensor src = dtype() == dtype_of<T>() ? *this : to(dtype_of<T>());
         std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>> out(static_cast<size_t>(numel()));
         check(ferro_tensor_copy_to_host(src.get(), out.data(), out.size() * sizeof(out[0])));
         return std::vector<T>(out.begin(), out.end());
     }
-    template <class T>
-    T item() const {
-        if (numel() != 1) throw Error(FERRO_INVALID_ARGUMENT, "item: the tensor has " + std::to_string(numel()) + " elements, not 1");
+    template <class T> T item() const {
+        if (numel() != 1)
+            throw Error(FERRO_INVALID_ARGUMENT, "item: the tensor has " + std::to_string(numel()) + " elements, not 1");
         return to_vector<T>()[0];
     }
 
@@ -240,9 +235,7 @@ public:
         check(ferro_tensor_to(rt_.get(), t_, engine_name.c_str(), &out));
         return {rt_, out};
     }
-    Tensor to(DType d) const {
-        return detail::call1<"core.cast">(*this, {t_}, {Attr("dtype", d).get()});
-    }
+    Tensor to(DType d) const { return detail::call1<"core.cast">(*this, {t_}, {Attr("dtype", d).get()}); }
 
     // Any op by qualified name with this tensor as input 0.
     Tensor call(const char* op, const Attrs& attrs = {}, std::vector<Tensor> more = {}) const;
@@ -290,8 +283,7 @@ public:
 
 private:
     // axes empty: all. The attributes point into `axes`, alive for the call.
-    template <detail::OpName Name>
-    Tensor reduce(const Shape& axes, bool keepdim) const {
+    template <detail::OpName Name> Tensor reduce(const Shape& axes, bool keepdim) const {
         ferro_named_attr a[2] = {};
         a[0].name = "axes";
         a[0].value.type = axes.empty() ? FERRO_ATTR_NONE : FERRO_ATTR_I64_ARRAY;
@@ -351,9 +343,9 @@ inline Tensor Tensor::call(const char* op, const Attrs& attrs, std::vector<Tenso
 namespace detail {
 // The arguments of one op call, every field set by name (user code builds without
 // -Wmissing-field-initializers firing in this header).
-inline ferro_op_call_args call_args(const ferro_named_attr* attrs, size_t n_attrs, const ferro_tensor* inputs,
-                                    size_t n_inputs, ferro_tensor* outputs, size_t capacity,
-                                    const ferro_tensor* into = nullptr, size_t n_into = 0) {
+inline ferro_op_call_args call_args(const ferro_named_attr* attrs, size_t n_attrs, const ferro_tensor* inputs, size_t n_inputs,
+                                    ferro_tensor* outputs, size_t capacity, const ferro_tensor* into = nullptr,
+                                    size_t n_into = 0) {
     ferro_op_call_args a{};
     a.struct_size = sizeof a;
     a.n_attrs = static_cast<uint32_t>(n_attrs);
@@ -368,8 +360,7 @@ inline ferro_op_call_args call_args(const ferro_named_attr* attrs, size_t n_attr
 }
 
 // The hot path for attribute-free binary core ops: a cached handle, no allocation.
-template <OpName Name>
-Tensor binary(const Tensor& a, const Tensor& b) {
+template <OpName Name> Tensor binary(const Tensor& a, const Tensor& b) {
     ferro_tensor in[2] = {a.get(), b.get()};
     ferro_tensor out = nullptr;
     ferro_op_call_args args = call_args(nullptr, 0, in, 2, &out, 1);
@@ -385,29 +376,27 @@ inline Tensor scalar_like(const Tensor& like, double value) {
     const std::complex<double> z(value, 0);
     const std::complex<float> zf(static_cast<float>(value), 0);
     const float f = static_cast<float>(value);
-    const void* data = dt == DType::f32 ? static_cast<const void*>(&f)
-                     : dt == DType::c64 ? static_cast<const void*>(&zf)
-                     : dt == DType::c128 ? static_cast<const void*>(&z)
-                                         : static_cast<const void*>(&value);
+    const void* data = dt == DType::f32    ? static_cast<const void*>(&f)
+                       : dt == DType::c64  ? static_cast<const void*>(&zf)
+                       : dt == DType::c128 ? static_cast<const void*>(&z)
+                                           : static_cast<const void*>(&value);
     ferro_tensor out = nullptr;
-    check(ferro_tensor_from_host(like.runtime(), ferro_tensor_engine(like.get()), static_cast<ferro_dtype>(dt), 0,
-                                 nullptr, data, &out));
+    check(ferro_tensor_from_host(like.runtime(), ferro_tensor_engine(like.get()), static_cast<ferro_dtype>(dt), 0, nullptr, data,
+                                 &out));
     return {like.runtime_ref(), out};
 }
 }  // namespace detail
 
 namespace detail {
 template <OpName Name>
-Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, const ferro_named_attr* attrs,
-             uint32_t n_attrs) {
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, const ferro_named_attr* attrs, uint32_t n_attrs) {
     ferro_tensor out = nullptr;
     ferro_op_call_args args = call_args(attrs, n_attrs, inputs.begin(), inputs.size(), &out, 1);
     check(ferro_op_call(first.runtime(), op_handle<Name>(first.runtime()), &args));
     return {first.runtime_ref(), out};
 }
 template <OpName Name>
-Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs,
-             std::initializer_list<ferro_named_attr> attrs) {
+Tensor call1(const Tensor& first, std::initializer_list<ferro_tensor> inputs, std::initializer_list<ferro_named_attr> attrs) {
     return call1<Name>(first, inputs, attrs.begin(), static_cast<uint32_t>(attrs.size()));
 }
 
@@ -463,12 +452,11 @@ inline std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::ve
     for (const Tensor& t : cotangents) cot.push_back(t.get());
     for (const Tensor& t : inputs) in.push_back(t.get());
     if (!cot.empty() && cot.size() != out.size()) {
-        throw Error(FERRO_INVALID_ARGUMENT, "vjp: " + std::to_string(cot.size()) + " cotangents for " +
-                                                std::to_string(out.size()) + " outputs");
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    "vjp: " + std::to_string(cot.size()) + " cotangents for " + std::to_string(out.size()) + " outputs");
     }
-    check(ferro_vjp(outputs[0].runtime(), out.data(), cot.empty() ? nullptr : cot.data(),
-                    static_cast<uint32_t>(out.size()), in.data(), static_cast<uint32_t>(in.size()),
-                    create_graph ? 1 : 0, result.data()));
+    check(ferro_vjp(outputs[0].runtime(), out.data(), cot.empty() ? nullptr : cot.data(), static_cast<uint32_t>(out.size()),
+                    in.data(), static_cast<uint32_t>(in.size()), create_graph ? 1 : 0, result.data()));
     std::vector<Tensor> grads;
     grads.reserve(result.size());
     for (ferro_tensor g : result) grads.push_back(g != nullptr ? Tensor(outputs[0].runtime_ref(), g) : Tensor());
@@ -492,8 +480,8 @@ inline std::pair<std::vector<Tensor>, std::vector<Tensor>> jvp(
     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& primals,
     const std::vector<Tensor>& tangents) {
     if (primals.size() != tangents.size()) {
-        throw Error(FERRO_INVALID_ARGUMENT, "jvp: " + std::to_string(tangents.size()) + " tangents for " +
-                                                std::to_string(primals.size()) + " primals");
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    "jvp: " + std::to_string(tangents.size()) + " tangents for " + std::to_string(primals.size()) + " primals");
     }
     std::vector<Tensor> duals;
     for (size_t i = 0; i < primals.size(); ++i) duals.push_back(make_dual(primals[i], tangents[i]));
@@ -589,13 +577,12 @@ public:
     std::vector<Example> op_examples(const std::string& op, DType dtype, const std::string& engine = "cpu") const;
 
     // Tensors from host data (row-major).
-    template <class T>
-    Tensor tensor(const std::vector<T>& data, Shape shape, const std::string& engine = "cpu") const {
+    template <class T> Tensor tensor(const std::vector<T>& data, Shape shape, const std::string& engine = "cpu") const {
         int64_t n = 1;
         for (int64_t s : shape) n *= s;
         if (n != static_cast<int64_t>(data.size())) {
-            throw Error(FERRO_INVALID_ARGUMENT, "tensor: " + std::to_string(data.size()) +
-                                                    " values for a shape of " + std::to_string(n) + " elements");
+            throw Error(FERRO_INVALID_ARGUMENT,
+                        "tensor: " + std::to_string(data.size()) + " values for a shape of " + std::to_string(n) + " elements");
         }
         std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>> packed(data.begin(), data.end());
         ferro_tensor out = nullptr;
@@ -603,8 +590,7 @@ public:
                                      static_cast<int32_t>(shape.size()), shape.data(), packed.data(), &out));
         return {rt_, out};
     }
-    template <class T>
-    Tensor scalar(T value, const std::string& engine = "cpu") const { return tensor<T>({value}, {}, engine); }
+    template <class T> Tensor scalar(T value, const std::string& engine = "cpu") const { return tensor<T>({value}, {}, engine); }
 
     Tensor zeros(Shape s, DType d = DType::f64, const std::string& engine = "cpu") const {
         return create("core.zeros", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("engine", engine)});
@@ -621,10 +607,12 @@ public:
     Tensor arange(double start, double stop, double step = 1.0, const std::string& engine = "cpu") const {
         return create("core.arange", {Attr("start", start), Attr("stop", stop), Attr("step", step), Attr("engine", engine)});
     }
-    Tensor rand(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt, const std::string& engine = "cpu") const {
+    Tensor rand(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt,
+                const std::string& engine = "cpu") const {
         return create("core.rand", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("seed", seed), Attr("engine", engine)});
     }
-    Tensor randn(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt, const std::string& engine = "cpu") const {
+    Tensor randn(Shape s, DType d = DType::f64, std::optional<int64_t> seed = std::nullopt,
+                 const std::string& engine = "cpu") const {
         return create("core.randn", {Attr("shape", std::move(s)), Attr("dtype", d), Attr("seed", seed), Attr("engine", engine)});
     }
 
@@ -670,8 +658,7 @@ public:
     }
 
     // The first output (for ops with one).
-    template <class... More>
-    Tensor operator()(const Tensor& first, const More&... more) const {
+    template <class... More> Tensor operator()(const Tensor& first, const More&... more) const {
         const ferro_tensor in[] = {first.get(), more.get()...};
         ferro_tensor out = nullptr;
         ferro_op_call_args args = detail::call_args(nullptr, 0, in, std::size(in), &out, 1);
@@ -689,8 +676,7 @@ public:
         return result;
     }
     // Writes the one output into `out` (numpy's out=; ferro_op_call_args.into has the rules).
-    template <class... More>
-    void into(const Tensor& out, const Tensor& first, const More&... more) const {
+    template <class... More> void into(const Tensor& out, const Tensor& first, const More&... more) const {
         const ferro_tensor in[] = {first.get(), more.get()...};
         const ferro_tensor dst[] = {out.get()};
         run_into(in, std::size(in), dst, 1);
@@ -714,14 +700,14 @@ private:
 };
 
 // Calls op `name` once, writing its outputs into `outs` (numpy's out=).
-inline void call_into(const Runtime& rt, const char* name, const std::vector<Tensor>& inputs,
-                      const std::vector<Tensor>& outs, const Attrs& attrs = {}) {
+inline void call_into(const Runtime& rt, const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outs,
+                      const Attrs& attrs = {}) {
     ferro_op op = nullptr;
     check(ferro_op_find(rt.get(), name, &op));
     const std::vector<ferro_named_attr> named = detail::named_of(attrs);
     const std::vector<ferro_tensor> in = detail::handles_of(inputs), dst = detail::handles_of(outs);
-    ferro_op_call_args args = detail::call_args(named.data(), named.size(), in.data(), in.size(), nullptr, 0, dst.data(),
-                                                dst.size());
+    ferro_op_call_args args =
+        detail::call_args(named.data(), named.size(), in.data(), in.size(), nullptr, 0, dst.data(), dst.size());
     check(ferro_op_call(rt.get(), op, &args));
 }
 
@@ -748,7 +734,7 @@ inline std::vector<Runtime::Example> Runtime::op_examples(const std::string& op,
 
 }  // namespace ferro
 
-#include <ferro/inventory.hpp>
-#include <ferro/linalg.hpp>  // ferro::linalg: typed calls into the linalg family
 #include <ferro/einsum.hpp>  // ferro::einsum: typed calls into the einsum family
 #include <ferro/fft.hpp>     // ferro::fft: typed calls into the fft family
+#include <ferro/inventory.hpp>
+#include <ferro/linalg.hpp>  // ferro::linalg: typed calls into the linalg family

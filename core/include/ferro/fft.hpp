@@ -21,10 +21,11 @@ namespace ferro::fft {
 class Dims {
 public:
     Dims() = default;
-    Dims(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None, as in numpy
+    Dims(std::nullopt_t) {}                                           // NOLINT(google-explicit-constructor): None, as in numpy
     Dims(std::vector<int64_t> v) : v_(std::move(v)), given_(true) {}  // NOLINT(google-explicit-constructor)
-    Dims(std::initializer_list<int64_t> v) : v_(v), given_(true) {}  // NOLINT(google-explicit-constructor)
-    Dims(const std::optional<std::vector<int64_t>>& v) : v_(v.value_or(std::vector<int64_t>{})), given_(v.has_value()) {}  // NOLINT
+    Dims(std::initializer_list<int64_t> v) : v_(v), given_(true) {}   // NOLINT(google-explicit-constructor)
+    Dims(const std::optional<std::vector<int64_t>>& v)
+        : v_(v.value_or(std::vector<int64_t>{})), given_(v.has_value()) {}  // NOLINT
     bool given() const { return given_; }
     const std::vector<int64_t>& values() const { return v_; }
 
@@ -85,25 +86,25 @@ private:
 
 }  // namespace detail
 
-#define FERRO_FFT_ONE_D(name)                                                                              \
-    inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,        \
-                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        detail::CallAttrs a;                                                                               \
-        a.i64("n", n);                                                                                     \
-        a.axis(axis);                                                                                      \
-        a.str("norm", norm, "backward");                                                                   \
-        a.str("planner", planner, "estimate");                                                             \
-        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                     \
+#define FERRO_FFT_ONE_D(name)                                                                           \
+    inline Tensor name(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t axis = -1,     \
+                       const std::string& norm = "backward", const std::string& planner = "estimate") { \
+        detail::CallAttrs a;                                                                            \
+        a.i64("n", n);                                                                                  \
+        a.axis(axis);                                                                                   \
+        a.str("norm", norm, "backward");                                                                \
+        a.str("planner", planner, "estimate");                                                          \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                  \
     }
-#define FERRO_FFT_MANY_D(name, ...)                                                                        \
-    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = Axes(__VA_ARGS__),      \
-                       const std::string& norm = "backward", const std::string& planner = "estimate") {   \
-        detail::CallAttrs a;                                                                               \
-        a.dims("s", s);                                                                                    \
-        a.axes(axes __VA_OPT__(, ) __VA_ARGS__);                                                           \
-        a.str("norm", norm, "backward");                                                                   \
-        a.str("planner", planner, "estimate");                                                             \
-        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                     \
+#define FERRO_FFT_MANY_D(name, ...)                                                                     \
+    inline Tensor name(const Tensor& x, const Lengths& s = {}, const Axes& axes = Axes(__VA_ARGS__),    \
+                       const std::string& norm = "backward", const std::string& planner = "estimate") { \
+        detail::CallAttrs a;                                                                            \
+        a.dims("s", s);                                                                                 \
+        a.axes(axes __VA_OPT__(, ) __VA_ARGS__);                                                        \
+        a.str("norm", norm, "backward");                                                                \
+        a.str("planner", planner, "estimate");                                                          \
+        return ::ferro::detail::call1<"fft." #name>(x, {x.get()}, a.data(), a.size());                  \
     }
 #define FERRO_FFT_TWO_D(name) FERRO_FFT_MANY_D(name, {-2, -1})
 #define FERRO_FFT_N_D(name) FERRO_FFT_MANY_D(name)
@@ -135,10 +136,10 @@ FERRO_FFT_N_D(irfftn)
 
 // The sample frequencies of fft(n points, spacing d): [0, 1, ..., ceil(n/2) - 1, -floor(n/2),
 // ..., -1] / (d n), and of rfft: [0, 1, ..., n/2] / (d n).
-inline Tensor fftfreq(const Runtime& rt, int64_t n, double d = 1.0, DType dtype = DType::f64,
-                      const std::string& engine = "cpu") {
+inline Tensor fftfreq(const Runtime& rt, int64_t n, double d = 1.0, DType dtype = DType::f64, const std::string& engine = "cpu") {
     std::vector<double> f(static_cast<size_t>(n > 0 ? n : 0));
-    for (int64_t i = 0; i < n; ++i) f[static_cast<size_t>(i)] = static_cast<double>(i < (n + 1) / 2 ? i : i - n) / (d * static_cast<double>(n));
+    for (int64_t i = 0; i < n; ++i)
+        f[static_cast<size_t>(i)] = static_cast<double>(i < (n + 1) / 2 ? i : i - n) / (d * static_cast<double>(n));
     return rt.tensor<double>(f, {static_cast<int64_t>(f.size())}, engine).to(dtype);
 }
 inline Tensor rfftfreq(const Runtime& rt, int64_t n, double d = 1.0, DType dtype = DType::f64,

@@ -24,9 +24,9 @@
 namespace ferro {
 
 struct GradcheckOptions {
-    double eps = 0;   // finite-difference step; 0: 1e-6 in double precision, 1e-3 in single
-    double atol = 0;  // 0: 1e-5 (double) or 1e-2 (single)
-    double rtol = 0;  // 0: 1e-3 (double) or 1e-2 (single)
+    double eps = 0;        // finite-difference step; 0: 1e-6 in double precision, 1e-3 in single
+    double atol = 0;       // 0: 1e-5 (double) or 1e-2 (single)
+    double rtol = 0;       // 0: 1e-3 (double) or 1e-2 (single)
     uint64_t seed = 1234;  // for the random cotangents and tangents
     bool check_vjp = true;
     bool check_jvp = true;

@@ -23,11 +23,14 @@ struct EngineInfo {
     std::string name, kind, plugin, device;
     uint64_t memory_bytes;
     int32_t score = 0;
-    uint32_t flags = 0;            // FERRO_ENGINE_*
-    std::vector<DType> dtypes;     // what its kernels support
-    std::string details;           // driver, compute capability, threads, ...
+    uint32_t flags = 0;         // FERRO_ENGINE_*
+    std::vector<DType> dtypes;  // what its kernels support
+    std::string details;        // driver, compute capability, threads, ...
 };
-struct EngineKindInfo { std::string plugin, kind, reason; uint32_t device_count; };
+struct EngineKindInfo {
+    std::string plugin, kind, reason;
+    uint32_t device_count;
+};
 struct OpAttrInfo {
     std::string name, doc;
     uint32_t type = 0, flags = 0;  // FERRO_ATTR_*, FERRO_ATTR_FLAG_*
@@ -49,11 +52,23 @@ struct OpInfo {
     std::vector<OpAttrInfo> attrs;
     std::vector<OpViewInfo> views;
 };
-struct FamilyInfo { std::string id, version, description, plugin; uint32_t n_ops; };
+struct FamilyInfo {
+    std::string id, version, description, plugin;
+    uint32_t n_ops;
+};
 // A family's module on one engine, or why there is none.
-struct ModuleInfo { std::string family, engine, plugin, reason; bool available; };
-struct DiagnosticInfo { std::string file, stage, message; uint32_t code; };
-struct SearchDirInfo { std::string path, origin; bool exists; };
+struct ModuleInfo {
+    std::string family, engine, plugin, reason;
+    bool available;
+};
+struct DiagnosticInfo {
+    std::string file, stage, message;
+    uint32_t code;
+};
+struct SearchDirInfo {
+    std::string path, origin;
+    bool exists;
+};
 struct Inventory {
     uint64_t epoch = 0;
     std::vector<PluginInfo> plugins;
@@ -137,8 +152,8 @@ inline Inventory Runtime::inventory() const {
         ferro_op_detail_info d{};
         d.struct_size = sizeof d;
         check(ferro_inventory_op_detail(raw, i, &d));
-        OpInfo op{o.name, o.family, o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0,
-                  d.min_inputs, d.diff_inputs, d.diff_outputs, {}, {}, {}};
+        OpInfo op{o.name,        o.family,       o.doc, o.n_inputs, o.n_outputs, o.has_vjp != 0, o.has_jvp != 0, d.min_inputs,
+                  d.diff_inputs, d.diff_outputs, {},    {},         {}};
         for (uint32_t k = 0; k < d.n_dtypes; ++k) op.dtypes.push_back(static_cast<DType>(d.dtypes[k]));
         for (uint32_t k = 0; k < d.n_views; ++k) {
             const ferro_op_view& v = d.views[k];

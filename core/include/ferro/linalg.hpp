@@ -71,8 +71,7 @@ inline QR qr(const Tensor& A, const std::string& mode = "reduced") {
 // R of the reduced QR only (mode "r").
 inline Tensor qr_r(const Tensor& A) { return detail::call1<"linalg.qr">(A, {A.get()}, {detail::attr_str("mode", "r")}); }
 inline Eigh eigh(const Tensor& A, const std::string& uplo = "L", double eps = 0.0) {
-    auto [w, V] = detail::call_n<"linalg.eigh", 2>(A, {A.get()},
-                                                   {detail::attr_str("uplo", uplo), detail::attr_f64("eps", eps)});
+    auto [w, V] = detail::call_n<"linalg.eigh", 2>(A, {A.get()}, {detail::attr_str("uplo", uplo), detail::attr_f64("eps", eps)});
     return {std::move(w), std::move(V)};
 }
 // General square A: complex eigenvalues and right eigenvectors (each of norm 1).
@@ -117,8 +116,7 @@ inline Tensor vector_norm(const Tensor& x, double ord = 2, std::vector<int64_t> 
     return call_one(x.runtime_ref(), "linalg.vector_norm", {x}, a);
 }
 // ord: "fro", "nuc", "inf", "-inf", "1", "-1", "2", "-2"; axes: the (row, column) axes.
-inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::vector<int64_t> axes = {},
-                          bool keepdim = false) {
+inline Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::vector<int64_t> axes = {}, bool keepdim = false) {
     Attrs a{Attr("ord", ord), Attr("keepdim", keepdim)};
     if (!axes.empty()) a.emplace_back("axes", std::move(axes));
     return call_one(A.runtime_ref(), "linalg.matrix_norm", {A}, a);
@@ -130,7 +128,8 @@ inline Tensor cond(const Tensor& A, const std::string& p = "2") {
 // F[..., i, j] = 1/(y_j - y_i) with y = x (or x^2 with squares), d/(d^2 + eps) when eps > 0,
 // and 0 on the diagonal, for real x [..., n]: the spectral factor of eigh and svd derivatives.
 inline Tensor inverse_gaps(const Tensor& x, double eps = 0, bool squares = false) {
-    return detail::call1<"linalg.inverse_gaps">(x, {x.get()}, {detail::attr_f64("eps", eps), detail::attr_bool("squares", squares)});
+    return detail::call1<"linalg.inverse_gaps">(x, {x.get()},
+                                                {detail::attr_f64("eps", eps), detail::attr_bool("squares", squares)});
 }
 // Least squares: the minimum-norm X minimising ||A X - B|| (through ?gelsd). residuals has
 // shape [..., k] when m > n (and driver is not "gelsy"), else [0].
@@ -167,7 +166,7 @@ inline PLU lu_unpack(const Tensor& LU, const Tensor& pivots) {
 // X with op(A) X = B (left) or X op(A) = B, op(A) = A or A^H (adjoint), from lu_factor(A).
 inline Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false) {
     return detail::call1<"linalg.lu_solve">(LU, {LU.get(), pivots.get(), B.get()},
-                                             {detail::attr_bool("left", left), detail::attr_bool("adjoint", adjoint)});
+                                            {detail::attr_bool("left", left), detail::attr_bool("adjoint", adjoint)});
 }
 
 }  // namespace ferro::linalg

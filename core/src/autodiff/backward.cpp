@@ -40,8 +40,8 @@ TensorPtr fit_to_input(Runtime& rt, TensorPtr c, const InputShape& input, const 
     if (!std::equal(want.begin(), want.end(), got.begin(), got.end())) {
         const auto bad = [&] {
             return Error(FERRO_INTERNAL,
-                         fmt::format("{}: the VJP rule returned a cotangent of shape [{}] for input {} of shape [{}]",
-                                     op, fmt::join(got, ","), i, fmt::join(want, ",")));
+                         fmt::format("{}: the VJP rule returned a cotangent of shape [{}] for input {} of shape [{}]", op,
+                                     fmt::join(got, ","), i, fmt::join(want, ",")));
         };
         if (want.size() > got.size()) throw bad();
         const size_t lead = got.size() - want.size();
@@ -71,16 +71,15 @@ void describe(const InputShape& input, ferro_signature& sig) {
     std::copy(strides.begin(), strides.end(), sig.strides);
 }
 
-template <class T>
-using Small = boost::container::small_vector<T, 4>;
+template <class T> using Small = boost::container::small_vector<T, 4>;
 
 // ---- the pass ----
 
 struct NodeState {
-    NodePtr node;  // keeps the node alive for the pass
-    int pending = 0;  // consumers in the graph
-    int unplaced = 0;  // consumers not yet in the topological order (while it is computed)
-    bool leads = false;  // a gradient that is asked for flows through it
+    NodePtr node;                  // keeps the node alive for the pass
+    int pending = 0;               // consumers in the graph
+    int unplaced = 0;              // consumers not yet in the topological order (while it is computed)
+    bool leads = false;            // a gradient that is asked for flows through it
     std::vector<TensorPtr> grads;  // per output: the summed cotangent so far
 
     TensorPtr& grads_at(uint32_t slot, uint32_t n_outputs) {
@@ -137,13 +136,14 @@ private:
     // The gradient of tensor `t`, named `what`, must be something backward can reach.
     void check_differentiable(const ferro_tensor_impl& t, const std::string& what) const {
         if (t.autograd && !t.autograd->non_differentiable.empty()) {
-            fail(FERRO_NOT_DIFFERENTIABLE, fmt::format("{} is {}, which is not differentiable", what,
-                                                       t.autograd->non_differentiable));
+            fail(FERRO_NOT_DIFFERENTIABLE,
+                 fmt::format("{} is {}, which is not differentiable", what, t.autograd->non_differentiable));
         }
         if (!requires_grad(t)) {
             fail(FERRO_INVALID_ARGUMENT, fmt::format("{} does not require grad (mark leaves with requires_grad; "
                                                      "an op's result needs an input that requires grad, with grad "
-                                                     "mode on)", what));
+                                                     "mode on)",
+                                                     what));
         }
     }
 
@@ -171,14 +171,14 @@ private:
             if (given == nullptr) {
                 if (numel(root.shape) != 1) {
                     fail(FERRO_INVALID_ARGUMENT,
-                         fmt::format("{} has shape [{}]; a seed (its cotangent) is required unless it has one element",
-                                     name, fmt::join(root.shape, ",")));
+                         fmt::format("{} has shape [{}]; a seed (its cotangent) is required unless it has one element", name,
+                                     fmt::join(root.shape, ",")));
                 }
                 const std::string dt = dtype_name(root.dtype);
                 const std::string engine = root.storage->engine().name();
                 const std::vector<int64_t> shape(root.shape.begin(), root.shape.end());
                 seed = call_one(rt_, "core.ones", {},
-                             {attr_i64s("shape", shape), attr_str("dtype", dt.c_str()), attr_str("engine", engine.c_str())});
+                                {attr_i64s("shape", shape), attr_str("dtype", dt.c_str()), attr_str("engine", engine.c_str())});
             } else {
                 if (!std::equal(given->shape.begin(), given->shape.end(), root.shape.begin(), root.shape.end())) {
                     fail(FERRO_INVALID_ARGUMENT, fmt::format("the seed of {} has shape [{}], expected [{}]", name,
@@ -326,11 +326,25 @@ private:
         Small<ferro_tensor> residuals;
         for (const TensorPtr& t : n.residuals()) residuals.push_back(t.get());
         const std::span<const ferro_op> core_ops = rt_.core_rule_ops();
-        ferro_vjp_args a{sizeof a, static_cast<uint32_t>(n_in), n_out, 0, n.attrs().data(),
-                         sigs.data(), in.data(), out.data(), cot.data(), needs.data(), result.data(),
-                         static_cast<uint32_t>(residuals.size()), 0, residuals.empty() ? nullptr : residuals.data(),
-                         &n.schema(), static_cast<uint32_t>(core_ops.size()), static_cast<uint32_t>(n.rule_ops().size()),
-                         core_ops.data(), n.rule_ops().empty() ? nullptr : n.rule_ops().data()};
+        ferro_vjp_args a{sizeof a,
+                         static_cast<uint32_t>(n_in),
+                         n_out,
+                         0,
+                         n.attrs().data(),
+                         sigs.data(),
+                         in.data(),
+                         out.data(),
+                         cot.data(),
+                         needs.data(),
+                         result.data(),
+                         static_cast<uint32_t>(residuals.size()),
+                         0,
+                         residuals.empty() ? nullptr : residuals.data(),
+                         &n.schema(),
+                         static_cast<uint32_t>(core_ops.size()),
+                         static_cast<uint32_t>(n.rule_ops().size()),
+                         core_ops.data(),
+                         n.rule_ops().empty() ? nullptr : n.rule_ops().data()};
         const ferro_host_api* host = rt_.host_api();
         ferro_status st = nullptr;
         try {
@@ -341,8 +355,8 @@ private:
         Small<TensorPtr> owned(n_in);
         for (size_t i = 0; i < n_in; ++i) owned[i] = TensorPtr::adopt(result[i]);
         if (st != nullptr) {
-            throw_rule_status(st, fmt::format("{}: the VJP rule of {} (node {} of {} from the root) failed",
-                                              args_.what, n.op(), position + 1, topo_.size()));
+            throw_rule_status(st, fmt::format("{}: the VJP rule of {} (node {} of {} from the root) failed", args_.what, n.op(),
+                                              position + 1, topo_.size()));
         }
         for (size_t i = 0; i < n_in; ++i) {
             const Edge& e = n.edges()[i];

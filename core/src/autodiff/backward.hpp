@@ -18,9 +18,9 @@ struct BackwardArgs {
     std::span<ferro_tensor_impl* const> roots;
     std::span<ferro_tensor_impl* const> seeds;   // per root; null = ones, for a one-element root
     std::span<ferro_tensor_impl* const> inputs;  // empty: accumulate .grad of leaves
-    bool retain_graph = false;  // keep saved tensors for another backward
-    bool create_graph = false;  // record this pass, so its results can be differentiated
-    const char* what = "backward";  // the API entry, for messages
+    bool retain_graph = false;                   // keep saved tensors for another backward
+    bool create_graph = false;                   // record this pass, so its results can be differentiated
+    const char* what = "backward";               // the API entry, for messages
 };
 
 // Functional mode: per input, its cotangent (null when no gradient reaches it). Accumulate

@@ -37,12 +37,10 @@ void Node::operator delete(void* p) noexcept { ThreadCache<sizeof(Node)>::deallo
 
 // The control block of a NodePtr, from a per-thread cache too (shared_ptr with a deleter
 // allocates it separately).
-template <class T>
-struct CachedAllocator {
+template <class T> struct CachedAllocator {
     using value_type = T;
     CachedAllocator() = default;
-    template <class U>
-    CachedAllocator(const CachedAllocator<U>&) noexcept {}
+    template <class U> CachedAllocator(const CachedAllocator<U>&) noexcept {}
     T* allocate(std::size_t n) {
         return n == 1 ? static_cast<T*>(ThreadCache<sizeof(T)>::allocate()) : std::allocator<T>().allocate(n);
     }
@@ -50,14 +48,20 @@ struct CachedAllocator {
         if (n == 1) ThreadCache<sizeof(T)>::deallocate(p);
         else std::allocator<T>().deallocate(p, n);
     }
-    template <class U>
-    bool operator==(const CachedAllocator<U>&) const noexcept { return true; }
+    template <class U> bool operator==(const CachedAllocator<U>&) const noexcept { return true; }
 };
 
 Node::Node(const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, uint32_t n_outputs)
-    : op_(what.op), schema_(&what.schema), library_(what.library), rule_ops_(what.rule_ops), attrs_(attrs),
-      saved_inputs_(inputs.size()), saved_leaves_(inputs.size()), saved_outputs_(n_outputs),
-      edges_(inputs.size()), n_outputs_(n_outputs) {
+    : op_(what.op),
+      schema_(&what.schema),
+      library_(what.library),
+      rule_ops_(what.rule_ops),
+      attrs_(attrs),
+      saved_inputs_(inputs.size()),
+      saved_leaves_(inputs.size()),
+      saved_outputs_(n_outputs),
+      edges_(inputs.size()),
+      n_outputs_(n_outputs) {
     for (const ferro_tensor_impl* t : inputs) inputs_.push_back({t->dtype, t->shape});
     if (library_) library_->add_user_object();
 }
@@ -99,7 +103,8 @@ void set_requires_grad(ferro_tensor_impl& t, bool on) {
     if (t.autograd && t.autograd->grad_fn) {
         throw Error(FERRO_INVALID_ARGUMENT,
                     fmt::format("requires_grad: the tensor is the output of '{}'; only leaves can change it "
-                                "(detach() gives a leaf)", t.autograd->grad_fn->op()));
+                                "(detach() gives a leaf)",
+                                t.autograd->grad_fn->op()));
     }
     if (!on) {
         if (t.autograd) {
@@ -142,8 +147,8 @@ TensorPtr fit_tangent(Runtime& rt, TensorPtr t, const ferro_tensor_impl& out, co
             t = call_one(rt, "core.expand", {t.get()}, {plugin::attr_i64s("shape", shape)});
         } catch (const Error&) {
             throw Error(FERRO_INTERNAL, fmt::format("{}: the JVP rule returned a tangent of shape [{}] for output {} "
-                                                    "of shape [{}]", op, fmt::join(t->shape, ","), k,
-                                                    fmt::join(out.shape, ",")));
+                                                    "of shape [{}]",
+                                                    op, fmt::join(t->shape, ","), k, fmt::join(out.shape, ",")));
         }
     }
     return to_dtype(rt, std::move(t), out.dtype);
@@ -157,7 +162,8 @@ void propagate_tangents(Runtime& rt, const Recordable& what, const AttrValues& a
     if (schema.jvp == nullptr) {
         if (schema.vjp == nullptr) return;  // not differentiable: the outputs carry no tangent
         throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: the op has no JVP rule, so tangents (forward mode) "
-                                                     "cannot pass through it", op));
+                                                     "cannot pass through it",
+                                                     op));
     }
     boost::container::small_vector<ferro_tensor, 4> in(inputs.begin(), inputs.end()), out, in_t, out_t;
     // The rule sees aliases of the outputs: a node it records may save one, and saving the output
@@ -171,9 +177,19 @@ void propagate_tangents(Runtime& rt, const Recordable& what, const AttrValues& a
     for (ferro_tensor_impl* t : inputs) in_t.push_back(t->autograd ? t->autograd->tangent.get() : nullptr);
     out_t.assign(outputs.size(), nullptr);
     const std::span<const ferro_op> core_ops = rt.core_rule_ops();
-    ferro_jvp_args a{sizeof a, static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()), 0,
-                     attrs.data(), in.data(), out.data(), in_t.data(), out_t.data(), &schema,
-                     static_cast<uint32_t>(core_ops.size()), static_cast<uint32_t>(what.rule_ops.size()), core_ops.data(),
+    ferro_jvp_args a{sizeof a,
+                     static_cast<uint32_t>(in.size()),
+                     static_cast<uint32_t>(out.size()),
+                     0,
+                     attrs.data(),
+                     in.data(),
+                     out.data(),
+                     in_t.data(),
+                     out_t.data(),
+                     &schema,
+                     static_cast<uint32_t>(core_ops.size()),
+                     static_cast<uint32_t>(what.rule_ops.size()),
+                     core_ops.data(),
                      what.rule_ops.empty() ? nullptr : what.rule_ops.data()};
     ferro_status st = nullptr;
     {
@@ -199,8 +215,8 @@ void record(const Recordable& what, const AttrValues& attrs, std::span<ferro_ten
 
 }  // namespace
 
-void after_call(Runtime& rt, const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, std::span<TensorPtr> outputs,
-                std::span<TensorPtr> residuals) {
+void after_call(Runtime& rt, const Recordable& what, const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
+                std::span<TensorPtr> outputs, std::span<TensorPtr> residuals) {
     // An output that is one of the inputs (an op that returned its input unchanged) becomes
     // its own handle first: the input's autograd state is not this call's to change.
     for (TensorPtr& out : outputs) {
@@ -247,8 +263,7 @@ void record(const Recordable& what, const AttrValues& attrs, std::span<ferro_ten
             std::span<TensorPtr> outputs, std::span<TensorPtr> residuals) {
     const ferro_op_schema& schema = what.schema;
     if (!grad_enabled() || schema.vjp == nullptr) return;
-    NodePtr node(new Node(what, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{},
-                 CachedAllocator<Node>{});
+    NodePtr node(new Node(what, attrs, inputs, static_cast<uint32_t>(outputs.size())), NodeDeleter{}, CachedAllocator<Node>{});
     bool any_edge = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
         ferro_tensor_impl& in = *inputs[i];

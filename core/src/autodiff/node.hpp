@@ -7,8 +7,8 @@
 #pragma once
 
 #include "dispatch/attrs.hpp"
-#include "support/thread_cache.hpp"
 #include "loader/library.hpp"
+#include "support/thread_cache.hpp"
 #include "tensor/tensor.hpp"
 
 #include <ferro/family.h>
@@ -95,8 +95,7 @@ public:
     const ferro_op_schema& schema() const noexcept { return *schema_; }
     std::span<const ferro_op> rule_ops() const noexcept { return rule_ops_; }
     const AttrValues& attrs() const noexcept { return attrs_.values(); }
-    template <class T>
-    using PerInput = boost::container::small_vector<T, 2>;  // most ops have one or two inputs
+    template <class T> using PerInput = boost::container::small_vector<T, 2>;  // most ops have one or two inputs
     const PerInput<InputShape>& inputs() const noexcept { return inputs_; }
     PerInput<Edge>& edges() noexcept { return edges_; }
     const PerInput<Edge>& edges() const noexcept { return edges_; }
@@ -118,11 +117,11 @@ public:
 private:
     std::string op_;
     const ferro_op_schema* schema_;
-    LibraryPtr library_;  // keeps the rules' plugin loaded; null for built-ins
+    LibraryPtr library_;                  // keeps the rules' plugin loaded; null for built-ins
     std::span<const ferro_op> rule_ops_;  // the runtime's, which outlives its nodes
     OwnedAttrs attrs_;
     PerInput<InputShape> inputs_;
-    PerInput<TensorPtr> saved_inputs_;   // per input, null where the schema saves nothing
+    PerInput<TensorPtr> saved_inputs_;  // per input, null where the schema saves nothing
     PerInput<std::weak_ptr<LeafGrad>> saved_leaves_;
     PerInput<TensorPtr> saved_outputs_;  // per output, detached aliases
     std::vector<TensorPtr> residuals_;
@@ -135,7 +134,8 @@ private:
 // per input every op call pays.
 inline bool any_autograd(std::span<ferro_tensor_impl* const> inputs) noexcept {
     for (const ferro_tensor_impl* t : inputs) {
-        if (t->autograd) [[unlikely]] return true;
+        if (t->autograd) [[unlikely]]
+            return true;
     }
     return false;
 }
@@ -151,10 +151,7 @@ void after_call(Runtime& runtime, const Recordable& what, const AttrValues& attr
 // Forward mode: a tensor equal to `primal` that carries `tangent` (same shape, cast to the
 // primal's dtype); differentiable with respect to `primal` when that requires grad.
 TensorPtr make_dual(Runtime& runtime, ferro_tensor_impl& primal, ferro_tensor_impl& tangent);
-inline TensorPtr tangent_of(const ferro_tensor_impl& t) {
-    return t.autograd ? t.autograd->tangent : TensorPtr();
-}
-
+inline TensorPtr tangent_of(const ferro_tensor_impl& t) { return t.autograd ? t.autograd->tangent : TensorPtr(); }
 
 // A tensor's AutogradMeta, created when absent.
 AutogradMeta& autograd_of(ferro_tensor_impl& t);
@@ -162,9 +159,7 @@ AutogradMeta& autograd_of(ferro_tensor_impl& t);
 // requires_grad on a leaf: only floating and complex tensors, only leaves (a recorded output
 // already requires grad through its node). INVALID_ARGUMENT otherwise.
 void set_requires_grad(ferro_tensor_impl& t, bool requires_grad);
-inline bool requires_grad(const ferro_tensor_impl& t) noexcept {
-    return t.autograd && t.autograd->requires_grad;
-}
+inline bool requires_grad(const ferro_tensor_impl& t) noexcept { return t.autograd && t.autograd->requires_grad; }
 // A leaf's accumulated gradient (a new reference), or null.
 TensorPtr grad_of(const ferro_tensor_impl& t);
 // A new handle sharing `t`'s storage and layout, without autograd state.

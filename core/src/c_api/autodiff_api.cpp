@@ -47,8 +47,8 @@ FERRO_API ferro_status ferro_tensor_detach(ferro_tensor tensor, ferro_tensor* ou
     });
 }
 
-FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed,
-                                      ferro_bool retain_graph, ferro_bool create_graph) {
+FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root, ferro_tensor seed, ferro_bool retain_graph,
+                                      ferro_bool create_graph) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_backward", "runtime");
         require(root, "ferro_backward", "root");
@@ -66,10 +66,9 @@ FERRO_API ferro_status ferro_backward(ferro_runtime* runtime, ferro_tensor root,
     });
 }
 
-FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs,
-                                 const ferro_tensor* cotangents, uint32_t n_outputs,
-                                 const ferro_tensor* inputs, uint32_t n_inputs,
-                                 ferro_bool create_graph, ferro_tensor* out_input_cotangents) {
+FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* outputs, const ferro_tensor* cotangents,
+                                 uint32_t n_outputs, const ferro_tensor* inputs, uint32_t n_inputs, ferro_bool create_graph,
+                                 ferro_tensor* out_input_cotangents) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_vjp", "runtime");
         if (n_outputs == 0) throw ferro::host::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: no outputs");
@@ -78,10 +77,12 @@ FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* out
         require(inputs, "ferro_vjp", "inputs");
         require(out_input_cotangents, "ferro_vjp", "out_input_cotangents");
         for (uint32_t i = 0; i < n_outputs; ++i) {
-            if (outputs[i] == nullptr) throw ferro::host::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: output " + std::to_string(i) + " is NULL");
+            if (outputs[i] == nullptr)
+                throw ferro::host::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: output " + std::to_string(i) + " is NULL");
         }
         for (uint32_t i = 0; i < n_inputs; ++i) {
-            if (inputs[i] == nullptr) throw ferro::host::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: input " + std::to_string(i) + " is NULL");
+            if (inputs[i] == nullptr)
+                throw ferro::host::Error(FERRO_INVALID_ARGUMENT, "ferro_vjp: input " + std::to_string(i) + " is NULL");
         }
         std::vector<ferro_tensor_impl*> seeds(n_outputs, nullptr);
         if (cotangents != nullptr) seeds.assign(cotangents, cotangents + n_outputs);
@@ -98,7 +99,7 @@ FERRO_API ferro_status ferro_vjp(ferro_runtime* runtime, const ferro_tensor* out
 }
 
 FERRO_API ferro_status ferro_tensor_make_dual(ferro_runtime* runtime, ferro_tensor primal, ferro_tensor tangent,
-                                             ferro_tensor* out) {
+                                              ferro_tensor* out) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_tensor_make_dual", "runtime");
         require(primal, "ferro_tensor_make_dual", "primal");

@@ -47,8 +47,8 @@ std::string engine_for(const DLDevice& device) {
     if (type == kDLCPU) return "cpu";
     if (type == kDLCUDA) return fmt::format("cuda:{}", device.device_id);
     throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("ferro_tensor_from_dlpack: no engine for DLPack device type {} "
-                                                    "(cpu and cuda are supported)",
-                                                    type));
+                                                          "(cpu and cuda are supported)",
+                                                          type));
 }
 
 }  // namespace
@@ -59,13 +59,14 @@ FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, DLManagedTens
         require(out_managed, "ferro_tensor_to_dlpack", "out_managed");
         // The consumer may write through the export; the tape must not see its inputs change.
         if (ferro::host::requires_grad(*tensor)) {
-            throw ferro::host::Error(FERRO_FAILED_PRECONDITION, "ferro_tensor_to_dlpack: the tensor requires grad; "
-                                                          "export a detached tensor (ferro_tensor_detach) instead");
+            throw ferro::host::Error(FERRO_FAILED_PRECONDITION,
+                                     "ferro_tensor_to_dlpack: the tensor requires grad; "
+                                     "export a detached tensor (ferro_tensor_detach) instead");
         }
         const ferro::host::Engine& engine = tensor->storage->engine();
         if (tensor->storage->address() == nullptr) {
-            throw ferro::host::Error(FERRO_UNIMPLEMENTED, "ferro_tensor_to_dlpack: engine '" + engine.name() +
-                                                        "' memory has no address to share");
+            throw ferro::host::Error(FERRO_UNIMPLEMENTED,
+                                     "ferro_tensor_to_dlpack: engine '" + engine.name() + "' memory has no address to share");
         }
         auto ctx = std::make_unique<ExportContext>();
         ctx->tensor = ferro::host::TensorPtr::share(tensor);
@@ -85,28 +86,27 @@ FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, DLManagedTens
     });
 }
 
-FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, DLManagedTensor* managed,
-                                                ferro_tensor* out_tensor) {
+FERRO_API ferro_status ferro_tensor_from_dlpack(ferro_runtime* runtime, DLManagedTensor* managed, ferro_tensor* out_tensor) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_tensor_from_dlpack", "runtime");
         require(managed, "ferro_tensor_from_dlpack", "managed");
         require(out_tensor, "ferro_tensor_from_dlpack", "out_tensor");
         const DLTensor& t = managed->dl_tensor;
         if (t.ndim < 0 || t.ndim > FERRO_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
-            throw ferro::host::Error(FERRO_INVALID_ARGUMENT, fmt::format("ferro_tensor_from_dlpack: ndim {} or shape is invalid", t.ndim));
+            throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
+                                     fmt::format("ferro_tensor_from_dlpack: ndim {} or shape is invalid", t.ndim));
         }
         // In integers: an offset past the end of the address space is refused, not wrapped.
         const auto data = reinterpret_cast<uintptr_t>(t.data);
         if (t.data != nullptr && t.byte_offset > UINTPTR_MAX - data) {
             throw ferro::host::Error(FERRO_INVALID_ARGUMENT, fmt::format("ferro_tensor_from_dlpack: byte_offset {} reaches "
-                                                                   "beyond addressable memory",
-                                                                   t.byte_offset));
+                                                                         "beyond addressable memory",
+                                                                         t.byte_offset));
         }
         void* element0 = t.data != nullptr ? reinterpret_cast<void*>(data + t.byte_offset) : nullptr;
-        *out_tensor = ferro::host::borrow_memory(runtime->runtime, engine_for(t.device), from_dl(t.dtype),
-                                           {t.shape, static_cast<size_t>(t.ndim)}, t.strides,
-                                           {element0, call_producer_deleter, managed, std::nullopt},
-                                           "ferro_tensor_from_dlpack")
+        *out_tensor = ferro::host::borrow_memory(
+                          runtime->runtime, engine_for(t.device), from_dl(t.dtype), {t.shape, static_cast<size_t>(t.ndim)},
+                          t.strides, {element0, call_producer_deleter, managed, std::nullopt}, "ferro_tensor_from_dlpack")
                           .release_ownership();
     });
 }

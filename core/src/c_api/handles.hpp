@@ -44,8 +44,7 @@ inline void require(const void* pointer, const char* function, const char* argum
 // Throws OUT_OF_RANGE unless index < count.
 inline void require_index(uint32_t index, std::size_t count, const char* function) {
     if (index >= count) {
-        throw Error(FERRO_OUT_OF_RANGE, std::string(function) + ": index " +
-                                            std::to_string(index) + " is out of range (count " +
+        throw Error(FERRO_OUT_OF_RANGE, std::string(function) + ": index " + std::to_string(index) + " is out of range (count " +
                                             std::to_string(count) + ")");
     }
 }

@@ -28,8 +28,8 @@ FERRO_API ferro_status ferro_op_call(ferro_runtime* runtime, ferro_op op, ferro_
     });
 }
 
-FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs,
-                                     uint32_t n_attrs, ferro_bound_call* out_call) {
+FERRO_API ferro_status ferro_op_bind(ferro_runtime* runtime, ferro_op op, const ferro_named_attr* attrs, uint32_t n_attrs,
+                                     ferro_bound_call* out_call) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_op_bind", "runtime");
         require(op, "ferro_op_bind", "op");
@@ -49,7 +49,7 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
         const std::string& op = call->op.name;
         if (args->n_attrs > 0) {
             throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
-                               op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
+                                     op + ": a bound call's attributes are fixed at bind (n_attrs must be 0)");
         }
         if (args->n_inputs > 0) require(args->inputs, op.c_str(), "inputs");
         const auto into = ferro::host::into_of(op, *args);
@@ -65,9 +65,9 @@ FERRO_API ferro_status ferro_bound_call_run(ferro_bound_call call, ferro_op_call
 
 FERRO_API void ferro_bound_call_destroy(ferro_bound_call call) { delete call; }
 
-FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs,
-                                  uint32_t n_attrs, const ferro_tensor* inputs, uint32_t n_inputs,
-                                  ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs) {
+FERRO_API ferro_status ferro_call(ferro_runtime* runtime, const char* name, const ferro_named_attr* attrs, uint32_t n_attrs,
+                                  const ferro_tensor* inputs, uint32_t n_inputs, ferro_tensor* outputs, uint32_t outputs_capacity,
+                                  uint32_t* out_n_outputs) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_call", "runtime");
         require(name, "ferro_call", "name");
@@ -111,8 +111,8 @@ FERRO_API ferro_status ferro_div(ferro_runtime* rt, ferro_tensor a, ferro_tensor
 FERRO_API ferro_status ferro_matmul(ferro_runtime* rt, ferro_tensor a, ferro_tensor b, ferro_tensor* out) {
     return call1(rt, "core.matmul", {a, b}, {}, out);
 }
-FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes, uint32_t n_axes,
-                                 ferro_bool keepdim, ferro_tensor* out) {
+FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes, uint32_t n_axes, ferro_bool keepdim,
+                                 ferro_tensor* out) {
     ferro_named_attr attrs[2] = {};
     attrs[0].name = "axes";
     attrs[0].value.type = axes == nullptr && n_axes == 0 ? FERRO_ATTR_NONE : FERRO_ATTR_I64_ARRAY;
@@ -162,7 +162,8 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
         *n_out = 0;
         const ferro::host::SnapshotPtr snap = runtime->runtime.snapshot();
         const auto entry = snap->ops.find(op);
-        if (entry == snap->ops.end()) throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("{}: {}", fn, snap->missing_op_message(op)));
+        if (entry == snap->ops.end())
+            throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("{}: {}", fn, snap->missing_op_message(op)));
         if (snap->engines.find(engine) == snap->engines.end()) {
             throw ferro::host::Error(FERRO_NOT_FOUND, fmt::format("{}: no engine named '{}'", fn, engine));
         }
@@ -173,7 +174,8 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
             for (const auto& slot : slots) {
                 if (module != nullptr || !slot.module) continue;
                 const ferro_module_iface& iface = slot.module->iface();
-                if (FERRO_HAS_FIELD(&iface, ferro_module_iface, examples) && iface.examples != nullptr) module = slot.module.get();
+                if (FERRO_HAS_FIELD(&iface, ferro_module_iface, examples) && iface.examples != nullptr)
+                    module = slot.module.get();
             }
         };
         if (auto cpu = family.modules.find("cpu"); cpu != family.modules.end()) consider(cpu->second);
@@ -193,22 +195,25 @@ FERRO_API ferro_status ferro_op_examples(ferro_runtime* runtime, const char* op,
             st = module->iface().examples(module->self(), runtime->runtime.host_api(), &args);
         } catch (...) {
             release_all();
-            throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: the examples hook of '{}' threw an exception; no exception may "
-                                                           "cross the plugin ABI", fn, module->provider()));
+            throw ferro::host::Error(FERRO_INTERNAL,
+                                     fmt::format("{}: the examples hook of '{}' threw an exception; no exception may "
+                                                 "cross the plugin ABI",
+                                                 fn, module->provider()));
         }
         if (st != nullptr) release_all();
         ferro::host::throw_if_error(st);
         if (args.n_examples > capacity) {
             release_all();
-            throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: '{}' wrote {} examples into room for {}", fn, module->provider(),
-                                                           args.n_examples, capacity));
+            throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: '{}' wrote {} examples into room for {}", fn,
+                                                                 module->provider(), args.n_examples, capacity));
         }
         for (uint32_t i = 0; i < args.n_examples; ++i) {
             if (out[i].n_inputs > FERRO_EXAMPLE_MAX_INPUTS || out[i].n_attrs > FERRO_EXAMPLE_MAX_ATTRS) {
                 release_all();
-                throw ferro::host::Error(FERRO_INTERNAL, fmt::format("{}: '{}' example {} has {} inputs and {} attributes (at most {} and {})",
-                                                               fn, module->provider(), i, out[i].n_inputs, out[i].n_attrs,
-                                                               FERRO_EXAMPLE_MAX_INPUTS, FERRO_EXAMPLE_MAX_ATTRS));
+                throw ferro::host::Error(
+                    FERRO_INTERNAL,
+                    fmt::format("{}: '{}' example {} has {} inputs and {} attributes (at most {} and {})", fn, module->provider(),
+                                i, out[i].n_inputs, out[i].n_attrs, FERRO_EXAMPLE_MAX_INPUTS, FERRO_EXAMPLE_MAX_ATTRS));
             }
         }
         *n_out = args.n_examples;

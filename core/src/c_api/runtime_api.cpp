@@ -14,8 +14,8 @@ ferro::host::RuntimeOptions to_options(const ferro_runtime_options* in) {
     if (in == nullptr) return out;
     if (in->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_runtime_options, plan_cache_max_bytes)) {
         throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
-                           "ferro_runtime_create: options->struct_size is too small (call "
-                           "ferro_runtime_options_init first)");
+                                 "ferro_runtime_create: options->struct_size is too small (call "
+                                 "ferro_runtime_options_init first)");
     }
     for (uint32_t i = 0; i < in->n_plugin_paths; ++i) {
         require(in->plugin_paths, "ferro_runtime_create", "options->plugin_paths");
@@ -47,8 +47,7 @@ FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options) {
     options->plan_cache_max_bytes = defaults.plan_cache_max_bytes;
 }
 
-FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options,
-                                            ferro_runtime** out_runtime) {
+FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options, ferro_runtime** out_runtime) {
     return ferro::host::guard([&] {
         require(out_runtime, "ferro_runtime_create", "out_runtime");
         *out_runtime = new ferro_runtime_impl(to_options(options));
@@ -64,15 +63,13 @@ FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const c
         const auto result = runtime->runtime.load_plugin(path);
         if (const auto& d = result.diagnostic) {
             throw ferro::host::Error(d->code,
-                                     fmt::format("{}: stage {}: {}", d->file, ferro::host::load_stage_name(d->stage),
-                                                 d->message),
+                                     fmt::format("{}: stage {}: {}", d->file, ferro::host::load_stage_name(d->stage), d->message),
                                      FERRO_PHASE_LOAD);
         }
     });
 }
 
-FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded,
-                                          uint32_t* out_failed) {
+FERRO_API ferro_status ferro_runtime_scan(ferro_runtime* runtime, uint32_t* out_loaded, uint32_t* out_failed) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_runtime_scan", "runtime");
         uint32_t loaded = 0, failed = 0;
@@ -92,10 +89,6 @@ FERRO_API ferro_status ferro_runtime_unload_plugin(ferro_runtime* runtime, const
     });
 }
 
-FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime) {
-    return runtime != nullptr ? runtime->runtime.epoch() : 0;
-}
+FERRO_API uint64_t ferro_runtime_epoch(const ferro_runtime* runtime) { return runtime != nullptr ? runtime->runtime.epoch() : 0; }
 
-FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime) {
-    return runtime != nullptr ? runtime->runtime.id() : 0;
-}
+FERRO_API uint64_t ferro_runtime_id(const ferro_runtime* runtime) { return runtime != nullptr ? runtime->runtime.id() : 0; }

@@ -11,17 +11,16 @@ namespace {
 
 void require_shape(int32_t ndim, const int64_t* shape, const char* function) {
     if (ndim < 0 || ndim > FERRO_MAX_NDIM) {
-        throw ferro::host::Error(FERRO_INVALID_ARGUMENT, std::string(function) + ": ndim " +
-                                                       std::to_string(ndim) + " is outside [0, 64]");
+        throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
+                                 std::string(function) + ": ndim " + std::to_string(ndim) + " is outside [0, 64]");
     }
     if (ndim > 0) require(shape, function, "shape");
 }
 
 }  // namespace
 
-FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine,
-                                              ferro_dtype dtype, int32_t ndim, const int64_t* shape,
-                                              const void* data, ferro_tensor* out_tensor) {
+FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                              const int64_t* shape, const void* data, ferro_tensor* out_tensor) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_tensor_from_host", "runtime");
         require(engine, "ferro_tensor_from_host", "engine");
@@ -32,8 +31,8 @@ FERRO_API ferro_status ferro_tensor_from_host(ferro_runtime* runtime, const char
     });
 }
 
-FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine, ferro_dtype dtype,
-                                          int32_t ndim, const int64_t* shape, ferro_tensor* out_tensor) {
+FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                          const int64_t* shape, ferro_tensor* out_tensor) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_tensor_empty", "runtime");
         require(engine, "ferro_tensor_empty", "engine");
@@ -44,22 +43,20 @@ FERRO_API ferro_status ferro_tensor_empty(ferro_runtime* runtime, const char* en
     });
 }
 
-FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype, int32_t ndim,
-                                                const int64_t* shape, const int64_t* strides, void* data,
-                                                void (*deleter)(void*), void* context,
+FERRO_API ferro_status ferro_tensor_borrow_host(ferro_runtime* runtime, ferro_dtype dtype, int32_t ndim, const int64_t* shape,
+                                                const int64_t* strides, void* data, void (*deleter)(void*), void* context,
                                                 ferro_tensor* out_tensor) {
     return ferro::host::guard([&] {
         require(runtime, "ferro_tensor_borrow_host", "runtime");
         require(out_tensor, "ferro_tensor_borrow_host", "out_tensor");
         require_shape(ndim, shape, "ferro_tensor_borrow_host");
-        *out_tensor = ferro::host::borrow_memory(runtime->runtime, "cpu", dtype, {shape, static_cast<size_t>(ndim)},
-                                           strides, {data, deleter, context, std::nullopt}, "ferro_tensor_borrow_host")
+        *out_tensor = ferro::host::borrow_memory(runtime->runtime, "cpu", dtype, {shape, static_cast<size_t>(ndim)}, strides,
+                                                 {data, deleter, context, std::nullopt}, "ferro_tensor_borrow_host")
                           .release_ownership();
     });
 }
 
-FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args,
-                                           ferro_tensor* out_tensor) {
+FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_borrow_args* args, ferro_tensor* out_tensor) {
     return ferro::host::guard([&] {
         const char* fn = "ferro_tensor_borrow";
         require(runtime, fn, "runtime");
@@ -69,10 +66,10 @@ FERRO_API ferro_status ferro_tensor_borrow(ferro_runtime* runtime, const ferro_b
         require_shape(args->ndim, args->shape, fn);
         if (args->lent_bytes > 0) require(args->lent, fn, "args->lent");
         const std::span<const std::byte> lent(static_cast<const std::byte*>(args->lent), args->lent_bytes);
-        *out_tensor = ferro::host::borrow_memory(runtime->runtime, "cpu", args->dtype,
-                                           {args->shape, static_cast<size_t>(args->ndim)}, args->strides,
-                                           {args->data, args->deleter, args->context, lent}, fn)
-                          .release_ownership();
+        *out_tensor =
+            ferro::host::borrow_memory(runtime->runtime, "cpu", args->dtype, {args->shape, static_cast<size_t>(args->ndim)},
+                                       args->strides, {args->data, args->deleter, args->context, lent}, fn)
+                .release_ownership();
     });
 }
 

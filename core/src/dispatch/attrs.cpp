@@ -22,14 +22,13 @@ const char* type_name(uint32_t type) {
     }
 }
 
-ferro_attr_value coerce(const ferro_attr_spec& spec, const ferro_attr_value& given,
-                        const std::string& op) {
+ferro_attr_value coerce(const ferro_attr_spec& spec, const ferro_attr_value& given, const std::string& op) {
     if (given.type == spec.type) {
         if (given.type == FERRO_ATTR_STR && given.v.str == nullptr) {
             throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: attribute '{}' is a NULL string", op, spec.name));
         }
-        if ((given.type == FERRO_ATTR_I64_ARRAY || given.type == FERRO_ATTR_F64_ARRAY) &&
-            given.count > 0 && given.v.i64_array == nullptr) {
+        if ((given.type == FERRO_ATTR_I64_ARRAY || given.type == FERRO_ATTR_F64_ARRAY) && given.count > 0 &&
+            given.v.i64_array == nullptr) {
             throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: attribute '{}' is a NULL array", op, spec.name));
         }
         return given;
@@ -42,16 +41,14 @@ ferro_attr_value coerce(const ferro_attr_spec& spec, const ferro_attr_value& giv
         return v;
     }
     throw Error(FERRO_INVALID_ARGUMENT,
-                fmt::format("{}: attribute '{}' expects {}{}, got {}", op, spec.name,
-                            type_name(spec.type),
-                            (spec.flags & FERRO_ATTR_FLAG_OPTIONAL) ? " or None" : "",
-                            type_name(given.type)));
+                fmt::format("{}: attribute '{}' expects {}{}, got {}", op, spec.name, type_name(spec.type),
+                            (spec.flags & FERRO_ATTR_FLAG_OPTIONAL) ? " or None" : "", type_name(given.type)));
 }
 
 }  // namespace
 
-AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op,
-                           const ferro_named_attr* attrs, uint32_t n_attrs) {
+AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op, const ferro_named_attr* attrs,
+                           uint32_t n_attrs) {
     AttrValues values(schema.n_attrs);
     boost::container::small_vector<bool, 8> given(schema.n_attrs, false);
     for (uint32_t i = 0; i < n_attrs; ++i) {
@@ -63,24 +60,22 @@ AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op,
             std::string known;
             for (uint32_t j = 0; j < schema.n_attrs; ++j) known += (j ? ", " : "") + std::string(schema.attrs[j].name);
             throw Error(FERRO_INVALID_ARGUMENT,
-                        fmt::format("{}: unknown attribute '{}' (accepted: {})", op, name,
-                                    known.empty() ? "none" : known));
+                        fmt::format("{}: unknown attribute '{}' (accepted: {})", op, name, known.empty() ? "none" : known));
         }
         if (given[k]) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: attribute '{}' given twice", op, name));
         given[k] = true;
         // None for an attribute that has a default and does not take None means the default, as
         // numpy's and torch's norm=None does: it counts as not given.
         const ferro_attr_spec& spec = schema.attrs[k];
-        const bool none_means_default = attrs[i].value.type == FERRO_ATTR_NONE &&
-                                        (spec.flags & (FERRO_ATTR_FLAG_OPTIONAL | FERRO_ATTR_FLAG_REQUIRED)) == 0;
+        const bool none_means_default =
+            attrs[i].value.type == FERRO_ATTR_NONE && (spec.flags & (FERRO_ATTR_FLAG_OPTIONAL | FERRO_ATTR_FLAG_REQUIRED)) == 0;
         values[k] = none_means_default ? spec.default_value : coerce(spec, attrs[i].value, op);
     }
     for (uint32_t k = 0; k < schema.n_attrs; ++k) {
         if (given[k]) continue;
         if ((schema.attrs[k].flags & FERRO_ATTR_FLAG_REQUIRED) != 0) {
-            throw Error(FERRO_INVALID_ARGUMENT,
-                        fmt::format("{}: required attribute '{}' ({}) is missing", op,
-                                    schema.attrs[k].name, type_name(schema.attrs[k].type)));
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: required attribute '{}' ({}) is missing", op,
+                                                            schema.attrs[k].name, type_name(schema.attrs[k].type)));
         }
         values[k] = schema.attrs[k].default_value;
     }

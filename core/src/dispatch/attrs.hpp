@@ -16,8 +16,8 @@ using AttrValues = boost::container::small_vector<ferro_attr_value, 8>;
 
 // Throws INVALID_ARGUMENT naming the op and attribute: unknown name, wrong type, missing
 // required attribute, None for a non-optional one. An i64 is accepted where f64 is expected.
-AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op_name,
-                           const ferro_named_attr* attrs, uint32_t n_attrs);
+AttrValues normalise_attrs(const ferro_op_schema& schema, const std::string& op_name, const ferro_named_attr* attrs,
+                           uint32_t n_attrs);
 
 // A deep copy of normalised attributes (grad nodes keep these).
 class OwnedAttrs {

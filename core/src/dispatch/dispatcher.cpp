@@ -67,9 +67,8 @@ void check_arity(const ferro_op_schema& s, const std::string& op, size_t n) {
 // The engine the call runs on: the inputs' (which must agree and belong to `runtime`), or for
 // an op without inputs its "engine" attribute, else cpu. The reference stays valid for the
 // call: the inputs, or the pinned snapshot, hold the engine.
-const EnginePtr& pick_engine(const Runtime& runtime, const Snapshot& snap, const ferro_op_schema& s,
-                             const std::string& op, const AttrValues& attrs,
-                             std::span<ferro_tensor_impl* const> inputs) {
+const EnginePtr& pick_engine(const Runtime& runtime, const Snapshot& snap, const ferro_op_schema& s, const std::string& op,
+                             const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs) {
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i] == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is NULL", op, i));
     }
@@ -84,9 +83,9 @@ const EnginePtr& pick_engine(const Runtime& runtime, const Snapshot& snap, const
                                         "calls take its own tensors only (copy through host memory or DLPack)",
                                         op, i, other.runtime_id(), first->runtime_id()));
             }
-            throw Error(FERRO_INVALID_ARGUMENT,
-                        fmt::format("{}: input {} is on engine '{}' but input 0 is on '{}'; "
-                                    "move one with to() first", op, i, other.name(), first->name()));
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is on engine '{}' but input 0 is on '{}'; "
+                                                            "move one with to() first",
+                                                            op, i, other.name(), first->name()));
         }
         check_runtime(runtime.id(), *first, op, "input 0");
         return first;
@@ -139,7 +138,7 @@ Dispatcher::Dispatcher(Runtime& runtime)
       cache_(runtime.options().plan_cache_max_entries, runtime.options().plan_cache_max_bytes, runtime.epoch_counter()) {}
 
 inline Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& op, std::span<ferro_tensor_impl* const> inputs,
-                              std::span<ferro_tensor_impl* const> into) {
+                                     std::span<ferro_tensor_impl* const> into) {
     const Recordable what{op, *entry.schema, entry.family_library, entry.rule_ops};
     if (entry.host_op) {
         return run_host_op(entry.host_op, HostOpCall{runtime_, op, entry.engine, entry.attrs.values(), inputs}, what, into);

@@ -26,9 +26,9 @@ struct ferro_bound_call_impl {
 
     ferro_op_impl& op;
     std::vector<std::string> names;
-    ferro::host::OwnedAttrs values;  // as given: a miss normalises them
+    ferro::host::OwnedAttrs values;       // as given: a miss normalises them
     std::vector<ferro_named_attr> attrs;  // names[i] with values[i]
-    ferro::host::KeyWords attr_words;           // the attributes' part of every run's key
+    ferro::host::KeyWords attr_words;     // the attributes' part of every run's key
     // The entry of the latest run: what a bound call ran stays prepared, and its plugin
     // loaded, while the bound call lives.
     ferro::host::SpinLock mutex;
@@ -48,8 +48,8 @@ public:
 
     // Calls `op` eagerly. Inputs are borrowed; outputs are new references. With `into` (one
     // tensor per output), writes the outputs there and returns none (dispatch/into.hpp).
-    Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
-                 std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into = {}) {
+    Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs,
+                 std::span<ferro_tensor_impl* const> into = {}) {
         return call_keyed(op, nullptr, attrs, n_attrs, inputs, into);
     }
     // Runs a bound call, as call() would with its attributes.
@@ -74,15 +74,14 @@ private:
     // Infers output signatures and asks the family's modules for the engine, in order.
     // `recorded_inputs` (ABI 1.8): the inputs the tape records the call for, when a module of
     // the family may keep residuals; 0 otherwise.
-    PlanPtr prepare(const OpEntry& entry, const FamilySlot& family, const EnginePtr& engine,
-                    const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs, uint64_t recorded_inputs);
+    PlanPtr prepare(const OpEntry& entry, const FamilySlot& family, const EnginePtr& engine, const AttrValues& attrs,
+                    std::span<ferro_tensor_impl* const> inputs, uint64_t recorded_inputs);
     // Runs an entry's host op or plan on these inputs.
     Outputs run_entry(const PlanEntry& entry, const std::string& op, std::span<ferro_tensor_impl* const> inputs,
                       std::span<ferro_tensor_impl* const> into);
     // Runs a plan, recording the call when an input requires grad.
-    Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
-                    const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
-                    std::span<ferro_tensor_impl* const> into);
+    Outputs execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine, const AttrValues& attrs,
+                    std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into);
 
     Runtime& runtime_;
     PlanCache cache_;

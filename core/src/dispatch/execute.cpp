@@ -36,8 +36,18 @@ namespace {
         session.allow(*workspace);
         ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
     }
-    ferro_exec_args args{sizeof args, static_cast<uint32_t>(n_in), static_cast<uint32_t>(n_out), 0,
-                         attrs.data(), views.data(), views.data() + n_in, ws, session.get(), 0, 0, nullptr};
+    ferro_exec_args args{sizeof args,
+                         static_cast<uint32_t>(n_in),
+                         static_cast<uint32_t>(n_out),
+                         0,
+                         attrs.data(),
+                         views.data(),
+                         views.data() + n_in,
+                         ws,
+                         session.get(),
+                         0,
+                         0,
+                         nullptr};
     // Since 1.10 residuals have a field of their own; 1.8 and 1.9 modules find them after the
     // outputs, counted in n_outputs, as those minors said.
     if (n_residuals > 0 && plan.module()->abi_minor() >= 10) {
@@ -52,7 +62,8 @@ namespace {
         const void* context = nullptr;
         if (engine->iface().native_context == nullptr) {
             throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: engine '{}' offers no native context "
-                                                         "for a context executor", op, engine->name()));
+                                                         "for a context executor",
+                                                         op, engine->name()));
         }
         throw_if_error(engine->iface().native_context(engine->self(), session.get()->engine_session, &context));
         st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_context(plan.self(), host, &args, context); });
@@ -63,8 +74,7 @@ namespace {
 
 }  // namespace
 
-Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what,
-                    std::span<ferro_tensor_impl* const> into) {
+Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& what, std::span<ferro_tensor_impl* const> into) {
     Outputs outputs;  // one object returned on every path, so that it is returned in place
     if (!into.empty()) {
         if (!into::plain(call.inputs, into)) into::check_autograd(what.op, call.inputs, into);
@@ -75,15 +85,13 @@ Outputs run_host_op(HostOpFn host_op, const HostOpCall& call, const Recordable& 
     }
     outputs = host_op(call);
     if (any_autograd(call.inputs)) {
-        after_call(call.runtime, what, call.attrs, call.inputs,
-                   {outputs.data(), outputs.size()});
+        after_call(call.runtime, what, call.attrs, call.inputs, {outputs.data(), outputs.size()});
     }
     return outputs;
 }
 
-Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine,
-                            const AttrValues& attrs, std::span<ferro_tensor_impl* const> inputs,
-                            std::span<ferro_tensor_impl* const> into) {
+Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, const EnginePtr& engine, const AttrValues& attrs,
+                            std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
     const std::string& op = what.op;
     Outputs outputs;  // one object returned on every path, so that it is returned in place
     boost::container::small_vector<ferro_tensor_impl*, 2> written;
@@ -114,8 +122,7 @@ Outputs Dispatcher::execute(const CachedPlan& plan, const Recordable& what, cons
         throw;
     }
     if (into.empty() && any_autograd(inputs)) {
-        after_call(runtime_, what, attrs, inputs, {outputs.data(), outputs.size()},
-                   {residuals.data(), residuals.size()});
+        after_call(runtime_, what, attrs, inputs, {outputs.data(), outputs.size()}, {residuals.data(), residuals.size()});
     }
     return outputs;
 }

@@ -46,18 +46,18 @@ bool may_share_memory(const ferro_tensor_impl& a, const ferro_tensor_impl& b) {
     return xa < ya + y.bytes() && ya < xa + x.bytes();
 }
 
-void check_one(const std::string& op, size_t i, const Engine& engine, ferro_dtype dtype,
-               std::span<const int64_t> shape, const ferro_tensor_impl& t) {
+void check_one(const std::string& op, size_t i, const Engine& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+               const ferro_tensor_impl& t) {
     if (&t.storage->engine() != &engine) {
-        invalid(op, fmt::format("out tensor {} is on engine '{}' but the call runs on '{}'", i,
-                                t.storage->engine().name(), engine.name()));
+        invalid(op, fmt::format("out tensor {} is on engine '{}' but the call runs on '{}'", i, t.storage->engine().name(),
+                                engine.name()));
     }
     if (t.dtype != dtype) {
         invalid(op, fmt::format("out tensor {} is {}, the output is {}", i, dtype_name(t.dtype), dtype_name(dtype)));
     }
     if (!std::equal(shape.begin(), shape.end(), t.shape.begin(), t.shape.end())) {
-        invalid(op, fmt::format("out tensor {} has shape [{}], the output has shape [{}]", i,
-                                fmt::join(t.shape, ", "), fmt::join(shape, ", ")));
+        invalid(op, fmt::format("out tensor {} has shape [{}], the output has shape [{}]", i, fmt::join(t.shape, ", "),
+                                fmt::join(shape, ", ")));
     }
 }
 
@@ -81,7 +81,8 @@ void check_autograd(const std::string& op, Tensors inputs, Tensors into) {
         const AutogradMeta* meta = into[i]->autograd.get();
         if (meta != nullptr && (meta->requires_grad || meta->grad_fn || meta->tangent)) {
             invalid(op, fmt::format("out tensor {} requires grad, was computed by a recorded op or carries a "
-                                    "tangent, which writing into it would corrupt; give a plain tensor", i));
+                                    "tangent, which writing into it would corrupt; give a plain tensor",
+                                    i));
         }
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -89,17 +90,19 @@ void check_autograd(const std::string& op, Tensors inputs, Tensors into) {
         if (meta == nullptr) continue;
         if (meta->tangent) {
             invalid(op, fmt::format("input {} carries a tangent, which a call with out tensors does not "
-                                    "propagate; call it without them", i));
+                                    "propagate; call it without them",
+                                    i));
         }
         if ((meta->requires_grad || meta->grad_fn) && grad_enabled()) {
             invalid(op, fmt::format("input {} requires grad, and a call with out tensors records no "
-                                    "gradient; call it without them, or under NoGrad", i));
+                                    "gradient; call it without them, or under NoGrad",
+                                    i));
         }
     }
 }
 
-bool check_plan_outputs(const std::string& op, const Engine& engine, std::span<const OutputSig> outputs,
-                        Tensors inputs, Tensors into) {
+bool check_plan_outputs(const std::string& op, const Engine& engine, std::span<const OutputSig> outputs, Tensors inputs,
+                        Tensors into) {
     check_count(op, outputs.size(), into.size());
     bool direct = true;
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -108,8 +111,8 @@ bool check_plan_outputs(const std::string& op, const Engine& engine, std::span<c
         // Laid out as the plan's output (dense, so each element once), at the start of its
         // storage and aligned as engines align fresh outputs (a borrowed host buffer may not be).
         const auto address = reinterpret_cast<uintptr_t>(t.storage->address());
-        const bool as_planned = std::equal(t.strides.begin(), t.strides.end(), outputs[i].strides.begin(),
-                                           outputs[i].strides.end());
+        const bool as_planned =
+            std::equal(t.strides.begin(), t.strides.end(), outputs[i].strides.begin(), outputs[i].strides.end());
         if (!as_planned) check_holds_once(op, i, t);
         if (!as_planned || t.byte_offset != 0 || address % 64 != 0) direct = false;
         for (size_t k = 0; direct && k < inputs.size(); ++k) direct = !may_share_memory(t, *inputs[k]);
@@ -136,9 +139,8 @@ void copy_outputs(const EnginePtr& engine, const Outputs& fresh, Tensors into) {
     // into itself): such outputs are copied aside before any destination is written.
     boost::container::small_vector<TensorPtr, 2> sources(fresh.begin(), fresh.end());
     for (TensorPtr& source : sources) {
-        const bool shared = std::any_of(into.begin(), into.end(), [&](const ferro_tensor_impl* t) {
-            return may_share_memory(*source, *t);
-        });
+        const bool shared =
+            std::any_of(into.begin(), into.end(), [&](const ferro_tensor_impl* t) { return may_share_memory(*source, *t); });
         if (!shared) continue;
         TensorPtr aside = make_tensor(engine, source->dtype, source->shape);
         copy(*source, *aside);

@@ -7,8 +7,8 @@
 // the call computes fresh outputs and copies them in (any strides, and in-place calls, work).
 #pragma once
 
-#include "dispatch/plan_cache.hpp"
 #include "dispatch/dispatcher.hpp"
+#include "dispatch/plan_cache.hpp"
 
 #include <span>
 #include <string>
@@ -34,8 +34,8 @@ void check_autograd(const std::string& op, Tensors inputs, Tensors into);
 // INVALID_ARGUMENT naming the op and the destination unless there is one per output, each on
 // `engine` with that output's dtype and shape, and none holds an element twice. Returns
 // whether the plan may write straight into them (see the top of this file).
-bool check_plan_outputs(const std::string& op, const Engine& engine, std::span<const OutputSig> outputs,
-                        Tensors inputs, Tensors into);
+bool check_plan_outputs(const std::string& op, const Engine& engine, std::span<const OutputSig> outputs, Tensors inputs,
+                        Tensors into);
 // The same checks against a host op's outputs (which are then copied).
 void check_host_outputs(const std::string& op, const Engine& engine, const Outputs& outputs, Tensors into);
 

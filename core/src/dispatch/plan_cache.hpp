@@ -19,8 +19,8 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <span>
 #include <mutex>
+#include <span>
 #include <vector>
 
 struct ferro_op_impl;
@@ -72,7 +72,7 @@ struct PlanEntry {
     PlanPtr plan;                // null for a host op
     HostOpFn host_op = nullptr;  // null for a plan
     EnginePtr engine;
-    OwnedAttrs attrs;  // normalised, deep-copied (the caller's arrays and strings are not ours)
+    OwnedAttrs attrs;                         // normalised, deep-copied (the caller's arrays and strings are not ours)
     const ferro_op_schema* schema = nullptr;  // for recording grad nodes
     LibraryPtr family_library;                // keeps the schema's and rules' code loaded
     std::span<const ferro_op> rule_ops;       // for the rules (the runtime's: outlives the entry)

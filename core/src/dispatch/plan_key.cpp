@@ -23,7 +23,8 @@ public:
     [[gnu::always_inline]] ~Writer() { key_.words.resize(static_cast<size_t>(next_ - key_.words.data())); }
 
     [[gnu::always_inline]] void operator()(uint64_t w) {
-        if (next_ == end_) [[unlikely]] grow();
+        if (next_ == end_) [[unlikely]]
+            grow();
         *next_++ = w;
     }
     void reject() { key_.valid = false; }

@@ -17,8 +17,7 @@ namespace ferro::host {
 [[noreturn]] void rethrow(ferro_status st, const std::string& op, const char* stage, const ferro_host_api* host);
 
 // Calls plugin code that must not throw; an escaping exception is an ABI violation.
-template <class Fn>
-ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
+template <class Fn> ferro_status call_plugin(const std::string& op, const char* what, Fn&& fn) {
     try {
         return fn();
     } catch (...) {

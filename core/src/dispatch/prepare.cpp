@@ -33,8 +33,7 @@ namespace ferro::host {
 namespace {
 
 // A signature a plugin produced (an output from infer, a residual from prepare), checked.
-OutputSig checked_signature(const ferro_signature& o, const std::string& op, const char* phase, const char* what,
-                            size_t i) {
+OutputSig checked_signature(const ferro_signature& o, const std::string& op, const char* phase, const char* what, size_t i) {
     if (!is_valid_dtype(o.dtype) || o.ndim < 0 || o.ndim > FERRO_MAX_NDIM) {
         throw Error(FERRO_INTERNAL, fmt::format("{}: {} produced an invalid signature for {} {}", op, phase, what, i));
     }
@@ -43,18 +42,16 @@ OutputSig checked_signature(const ferro_signature& o, const std::string& op, con
     return {o.dtype, shape, contiguous_strides(shape), bytes};
 }
 
-std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& s,
-                             const std::string& op, const AttrValues& attrs,
+std::vector<OutputSig> infer(const ferro_host_api* host, const ferro_op_schema& s, const std::string& op, const AttrValues& attrs,
                              const std::vector<ferro_signature>& in) {
     const uint32_t capacity = s.n_outputs >= 0 ? static_cast<uint32_t>(s.n_outputs) : 64;
     std::vector<ferro_signature> out(capacity);
     for (auto& sig : out) sig.struct_size = sizeof sig;
-    ferro_infer_args args{sizeof args, static_cast<uint32_t>(in.size()), attrs.data(), in.data(),
-                          out.data(), capacity, 0, &s};
+    ferro_infer_args args{sizeof args, static_cast<uint32_t>(in.size()), attrs.data(), in.data(), out.data(), capacity, 0, &s};
     if (ferro_status st = call_plugin(op, "infer", [&] { return s.infer(host, &args); })) rethrow(st, op, "infer", host);
     if (args.n_outputs > capacity || (s.n_outputs >= 0 && args.n_outputs != capacity)) {
-        throw Error(FERRO_INTERNAL, fmt::format("{}: infer reported {} outputs, the schema declares {}",
-                                                op, args.n_outputs, s.n_outputs));
+        throw Error(FERRO_INTERNAL,
+                    fmt::format("{}: infer reported {} outputs, the schema declares {}", op, args.n_outputs, s.n_outputs));
     }
     std::vector<OutputSig> result;
     for (uint32_t i = 0; i < args.n_outputs; ++i) result.push_back(checked_signature(out[i], op, "infer", "output", i));
@@ -78,8 +75,8 @@ bool dense_layout(const Dims& shape, std::span<const int64_t> strides) {
 }
 
 // The strides prepare chose for each output (ABI 1.1), checked; row-major when unchanged or empty.
-void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int64_t>& chosen,
-                         const std::string& op, const std::string& plugin) {
+void take_output_strides(std::vector<OutputSig>& outputs, const std::vector<int64_t>& chosen, const std::string& op,
+                         const std::string& plugin) {
     for (size_t i = 0; i < outputs.size(); ++i) {
         OutputSig& o = outputs[i];
         const std::span<const int64_t> s(chosen.data() + i * FERRO_MAX_NDIM, o.shape.size());
@@ -102,18 +99,18 @@ std::vector<OutputSig> take_residuals(const ferro_plan_instance& plan, uint64_t 
     std::vector<OutputSig> residuals;
     if (plan.n_residuals == 0) return residuals;
     if (recorded_inputs == 0 || plan.residuals == nullptr) {
-        throw Error(FERRO_INTERNAL, fmt::format("{}: module of plugin '{}' returned a plan with {} residuals {}", op, plugin,
-                                                plan.n_residuals,
-                                                plan.residuals == nullptr ? "and no signatures" : "for a call the tape does not record"));
+        throw Error(FERRO_INTERNAL,
+                    fmt::format("{}: module of plugin '{}' returned a plan with {} residuals {}", op, plugin, plan.n_residuals,
+                                plan.residuals == nullptr ? "and no signatures" : "for a call the tape does not record"));
     }
-    for (uint32_t i = 0; i < plan.n_residuals; ++i) residuals.push_back(checked_signature(plan.residuals[i], op, "prepare", "residual", i));
+    for (uint32_t i = 0; i < plan.n_residuals; ++i)
+        residuals.push_back(checked_signature(plan.residuals[i], op, "prepare", "residual", i));
     return residuals;
 }
 
 }  // namespace
 
-PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
-                            const EnginePtr& engine, const AttrValues& attrs,
+PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family, const EnginePtr& engine, const AttrValues& attrs,
                             std::span<ferro_tensor_impl* const> inputs, uint64_t recorded_inputs) {
     const std::string& op = entry.qualified_name;
     const ferro_host_api* host = runtime_.host_api();
@@ -139,11 +136,21 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
             char reason[512] = {};
             std::vector<int64_t> strides(outputs.size() * FERRO_MAX_NDIM, 0);
             for (size_t i = 0; i < outputs.size(); ++i) {
-                std::copy(outputs[i].strides.begin(), outputs[i].strides.end(), strides.begin() + static_cast<std::ptrdiff_t>(i * FERRO_MAX_NDIM));
+                std::copy(outputs[i].strides.begin(), outputs[i].strides.end(),
+                          strides.begin() + static_cast<std::ptrdiff_t>(i * FERRO_MAX_NDIM));
             }
-            ferro_prepare_args args{sizeof args, entry.index, attrs.data(),
-                                    static_cast<uint32_t>(in.size()), static_cast<uint32_t>(out.size()),
-                                    in.data(), out.data(), reason, sizeof reason, 0, strides.data(), recorded_inputs};
+            ferro_prepare_args args{sizeof args,
+                                    entry.index,
+                                    attrs.data(),
+                                    static_cast<uint32_t>(in.size()),
+                                    static_cast<uint32_t>(out.size()),
+                                    in.data(),
+                                    out.data(),
+                                    reason,
+                                    sizeof reason,
+                                    0,
+                                    strides.data(),
+                                    recorded_inputs};
             ferro_plan_instance inst{};
             inst.struct_size = sizeof inst;
             const Module& m = *slot.module;
@@ -154,14 +161,13 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
                 reasons += fmt::format("; {}: {}", slot.plugin, reason[0] ? reason : "declined");
                 continue;
             }
-            if (inst.iface->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_plan_iface, destroy) ||
-                inst.iface->destroy == nullptr ||
+            if (inst.iface->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_plan_iface, destroy) || inst.iface->destroy == nullptr ||
                 (inst.iface->execute_in_session == nullptr && inst.iface->execute_in_context == nullptr)) {
                 throw Error(FERRO_INTERNAL, fmt::format("{}: module of plugin '{}' returned a plan "
-                                                        "without an executor or destroy", op, slot.plugin));
+                                                        "without an executor or destroy",
+                                                        op, slot.plugin));
             }
-            runtime_.logger().logf(FERRO_LOG_DEBUG, "dispatch", "{}: prepared by '{}' on '{}'", op,
-                                   slot.plugin, engine->name());
+            runtime_.logger().logf(FERRO_LOG_DEBUG, "dispatch", "{}: prepared by '{}' on '{}'", op, slot.plugin, engine->name());
             std::vector<OutputSig> residuals;
             try {
                 take_output_strides(outputs, strides, op, slot.plugin);
@@ -175,8 +181,7 @@ PlanPtr Dispatcher::prepare(const OpEntry& entry, const FamilySlot& family,
     }
     throw Error(FERRO_UNIMPLEMENTED,
                 fmt::format("{}: no module can run it on engine '{}'{}", op, engine->name(),
-                            reasons.empty() ? std::string(" (no module of family '") + family.id +
-                                                  "' for this engine)"
+                            reasons.empty() ? std::string(" (no module of family '") + family.id + "' for this engine)"
                                             : " —" + reasons.substr(1)));
 }
 

@@ -14,8 +14,8 @@ namespace {
     throw Error(FERRO_INVALID_ARGUMENT, fmt::format("session {}: {}", kernel, message));
 }
 
-const ferro_session_impl::KnownBuffer& known(const ferro_session_impl& s, ferro_buffer buffer,
-                                             const char* kernel, const char* operand) {
+const ferro_session_impl::KnownBuffer& known(const ferro_session_impl& s, ferro_buffer buffer, const char* kernel,
+                                             const char* operand) {
     for (const auto& b : s.buffers) {
         if (b.buffer == buffer) return b;
     }
@@ -23,9 +23,8 @@ const ferro_session_impl::KnownBuffer& known(const ferro_session_impl& s, ferro_
 }
 
 // Checks that every element the strided range touches lies inside the buffer.
-void check_range(const ferro_session_impl::KnownBuffer& b, uint64_t byte_offset, int64_t item,
-                 int ndim, const int64_t* shape, const int64_t* strides, const char* kernel,
-                 const char* operand) {
+void check_range(const ferro_session_impl::KnownBuffer& b, uint64_t byte_offset, int64_t item, int ndim, const int64_t* shape,
+                 const int64_t* strides, const char* kernel, const char* operand) {
     for (int d = 0; d < ndim; ++d) {
         if (shape[d] < 0) bad(kernel, fmt::format("operand '{}' has a negative size", operand));
     }
@@ -40,8 +39,7 @@ void check_range(const ferro_session_impl::KnownBuffer& b, uint64_t byte_offset,
 
 // Validates a view operand and rewrites its data pointer from the engine's own address, so
 // the engine sees exactly the memory that was checked.
-ferro_tensor_view checked(const ferro_session_impl& s, const ferro_tensor_view& v,
-                          const char* kernel, const char* operand) {
+ferro_tensor_view checked(const ferro_session_impl& s, const ferro_tensor_view& v, const char* kernel, const char* operand) {
     if (v.struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_tensor_view, tensor)) {
         bad(kernel, fmt::format("operand '{}' has struct_size {}", operand, v.struct_size));
     }
@@ -57,8 +55,7 @@ ferro_tensor_view checked(const ferro_session_impl& s, const ferro_tensor_view& 
     return out;
 }
 
-void same_shape(const ferro_tensor_view& a, const ferro_tensor_view& out, const char* kernel,
-                const char* operand) {
+void same_shape(const ferro_tensor_view& a, const ferro_tensor_view& out, const char* kernel, const char* operand) {
     if (a.ndim != out.ndim || !std::equal(a.shape, a.shape + a.ndim, out.shape)) {
         bad(kernel, fmt::format("operand '{}' does not have the output's shape", operand));
     }
@@ -66,8 +63,7 @@ void same_shape(const ferro_tensor_view& a, const ferro_tensor_view& out, const 
 
 template <class Args, class Check>
 ferro_status forward(ferro_session s, const Args* args, const char* kernel, const char* type,
-                     ferro_status (*const ferro_engine_iface::*entry)(void*, ferro_engine_session, const Args*),
-                     Check&& check) {
+                     ferro_status (*const ferro_engine_iface::*entry)(void*, ferro_engine_session, const Args*), Check&& check) {
     return guard([&] {
         if (s == nullptr || args == nullptr) bad(kernel, "NULL session or arguments");
         require_struct_size(args->struct_size, sizeof(Args), kernel, type);
@@ -80,9 +76,8 @@ ferro_status forward(ferro_session s, const Args* args, const char* kernel, cons
 }  // namespace
 
 ferro_status session_fill(ferro_session s, const ferro_fill_args* a) {
-    return forward(s, a, "fill", "ferro_fill_args", &ferro_engine_iface::fill, [](auto& ss, ferro_fill_args& c) {
-        c.out = checked(ss, c.out, "fill", "out");
-    });
+    return forward(s, a, "fill", "ferro_fill_args", &ferro_engine_iface::fill,
+                   [](auto& ss, ferro_fill_args& c) { c.out = checked(ss, c.out, "fill", "out"); });
 }
 
 ferro_status session_cast(ferro_session s, const ferro_cast_args* a) {
@@ -183,8 +178,8 @@ ferro_status session_use(ferro_session s, ferro_tensor tensor) {
         if (s == nullptr || tensor == nullptr) bad("use", "NULL session or tensor");
         const StoragePtr& storage = tensor->storage;
         if (&storage->engine() != s->engine) {
-            bad("use", fmt::format("the tensor is on engine '{}', the session on '{}'", storage->engine().name(),
-                                   s->engine->name()));
+            bad("use",
+                fmt::format("the tensor is on engine '{}', the session on '{}'", storage->engine().name(), s->engine->name()));
         }
         s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
         s->scratch.push_back(storage);  // alive until the session's work has completed

@@ -44,9 +44,7 @@ public:
     Session& operator=(const Session&) = delete;
 
     ferro_session_impl* get() noexcept { return &impl_; }
-    void allow(const Storage& storage) {
-        impl_.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()});
-    }
+    void allow(const Storage& storage) { impl_.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()}); }
     // Ends the session now, reporting the engine's errors.
     void end() {
         ended_ = true;

@@ -13,25 +13,15 @@
 namespace ferro::host {
 namespace {
 
-ferro_status status_make(uint32_t code, const char* message) {
-    return make_status(code, message != nullptr ? message : "");
-}
+ferro_status status_make(uint32_t code, const char* message) { return make_status(code, message != nullptr ? message : ""); }
 void status_free(ferro_status status) { free_status(status); }
-uint32_t status_code(ferro_status status) {
-    return status != nullptr ? status->code : uint32_t{FERRO_OK};
-}
-const char* status_message(ferro_status status) {
-    return status != nullptr ? status->message.c_str() : "";
-}
+uint32_t status_code(ferro_status status) { return status != nullptr ? status->code : uint32_t{FERRO_OK}; }
+const char* status_message(ferro_status status) { return status != nullptr ? status->message.c_str() : ""; }
 
 void log(const ferro_host_api* host, uint32_t level, const char* source, const char* message) {
-    runtime_of(host).logger().log(level, source != nullptr ? source : "plugin",
-                                  message != nullptr ? message : "");
+    runtime_of(host).logger().log(level, source != nullptr ? source : "plugin", message != nullptr ? message : "");
 }
-ferro_bool log_enabled(const ferro_host_api* host, uint32_t level) {
-    return runtime_of(host).logger().enabled(level) ? 1 : 0;
-}
-
+ferro_bool log_enabled(const ferro_host_api* host, uint32_t level) { return runtime_of(host).logger().enabled(level) ? 1 : 0; }
 
 ferro_status tensor_view(ferro_tensor t, ferro_tensor_view* out) {
     return guard([&] {
@@ -49,8 +39,8 @@ ferro_status tensor_signature(ferro_tensor t, ferro_signature* out) {
 
 const char* tensor_engine(ferro_tensor t) { return t != nullptr ? t->storage->engine().name().c_str() : ""; }
 
-ferro_status tensor_empty(const ferro_host_api* host, const char* engine, ferro_dtype dtype,
-                          int32_t ndim, const int64_t* shape, ferro_tensor* out) {
+ferro_status tensor_empty(const ferro_host_api* host, const char* engine, ferro_dtype dtype, int32_t ndim, const int64_t* shape,
+                          ferro_tensor* out) {
     return guard([&] {
         if (engine == nullptr || out == nullptr || (ndim > 0 && shape == nullptr) || ndim < 0) {
             throw Error(FERRO_INVALID_ARGUMENT, "tensor_empty: NULL argument or negative ndim");
@@ -61,8 +51,8 @@ ferro_status tensor_empty(const ferro_host_api* host, const char* engine, ferro_
     });
 }
 
-ferro_status tensor_from_host(const ferro_host_api* host, const char* engine, ferro_dtype dtype,
-                              int32_t ndim, const int64_t* shape, const void* data, ferro_tensor* out) {
+ferro_status tensor_from_host(const ferro_host_api* host, const char* engine, ferro_dtype dtype, int32_t ndim,
+                              const int64_t* shape, const void* data, ferro_tensor* out) {
     return guard([&] {
         ferro_tensor t = nullptr;
         throw_if_error(tensor_empty(host, engine, dtype, ndim, shape, &t));

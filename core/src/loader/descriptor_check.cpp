@@ -11,9 +11,7 @@
 namespace ferro::host {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-    throw LoadError(LoadStage::validate, FERRO_INVALID_ARGUMENT, message);
-}
+[[noreturn]] void invalid(const std::string& message) { throw LoadError(LoadStage::validate, FERRO_INVALID_ARGUMENT, message); }
 
 // The 1.0 size of a struct: up to its last 1.0 field. A reader accepts anything at least this
 // large, so structs grown by later minors stay readable and older plugins stay loadable.
@@ -21,8 +19,7 @@ namespace {
 
 void check_size(uint32_t struct_size, std::size_t minimum, const std::string& what) {
     if (struct_size < minimum) {
-        invalid(fmt::format("{}.struct_size is {}, expected at least {} (ABI 1.0)", what,
-                            struct_size, minimum));
+        invalid(fmt::format("{}.struct_size is {}, expected at least {} (ABI 1.0)", what, struct_size, minimum));
     }
 }
 
@@ -34,26 +31,22 @@ void check_attr(const ferro_attr_spec& attr, const std::string& where) {
     check_size(attr.struct_size, V1_0_SIZE(ferro_attr_spec, doc), where);
     if (!is_identifier(attr.name)) invalid(where + ".name is not an identifier");
     if (attr.type < FERRO_ATTR_I64 || attr.type > FERRO_ATTR_F64_ARRAY) {
-        invalid(fmt::format("{} ('{}'): type {} is not a ferro_attr_type", where, attr.name,
-                            attr.type));
+        invalid(fmt::format("{} ('{}'): type {} is not a ferro_attr_type", where, attr.name, attr.type));
     }
     const auto& d = attr.default_value;
     const bool required = (attr.flags & FERRO_ATTR_FLAG_REQUIRED) != 0;
     const bool optional = (attr.flags & FERRO_ATTR_FLAG_OPTIONAL) != 0;
     if (required) return;
     if (d.type == FERRO_ATTR_NONE && !optional) {
-        invalid(fmt::format("{} ('{}'): default is None but the attribute is not optional",
-                            where, attr.name));
+        invalid(fmt::format("{} ('{}'): default is None but the attribute is not optional", where, attr.name));
     }
     if (d.type != FERRO_ATTR_NONE && d.type != attr.type) {
-        invalid(fmt::format("{} ('{}'): default has type {}, the attribute has type {}", where,
-                            attr.name, d.type, attr.type));
+        invalid(fmt::format("{} ('{}'): default has type {}, the attribute has type {}", where, attr.name, d.type, attr.type));
     }
     if (d.type == FERRO_ATTR_STR && d.v.str == nullptr) {
         invalid(fmt::format("{} ('{}'): default string is NULL", where, attr.name));
     }
-    if ((d.type == FERRO_ATTR_I64_ARRAY || d.type == FERRO_ATTR_F64_ARRAY) && d.count > 0 &&
-        d.v.i64_array == nullptr) {
+    if ((d.type == FERRO_ATTR_I64_ARRAY || d.type == FERRO_ATTR_F64_ARRAY) && d.count > 0 && d.v.i64_array == nullptr) {
         invalid(fmt::format("{} ('{}'): default array is NULL", where, attr.name));
     }
 }
@@ -115,8 +108,9 @@ void check_views(const ferro_plugin_desc& desc, const ferro_op_views_ext& ext, c
                  DescriptorSource source) {
     check_link_size(ext.base.struct_size, sizeof(ferro_op_views_ext), where);
     if (source == DescriptorSource::file) {
-        invalid(where + ": declares op views, but a plugin's op outputs are buffers the host allocates; in ABI 1.x "
-                        "only the host's own ops return views");
+        invalid(where +
+                ": declares op views, but a plugin's op outputs are buffers the host allocates; in ABI 1.x "
+                "only the host's own ops return views");
     }
     const ferro_family_desc* family = family_named(desc, ext.family_id);
     if (family == nullptr) invalid(where + ".family_id names no family of this plugin");
@@ -156,8 +150,8 @@ void check_rule_calls(const ferro_plugin_desc& desc, const ferro_rule_calls_ext&
     if (ext.n_ops > 0) require(ext.ops, where + ".ops");
     for (uint32_t i = 0; i < ext.n_ops; ++i) {
         if (!is_qualified_name(ext.ops[i])) {
-            invalid(fmt::format("{}.ops[{}] is {}, expected a qualified op name ('family.op', lower-case identifiers)",
-                                where, i, ext.ops[i] != nullptr ? fmt::format("'{}'", ext.ops[i]) : "NULL"));
+            invalid(fmt::format("{}.ops[{}] is {}, expected a qualified op name ('family.op', lower-case identifiers)", where, i,
+                                ext.ops[i] != nullptr ? fmt::format("'{}'", ext.ops[i]) : "NULL"));
         }
     }
 }
@@ -167,7 +161,8 @@ void check_extensions(const ferro_plugin_desc& desc, DescriptorSource source) {
     uint32_t index = 0;
     for (const ferro_extension* e = extensions_of(desc); e != nullptr; e = e->next, ++index) {
         const std::string where = fmt::format("extensions[{}]", index);
-        if (index == FERRO_MAX_EXTENSIONS) invalid(fmt::format("the extension chain is longer than {} links", FERRO_MAX_EXTENSIONS));
+        if (index == FERRO_MAX_EXTENSIONS)
+            invalid(fmt::format("the extension chain is longer than {} links", FERRO_MAX_EXTENSIONS));
         check_link_size(e->struct_size, sizeof(ferro_extension), where);
         if (e->type == FERRO_EXT_OP_VIEWS) check_views(desc, *reinterpret_cast<const ferro_op_views_ext*>(e), where, source);
         if (e->type == FERRO_EXT_RULE_CALLS) check_rule_calls(desc, *reinterpret_cast<const ferro_rule_calls_ext*>(e), where);
@@ -216,14 +211,12 @@ void check_abi(const ferro_plugin_desc& desc) {
         throw LoadError(LoadStage::abi, FERRO_INCOMPATIBLE,
                         fmt::format("plugin was built for ABI {}.{}, this host speaks ABI {}.{}; "
                                     "rebuild the plugin against this host's plugin_api",
-                                    desc.abi_major, desc.abi_minor, FERRO_ABI_MAJOR,
-                                    FERRO_ABI_MINOR));
+                                    desc.abi_major, desc.abi_minor, FERRO_ABI_MAJOR, FERRO_ABI_MINOR));
     }
 }
 
 void check_descriptor(const ferro_plugin_desc& desc, DescriptorSource source) {
-    check_size(desc.struct_size, V1_0_SIZE(ferro_plugin_desc, module_providers),
-               "ferro_plugin_desc");
+    check_size(desc.struct_size, V1_0_SIZE(ferro_plugin_desc, module_providers), "ferro_plugin_desc");
     if (desc.name == nullptr || *desc.name == '\0') invalid("ferro_plugin_desc.name is empty");
     require(desc.version, "ferro_plugin_desc.version");
     if (desc.n_engines > 0) require(desc.engines, "ferro_plugin_desc.engines");

@@ -65,9 +65,10 @@ public:
 
     void read(uint64_t offset, void* out, uint64_t length, const char* what) {
         if (!holds(offset, length)) {
-            damaged(fmt::format("the {} ({} bytes at offset {}) reach past the end of the file ({} bytes): "
-                                "is it truncated?",
-                                what, length, offset, size_));
+            damaged(
+                fmt::format("the {} ({} bytes at offset {}) reach past the end of the file ({} bytes): "
+                            "is it truncated?",
+                            what, length, offset, size_));
         }
         in_.seekg(static_cast<std::streamoff>(offset));
         in_.read(static_cast<char*>(out), static_cast<std::streamsize>(length));
@@ -88,13 +89,11 @@ void check_header(const Ehdr& h) {
     }
     if (h.e_ident[EI_DATA] != own.e_ident[EI_DATA]) damaged("wrong byte order for this process");
     if (h.e_machine != own.e_machine) {
-        damaged(fmt::format("built for {}, this process runs on {}", machine_name(h.e_machine),
-                            machine_name(own.e_machine)));
+        damaged(fmt::format("built for {}, this process runs on {}", machine_name(h.e_machine), machine_name(own.e_machine)));
     }
     if (h.e_type != ET_DYN) damaged(fmt::format("ELF type {} is not a shared object (ET_DYN)", h.e_type));
     if (h.e_phentsize != sizeof(Phdr) || h.e_phnum == 0) {
-        damaged(fmt::format("{} program headers of {} bytes (expected {}-byte entries)", h.e_phnum,
-                            h.e_phentsize, sizeof(Phdr)));
+        damaged(fmt::format("{} program headers of {} bytes (expected {}-byte entries)", h.e_phnum, h.e_phentsize, sizeof(Phdr)));
     }
 }
 
@@ -118,13 +117,22 @@ void check_dynamic(ElfFile& file, const Phdr& dynamic, const std::vector<Phdr>& 
             case DT_STRTAB: strtab = d.d_un.d_ptr; break;
             case DT_STRSZ: strsz = d.d_un.d_val; break;
             case DT_SYMTAB: symtab = true; [[fallthrough]];
-            case DT_HASH: case DT_GNU_HASH: case DT_RELA: case DT_REL: case DT_JMPREL: case DT_VERSYM:
-            case DT_VERNEED: case DT_VERDEF: case DT_INIT_ARRAY: case DT_FINI_ARRAY:
+            case DT_HASH:
+            case DT_GNU_HASH:
+            case DT_RELA:
+            case DT_REL:
+            case DT_JMPREL:
+            case DT_VERSYM:
+            case DT_VERNEED:
+            case DT_VERDEF:
+            case DT_INIT_ARRAY:
+            case DT_FINI_ARRAY:
                 hash = hash || d.d_tag == DT_HASH || d.d_tag == DT_GNU_HASH;
                 if (!maps(loads, d.d_un.d_ptr, 1)) {
-                    damaged(fmt::format("dynamic entry {:#x} points at {:#x}, outside the file's loadable "
-                                        "segments",
-                                        static_cast<uint64_t>(d.d_tag), static_cast<uint64_t>(d.d_un.d_ptr)));
+                    damaged(
+                        fmt::format("dynamic entry {:#x} points at {:#x}, outside the file's loadable "
+                                    "segments",
+                                    static_cast<uint64_t>(d.d_tag), static_cast<uint64_t>(d.d_un.d_ptr)));
                 }
                 break;
             default: break;
@@ -154,9 +162,10 @@ void check_elf_image(const std::filesystem::path& path) {
         const Phdr& p = phdrs[i];
         if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
         if (!file.holds(p.p_offset, p.p_filesz) || p.p_filesz > p.p_memsz) {
-            damaged(fmt::format("segment {} ({} bytes at offset {}) reaches past the end of the file ({} bytes): "
-                                "is it truncated?",
-                                i, p.p_filesz, p.p_offset, file.size()));
+            damaged(
+                fmt::format("segment {} ({} bytes at offset {}) reaches past the end of the file ({} bytes): "
+                            "is it truncated?",
+                            i, p.p_filesz, p.p_offset, file.size()));
         }
         if (p.p_type == PT_LOAD) loads.push_back(p);
         else dynamic = &p;

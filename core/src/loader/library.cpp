@@ -2,8 +2,8 @@
 
 #include "loader/load_error.hpp"
 
-#include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
+#include <boost/dll/shared_library.hpp>
 
 namespace ferro::host {
 
@@ -58,8 +58,7 @@ Library::Library(const std::filesystem::path& path) : path_(path), impl_(std::ma
     try {
         impl_->lib.load(boost::dll::fs::path(path.string()), mode);
     } catch (const boost::dll::fs::system_error& e) {
-        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT,
-                        "cannot load shared library: " + dlerror_text(e.what()));
+        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT, "cannot load shared library: " + dlerror_text(e.what()));
     }
 }
 
@@ -67,8 +66,7 @@ Library::~Library() = default;
 
 ferro_plugin_query_fn Library::entry() const {
     if (!impl_->lib.has(FERRO_PLUGIN_ENTRY_NAME)) return nullptr;
-    return impl_->lib.get<ferro_status(const ferro_host_api*, const ferro_plugin_desc**)>(
-        FERRO_PLUGIN_ENTRY_NAME);
+    return impl_->lib.get<ferro_status(const ferro_host_api*, const ferro_plugin_desc**)>(FERRO_PLUGIN_ENTRY_NAME);
 }
 
 }  // namespace ferro::host

@@ -20,8 +20,7 @@ class LoadError;
 
 class LoadError : public Error {
 public:
-    LoadError(LoadStage stage, uint32_t code, const std::string& message)
-        : Error(code, message), stage_(stage) {}
+    LoadError(LoadStage stage, uint32_t code, const std::string& message) : Error(code, message), stage_(stage) {}
     LoadStage stage() const noexcept { return stage_; }
 
 private:

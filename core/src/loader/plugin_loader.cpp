@@ -21,8 +21,7 @@ void check_file(const std::filesystem::path& path) {
         throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT, "not a regular file");
     }
     if (std::filesystem::file_size(path, ec) == 0) {
-        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT,
-                        "empty file: not a shared library");
+        throw LoadError(LoadStage::open, FERRO_INVALID_ARGUMENT, "empty file: not a shared library");
     }
     check_elf_image(path);
 }
@@ -38,8 +37,7 @@ const ferro_plugin_desc* query(ferro_plugin_query_fn entry, const ferro_host_api
     if (st != nullptr) throw_load_error(LoadStage::query, st, FERRO_PLUGIN_ENTRY_NAME);
     if (desc == nullptr) {
         throw LoadError(LoadStage::query, FERRO_INVALID_ARGUMENT,
-                        fmt::format("{} returned success but no descriptor",
-                                    FERRO_PLUGIN_ENTRY_NAME));
+                        fmt::format("{} returned success but no descriptor", FERRO_PLUGIN_ENTRY_NAME));
     }
     return desc;
 }

@@ -14,12 +14,8 @@ ferro_attr_spec attr_i64(const char* name, int64_t def, const char* doc) { retur
 ferro_attr_spec attr_f64(const char* name, double def, const char* doc) { return plugin::spec_f64(name, def, doc); }
 ferro_attr_spec attr_bool(const char* name, bool def, const char* doc) { return plugin::spec_bool(name, def, doc); }
 ferro_attr_spec attr_str(const char* name, const char* def, const char* doc) { return plugin::spec_str(name, def, doc); }
-ferro_attr_spec attr_required(const char* name, uint32_t type, const char* doc) {
-    return plugin::spec_required(name, type, doc);
-}
-ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc) {
-    return plugin::spec_optional(name, type, doc);
-}
+ferro_attr_spec attr_required(const char* name, uint32_t type, const char* doc) { return plugin::spec_required(name, type, doc); }
+ferro_attr_spec attr_optional(const char* name, uint32_t type, const char* doc) { return plugin::spec_optional(name, type, doc); }
 
 namespace {
 
@@ -148,10 +144,28 @@ const Family& family() {
         f.views_ext.family_id = "core";
         f.views_ext.n_views = static_cast<uint32_t>(f.views.size());
         f.views_ext.views = f.views.data();
-        f.family = {sizeof(ferro_family_desc), static_cast<uint32_t>(f.schemas.size()), "core",
-                    "0.1.0", "the built-in op vocabulary", f.schemas.data(), create_module};
-        f.plugin = {sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0, "core",
-                    "0.1.0", "built-in core ops", 0, 1, nullptr, &f.family, 0, 0, nullptr, &f.views_ext.base};
+        f.family = {sizeof(ferro_family_desc),
+                    static_cast<uint32_t>(f.schemas.size()),
+                    "core",
+                    "0.1.0",
+                    "the built-in op vocabulary",
+                    f.schemas.data(),
+                    create_module};
+        f.plugin = {sizeof(ferro_plugin_desc),
+                    FERRO_ABI_MAJOR,
+                    FERRO_ABI_MINOR,
+                    0,
+                    "core",
+                    "0.1.0",
+                    "built-in core ops",
+                    0,
+                    1,
+                    nullptr,
+                    &f.family,
+                    0,
+                    0,
+                    nullptr,
+                    &f.views_ext.base};
         return f;
     }();
     return built;

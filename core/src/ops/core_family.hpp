@@ -53,10 +53,10 @@ struct CoreOp {
     int32_t n_outputs = 1;
     std::vector<ferro_attr_spec> attrs;
     InferFn infer = nullptr;
-    ExecFn exec = nullptr;   // plan ops
-    HostOpFn host = nullptr; // host ops
-    uint32_t code = 0;       // engine op code (unary/binary/reduce)
-    PlanFn plan = nullptr;   // plan ops with per-signature state (exec stays the general path)
+    ExecFn exec = nullptr;    // plan ops
+    HostOpFn host = nullptr;  // host ops
+    uint32_t code = 0;        // engine op code (unary/binary/reduce)
+    PlanFn plan = nullptr;    // plan ops with per-signature state (exec stays the general path)
     // Differentiation (grad_rules.hpp): the VJP rule and the schema's masks. Outputs are
     // differentiable when the rule exists.
     VjpFn vjp = nullptr;

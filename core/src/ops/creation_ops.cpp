@@ -94,8 +94,7 @@ ArangeSpec arange_spec(const std::string& op, const ferro_attr_value* attrs) {
     }
     s.length = count > 0 ? static_cast<int64_t>(count) : 0;
     const bool integral = s.start == std::floor(s.start) && s.stop == std::floor(s.stop) && s.step == std::floor(s.step);
-    s.dtype = attrs[3].type == FERRO_ATTR_NONE ? (integral ? FERRO_DTYPE_I64 : FERRO_DTYPE_F64)
-                                               : attr_dtype(op, attrs, 3);
+    s.dtype = attrs[3].type == FERRO_ATTR_NONE ? (integral ? FERRO_DTYPE_I64 : FERRO_DTYPE_F64) : attr_dtype(op, attrs, 3);
     const double last = s.start + static_cast<double>(s.length - 1) * s.step;  // the values are monotone
     const auto fits = [](double v) { return v >= -0x1p63 && v < 0x1p63; };
     if (s.dtype == FERRO_DTYPE_I64 && s.length > 0 && !(fits(s.start) && fits(last))) {
@@ -119,6 +118,8 @@ Outputs from_host_values(const HostOpCall& call, ferro_dtype dtype, std::span<co
     for (size_t i = 0; i < values.size(); ++i) {
         unsigned char* p = bytes.data() + i * static_cast<size_t>(itemsize(dtype));
         const auto v = values[i];
+        // One dtype per line (kept as laid out).
+        // clang-format off
         switch (dtype) {
             case FERRO_DTYPE_F32: { float x = static_cast<float>(v.real()); std::memcpy(p, &x, 4); break; }
             case FERRO_DTYPE_F64: { double x = v.real(); std::memcpy(p, &x, 8); break; }
@@ -127,6 +128,7 @@ Outputs from_host_values(const HostOpCall& call, ferro_dtype dtype, std::span<co
             case FERRO_DTYPE_I64: { int64_t x = static_cast<int64_t>(v.real()); std::memcpy(p, &x, 8); break; }
             default: { unsigned char x = v.real() != 0 ? 1 : 0; std::memcpy(p, &x, 1); break; }
         }
+        // clang-format on
     }
     copy_from_host(*t, bytes.data(), bytes.size());
     return {std::move(t)};
@@ -174,8 +176,7 @@ void random_infer(const CoreOp& op, ferro_infer_args& a) {
     a.n_outputs = 1;
 }
 
-template <bool Normal>
-Outputs random_host(const HostOpCall& call) {
+template <bool Normal> Outputs random_host(const HostOpCall& call) {
     const auto shape = shape_attr(call.attrs[0]);
     check_shape(call.op, shape);
     const ferro_dtype dt = attr_dtype(call.op, call.attrs.data(), 1);
@@ -204,29 +205,79 @@ ferro_attr_spec shape_attr_spec() { return attr_required("shape", FERRO_ATTR_I64
 }  // namespace
 
 void add_creation_ops(std::vector<CoreOp>& ops) {
-    ops.push_back({"zeros", "", "a tensor of zeros", 0, 0, 1, {shape_attr_spec(), dtype_attr(), engine_attr()},
-                   fill_infer, fill_exec, nullptr, 0});
-    ops.push_back({"ones", "", "a tensor of ones", 0, 0, 1, {shape_attr_spec(), dtype_attr(), engine_attr()},
-                   fill_infer, fill_exec, nullptr, 1});
-    ops.push_back({"full", "", "a tensor filled with value (+ i*value_imag for complex dtypes)", 0, 0, 1,
+    ops.push_back({"zeros",
+                   "",
+                   "a tensor of zeros",
+                   0,
+                   0,
+                   1,
+                   {shape_attr_spec(), dtype_attr(), engine_attr()},
+                   fill_infer,
+                   fill_exec,
+                   nullptr,
+                   0});
+    ops.push_back({"ones",
+                   "",
+                   "a tensor of ones",
+                   0,
+                   0,
+                   1,
+                   {shape_attr_spec(), dtype_attr(), engine_attr()},
+                   fill_infer,
+                   fill_exec,
+                   nullptr,
+                   1});
+    ops.push_back({"full",
+                   "",
+                   "a tensor filled with value (+ i*value_imag for complex dtypes)",
+                   0,
+                   0,
+                   1,
                    {shape_attr_spec(), dtype_attr(), engine_attr(), attr_required("value", FERRO_ATTR_F64, "fill value"),
                     attr_f64("value_imag", 0.0, "imaginary part for complex dtypes")},
-                   fill_infer, fill_exec});
-    ops.push_back({"eye", "", "ones on diagonal k, zeros elsewhere (numpy.eye)", 0, 0, 1,
+                   fill_infer,
+                   fill_exec});
+    ops.push_back({"eye",
+                   "",
+                   "ones on diagonal k, zeros elsewhere (numpy.eye)",
+                   0,
+                   0,
+                   1,
                    {attr_required("n", FERRO_ATTR_I64, "rows"), attr_optional("m", FERRO_ATTR_I64, "columns (None: n)"),
                     attr_i64("k", 0, "diagonal offset"), dtype_attr(), engine_attr()},
-                   eye_infer, eye_exec});
-    ops.push_back({"arange", "", "evenly spaced values in [start, stop) (i64 when all arguments are integral)", 0, 0, 1,
+                   eye_infer,
+                   eye_exec});
+    ops.push_back({"arange",
+                   "",
+                   "evenly spaced values in [start, stop) (i64 when all arguments are integral)",
+                   0,
+                   0,
+                   1,
                    {attr_f64("start", 0.0, "first value"), attr_required("stop", FERRO_ATTR_F64, "end, exclusive"),
-                    attr_f64("step", 1.0, "spacing"), attr_str("dtype", nullptr, "element type (None: inferred)"),
-                    engine_attr()},
-                   arange_infer, nullptr, arange_host});
-    ops.push_back({"rand", "", "uniform samples in [0, 1) from a seeded counter-based generator", 0, 0, 1,
+                    attr_f64("step", 1.0, "spacing"), attr_str("dtype", nullptr, "element type (None: inferred)"), engine_attr()},
+                   arange_infer,
+                   nullptr,
+                   arange_host});
+    ops.push_back({"rand",
+                   "",
+                   "uniform samples in [0, 1) from a seeded counter-based generator",
+                   0,
+                   0,
+                   1,
                    {shape_attr_spec(), dtype_attr(), attr_optional("seed", FERRO_ATTR_I64, "seed (None: fresh)"), engine_attr()},
-                   random_infer, nullptr, random_host<false>});
-    ops.push_back({"randn", "", "standard normal samples from a seeded counter-based generator", 0, 0, 1,
+                   random_infer,
+                   nullptr,
+                   random_host<false>});
+    ops.push_back({"randn",
+                   "",
+                   "standard normal samples from a seeded counter-based generator",
+                   0,
+                   0,
+                   1,
                    {shape_attr_spec(), dtype_attr(), attr_optional("seed", FERRO_ATTR_I64, "seed (None: fresh)"), engine_attr()},
-                   random_infer, nullptr, random_host<true>});
+                   random_infer,
+                   nullptr,
+                   random_host<true>});
 }
 
 }  // namespace ferro::host::ops

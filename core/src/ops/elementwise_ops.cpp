@@ -223,9 +223,7 @@ private:
     Dims strides_[2];
 };
 
-std::unique_ptr<OpPlan> binary_plan(const CoreOp& op, const ferro_prepare_args& p) {
-    return std::make_unique<BinaryPlan>(op, p);
-}
+std::unique_ptr<OpPlan> binary_plan(const CoreOp& op, const ferro_prepare_args& p) { return std::make_unique<BinaryPlan>(op, p); }
 
 void where_infer(const CoreOp& op, ferro_infer_args& a) {
     if (a.inputs[0].dtype != FERRO_DTYPE_BOOL) {
@@ -292,9 +290,15 @@ void add_elementwise_ops(std::vector<CoreOp>& ops) {
         ops.push_back(std::move(op));
     }
     ops.push_back({"where", "", "cond ? a : b elementwise, broadcast", 3, 0, 1, {}, where_infer, where_exec});
-    ops.push_back({"cast", "", "convert to another dtype (complex -> real keeps the real part)", 1, 0, 1,
+    ops.push_back({"cast",
+                   "",
+                   "convert to another dtype (complex -> real keeps the real part)",
+                   1,
+                   0,
+                   1,
                    {attr_required("dtype", FERRO_ATTR_STR, "target dtype: f32 f64 c64 c128 i64 bool")},
-                   cast_infer, cast_exec});
+                   cast_infer,
+                   cast_exec});
     ops.push_back({"copy", "", "a new contiguous tensor with the same values", 1, 0, 1, {}, copy_infer, copy_exec});
 }
 

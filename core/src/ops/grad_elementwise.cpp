@@ -17,6 +17,8 @@ constexpr uint64_t kBoth = kIn0 | kIn1, kOut0 = FERRO_MASK_BIT(0);
 // g * conj(d), the cotangent of a holomorphic function with derivative d.
 TensorRef times_conj(const Vjp& v, const TensorRef& d) { return v.r.mul(v.g(), v.r.conj(d)); }
 
+// Tables of rules, one op each: clang-format would break every call whose lambda is not last.
+// clang-format off
 void add_unary(std::vector<CoreOp>& ops) {
     set_rule(ops, "neg", [](const Vjp& v) { v.set(0, v.r.neg(v.g())); }, kIn0, 0, 0);
     set_rule(ops, "conj", [](const Vjp& v) { v.set(0, v.r.conj(v.g())); }, kIn0, 0, 0);
@@ -179,6 +181,7 @@ void add_selection(std::vector<CoreOp>& ops) {
         set_rule(ops, name, [](const Vjp& v) { v.set(0, v.r.borrow(v.g())); }, kIn0, 0, 0);
     }
 }
+// clang-format on
 
 }  // namespace
 
@@ -188,8 +191,8 @@ void add_elementwise_rules(std::vector<CoreOp>& ops) {
     add_selection(ops);
 }
 
-void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs,
-              uint64_t save_inputs, uint64_t save_outputs) {
+void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs, uint64_t save_inputs,
+              uint64_t save_outputs) {
     for (CoreOp& op : ops) {
         if (op.name != name) continue;
         op.vjp = vjp;

@@ -60,9 +60,8 @@ void add_unary(std::vector<CoreOp>& ops) {
     set_jvp(ops, "sinh", [](const Jvp& j) { scale(j, j.r.unary(FERRO_CORE_OP_COSH, j.x(0))); });
     set_jvp(ops, "cosh", [](const Jvp& j) { scale(j, j.r.unary(FERRO_CORE_OP_SINH, j.x(0))); });
     set_jvp(ops, "sqrt", [](const Jvp& j) { j.set(j.r.div(j.t(0), j.r.mul(j.r.scalar(j.y(), 2), j.y()))); });
-    set_jvp(ops, "rsqrt", [](const Jvp& j) {
-        scale(j, j.r.mul(j.r.scalar(j.y(), -0.5), j.r.mul(j.r.mul(j.y(), j.y()), j.y())));
-    });
+    set_jvp(ops, "rsqrt",
+            [](const Jvp& j) { scale(j, j.r.mul(j.r.scalar(j.y(), -0.5), j.r.mul(j.r.mul(j.y(), j.y()), j.y()))); });
     set_jvp(ops, "reciprocal", [](const Jvp& j) { j.set(j.r.neg(j.r.mul(j.t(0), j.r.mul(j.y(), j.y())))); });
     set_jvp(ops, "square", [](const Jvp& j) { scale(j, j.r.mul(j.r.scalar(j.x(0), 2), j.x(0))); });
     set_jvp(ops, "sigmoid", [](const Jvp& j) { scale(j, j.r.mul(j.y(), j.r.sub(j.r.scalar(j.y(), 1), j.y()))); });
@@ -72,9 +71,7 @@ void add_unary(std::vector<CoreOp>& ops) {
     set_jvp(ops, "arccos", [](const Jvp& j) {
         j.set(j.r.neg(j.r.div(j.t(0), j.r.unary(FERRO_CORE_OP_SQRT, j.r.sub(j.r.scalar(j.x(0), 1), j.r.mul(j.x(0), j.x(0)))))));
     });
-    set_jvp(ops, "arctan", [](const Jvp& j) {
-        j.set(j.r.div(j.t(0), j.r.add(j.r.scalar(j.x(0), 1), j.r.mul(j.x(0), j.x(0)))));
-    });
+    set_jvp(ops, "arctan", [](const Jvp& j) { j.set(j.r.div(j.t(0), j.r.add(j.r.scalar(j.x(0), 1), j.r.mul(j.x(0), j.x(0))))); });
     set_jvp(ops, "erf", [](const Jvp& j) {
         const TensorRef e = j.r.unary(FERRO_CORE_OP_EXP, j.r.neg(j.r.mul(j.x(0), j.x(0))));
         scale(j, j.r.mul(j.r.scalar(j.x(0), 2 / std::sqrt(M_PI)), e));
@@ -138,8 +135,9 @@ void add_binary(std::vector<CoreOp>& ops) {
         }
         if (j.t(1)) {
             const TensorRef term = j.r.mul(j.r.mul(j.y(), j.r.unary(FERRO_CORE_OP_LOG, a)), j.t(1));
-            const TensorRef masked = j.r.call(FERRO_CORE_OP_LOGICAL_AND, {j.r.call(FERRO_CORE_OP_EQ, {a, j.r.scalar(a, 0)}),
-                                                                   j.r.call(FERRO_CORE_OP_GE, {j.r.real(b), j.r.scalar(j.r.real(b), 0)})});
+            const TensorRef masked =
+                j.r.call(FERRO_CORE_OP_LOGICAL_AND, {j.r.call(FERRO_CORE_OP_EQ, {a, j.r.scalar(a, 0)}),
+                                                     j.r.call(FERRO_CORE_OP_GE, {j.r.real(b), j.r.scalar(j.r.real(b), 0)})});
             const TensorRef safe = j.r.where(masked, j.r.scalar(term, 0), term);
             out = out ? j.r.add(out, safe) : j.r.borrow(safe.get());
         }
@@ -159,8 +157,8 @@ void add_binary(std::vector<CoreOp>& ops) {
 }
 
 void add_structural(std::vector<CoreOp>& ops) {
-    for (const char* name : {"sum", "mean", "reshape", "permute", "transpose", "slice", "expand", "squeeze",
-                             "unsqueeze", "diagonal", "concat", "stack"}) {
+    for (const char* name : {"sum", "mean", "reshape", "permute", "transpose", "slice", "expand", "squeeze", "unsqueeze",
+                             "diagonal", "concat", "stack"}) {
         set_jvp(ops, name, linear);
     }
     // prod: sum over each group of t times the product of the group's other elements.

@@ -20,8 +20,8 @@ public:
 
     const plugin::Rules& r;
     ferro_tensor g(uint32_t k = 0) const { return a_.cotangents[k]; }  // NULL = zero
-    ferro_tensor x(uint32_t i) const { return a_.inputs[i]; }         // saved inputs only
-    ferro_tensor y(uint32_t k = 0) const { return a_.outputs[k]; }    // saved outputs only
+    ferro_tensor x(uint32_t i) const { return a_.inputs[i]; }          // saved inputs only
+    ferro_tensor y(uint32_t k = 0) const { return a_.outputs[k]; }     // saved outputs only
     uint32_t n_inputs() const { return a_.n_inputs; }
     const ferro_signature& sig(uint32_t i) const { return a_.input_sigs[i]; }
     std::span<const int64_t> shape(uint32_t i) const { return plugin::shape_of(a_.input_sigs[i]); }
@@ -71,7 +71,7 @@ plugin::TensorRef prod_of_others(const plugin::Rules& r, ferro_tensor x, std::sp
                                  const ferro_attr_value& axes);
 
 // Sets `name`'s rule and masks; the op must exist.
-void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs,
-              uint64_t save_inputs, uint64_t save_outputs);
+void set_rule(std::vector<CoreOp>& ops, const char* name, VjpFn vjp, uint64_t diff_inputs, uint64_t save_inputs,
+              uint64_t save_outputs);
 
 }  // namespace ferro::host::ops

@@ -60,10 +60,11 @@ void prod_rule(const Vjp& v) {
 void extremum_rule(const Vjp& v) {
     const TensorRef hit = v.r.call(FERRO_CORE_OP_EQ, {v.x(0), spread(v, v.y())});
     const ferro_attr_value& axes_attr = v.attr(0);
-    const TensorRef count = axes_attr.type == FERRO_ATTR_NONE
-                                ? v.r.call(FERRO_CORE_OP_SUM, {hit}, {plugin::attr_bool("keepdim", true)})
-                                : v.r.call(FERRO_CORE_OP_SUM, {hit}, {plugin::attr_i64s("axes", {axes_attr.v.i64_array, axes_attr.count}),
-                                                               plugin::attr_bool("keepdim", true)});
+    const TensorRef count =
+        axes_attr.type == FERRO_ATTR_NONE
+            ? v.r.call(FERRO_CORE_OP_SUM, {hit}, {plugin::attr_bool("keepdim", true)})
+            : v.r.call(FERRO_CORE_OP_SUM, {hit},
+                       {plugin::attr_i64s("axes", {axes_attr.v.i64_array, axes_attr.count}), plugin::attr_bool("keepdim", true)});
     const TensorRef share = v.r.div(spread(v, v.g()), v.r.expand(count, v.shape(0)));
     v.set(0, v.r.where(hit, share, v.r.scalar(v.g(), 0)));
 }
@@ -123,9 +124,9 @@ TensorRef embed_strided(const Vjp& v, plugin::Arg g, size_t axis, int64_t size, 
                                           {plugin::attr_i64("axis", ax + 1)});
         Shape merged = shape;
         merged[axis] = len * step;
-        body = v.r.call(FERRO_CORE_OP_SLICE, {v.r.reshape(spaced, merged)},
-                        {plugin::attr_i64("axis", ax), plugin::attr_i64("start", 0),
-                         plugin::attr_i64("stop", (len - 1) * step + 1)});
+        body = v.r.call(
+            FERRO_CORE_OP_SLICE, {v.r.reshape(spaced, merged)},
+            {plugin::attr_i64("axis", ax), plugin::attr_i64("start", 0), plugin::attr_i64("stop", (len - 1) * step + 1)});
     }
     const int64_t covered = len > 0 ? (len - 1) * step + 1 : 0;
     Shape before = shape, after = shape;
@@ -146,8 +147,8 @@ void slice_rule(const Vjp& v) {
         v.set(0, embed_strided(v, v.g(), axis, size, start, step));
         return;
     }
-    const TensorRef reversed = v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
-                                                                 plugin::attr_i64("step", -1)});
+    const TensorRef reversed = v.r.call(FERRO_CORE_OP_SLICE, {v.g()},
+                                        {plugin::attr_i64("axis", static_cast<int64_t>(axis)), plugin::attr_i64("step", -1)});
     v.set(0, embed_strided(v, reversed, axis, size, start + (len - 1) * step, -step));
 }
 
@@ -163,9 +164,9 @@ void diagonal_rule(const Vjp& v) {
     const int64_t len = gs.shape[gs.ndim - 1];
     if (len == 0) return;
     const char* engine = v.r.host()->tensor_engine(v.g());
-    const TensorRef eye = v.r.call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", len),
-                                                    plugin::attr_str("dtype", plugin::dtype_attr_name(gs.dtype)),
-                                                    plugin::attr_str("engine", engine)});
+    const TensorRef eye = v.r.call(FERRO_CORE_OP_EYE, {},
+                                   {plugin::attr_i64("n", len), plugin::attr_str("dtype", plugin::dtype_attr_name(gs.dtype)),
+                                    plugin::attr_str("engine", engine)});
     TensorRef plane = v.r.mul(v.r.unsqueeze(v.g(), -1), eye);  // [..., len, len]
     const int64_t rows = in[a1], cols = in[a2];
     const int64_t row0 = offset >= 0 ? 0 : -offset, col0 = offset >= 0 ? offset : 0;
@@ -201,8 +202,9 @@ void concat_rule(const Vjp& v) {
     for (uint32_t i = 0; i < v.n_inputs(); ++i) {
         const int64_t len = v.shape(i)[axis];
         if (v.needs(i)) {
-            v.set(i, v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", static_cast<int64_t>(axis)),
-                                                       plugin::attr_i64("start", at), plugin::attr_i64("stop", at + len)}));
+            v.set(i, v.r.call(FERRO_CORE_OP_SLICE, {v.g()},
+                              {plugin::attr_i64("axis", static_cast<int64_t>(axis)), plugin::attr_i64("start", at),
+                               plugin::attr_i64("stop", at + len)}));
         }
         at += len;
     }
@@ -212,8 +214,9 @@ void stack_rule(const Vjp& v) {
     const int64_t axis = wrap_axis(v.attr(0).v.i64, v.shape(0).size() + 1);
     for (uint32_t i = 0; i < v.n_inputs(); ++i) {
         if (!v.needs(i)) continue;
-        const TensorRef part = v.r.call(FERRO_CORE_OP_SLICE, {v.g()}, {plugin::attr_i64("axis", axis), plugin::attr_i64("start", i),
-                                                                 plugin::attr_i64("stop", i + 1)});
+        const TensorRef part =
+            v.r.call(FERRO_CORE_OP_SLICE, {v.g()},
+                     {plugin::attr_i64("axis", axis), plugin::attr_i64("start", i), plugin::attr_i64("stop", i + 1)});
         v.set(i, v.r.squeeze(part, axis));
     }
 }

@@ -22,8 +22,8 @@ void concat_infer(const CoreOp& op, ferro_infer_args& a) {
         bool ok = in.ndim == first.ndim;
         for (int d = 0; ok && d < in.ndim; ++d) ok = d == axis || in.shape[d] == first.shape[d];
         if (!ok) {
-            invalid(op.qualified, fmt::format("input {} has shape {}, expected {} except along axis {}",
-                                              i, shape_str(dims_of(in)), shape_str(dims_of(first)), axis));
+            invalid(op.qualified, fmt::format("input {} has shape {}, expected {} except along axis {}", i,
+                                              shape_str(dims_of(in)), shape_str(dims_of(first)), axis));
         }
         shape[static_cast<size_t>(axis)] += in.shape[axis];
     }
@@ -57,10 +57,9 @@ void stack_infer(const CoreOp& op, ferro_infer_args& a) {
     const auto& first = a.inputs[0];
     const auto axis = normalise_axis(op.qualified, a.attrs[0].v.i64, first.ndim + 1);
     for (uint32_t i = 1; i < a.n_inputs; ++i) {
-        if (!std::equal(dims_of(a.inputs[i]).begin(), dims_of(a.inputs[i]).end(),
-                        dims_of(first).begin(), dims_of(first).end())) {
-            invalid(op.qualified, fmt::format("input {} has shape {}, input 0 has {}; stack needs equal shapes",
-                                              i, shape_str(dims_of(a.inputs[i])), shape_str(dims_of(first))));
+        if (!std::equal(dims_of(a.inputs[i]).begin(), dims_of(a.inputs[i]).end(), dims_of(first).begin(), dims_of(first).end())) {
+            invalid(op.qualified, fmt::format("input {} has shape {}, input 0 has {}; stack needs equal shapes", i,
+                                              shape_str(dims_of(a.inputs[i])), shape_str(dims_of(first))));
         }
     }
     Dims shape(first.shape, first.shape + first.ndim);
@@ -89,10 +88,24 @@ void stack_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_a
 }  // namespace
 
 void add_join_ops(std::vector<CoreOp>& ops) {
-    ops.push_back({"concat", "", "join tensors along an existing axis", FERRO_VARIADIC, 1, 1,
-                   {attr_i64("axis", 0, "axis to join along")}, concat_infer, concat_exec});
-    ops.push_back({"stack", "", "join equal-shaped tensors along a new axis", FERRO_VARIADIC, 1, 1,
-                   {attr_i64("axis", 0, "position of the new axis")}, stack_infer, stack_exec});
+    ops.push_back({"concat",
+                   "",
+                   "join tensors along an existing axis",
+                   FERRO_VARIADIC,
+                   1,
+                   1,
+                   {attr_i64("axis", 0, "axis to join along")},
+                   concat_infer,
+                   concat_exec});
+    ops.push_back({"stack",
+                   "",
+                   "join equal-shaped tensors along a new axis",
+                   FERRO_VARIADIC,
+                   1,
+                   1,
+                   {attr_i64("axis", 0, "position of the new axis")},
+                   stack_infer,
+                   stack_exec});
 }
 
 }  // namespace ferro::host::ops

@@ -9,9 +9,9 @@ namespace ferro::host::ops {
 namespace {
 
 struct MatmulShapes {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
-    Dims batch;              // broadcast batch shape
+    Dims batch;        // broadcast batch shape
     int64_t m, k, n;
-    bool a_vector, b_vector; // 1-d operands
+    bool a_vector, b_vector;  // 1-d operands
     Dims out;
 };
 
@@ -26,8 +26,8 @@ MatmulShapes matmul_shapes(const std::string& op, std::span<const int64_t> a, st
     s.k = am[am.size() - 1];
     s.n = bm[bm.size() - 1];
     if (bm[bm.size() - 2] != s.k) {
-        invalid(op, fmt::format("input 0 has shape {} and input 1 has shape {}: inner dimensions {} and {} differ",
-                                shape_str(a), shape_str(b), s.k, bm[bm.size() - 2]));
+        invalid(op, fmt::format("input 0 has shape {} and input 1 has shape {}: inner dimensions {} and {} differ", shape_str(a),
+                                shape_str(b), s.k, bm[bm.size() - 2]));
     }
     s.batch = broadcast_shapes(op, span_of(am).first(am.size() - 2), span_of(bm).first(bm.size() - 2));
     s.out = s.batch;
@@ -39,8 +39,8 @@ MatmulShapes matmul_shapes(const std::string& op, std::span<const int64_t> a, st
 ferro_dtype matmul_dtype(const std::string& op, ferro_dtype a, ferro_dtype b) {
     const ferro_dtype dt = promote(a, b);
     if (!is_inexact(dt)) {
-        invalid(op, fmt::format("inputs are {} and {}; matmul needs f32, f64, c64 or c128 (cast first)",
-                                dtype_name(a), dtype_name(b)));
+        invalid(op, fmt::format("inputs are {} and {}; matmul needs f32, f64, c64 or c128 (cast first)", dtype_name(a),
+                                dtype_name(b)));
     }
     return dt;
 }
@@ -74,8 +74,8 @@ struct MatmulGeometry {
     MatmulShapes s;
     MatrixOperand x, y;
 
-    MatmulGeometry(const std::string& op, int x_ndim, const int64_t* x_shape, const int64_t* x_strides,
-                   int y_ndim, const int64_t* y_shape, const int64_t* y_strides)
+    MatmulGeometry(const std::string& op, int x_ndim, const int64_t* x_shape, const int64_t* x_strides, int y_ndim,
+                   const int64_t* y_shape, const int64_t* y_strides)
         : s(matmul_shapes(op, {x_shape, static_cast<size_t>(x_ndim)}, {y_shape, static_cast<size_t>(y_ndim)})),
           x(as_matrix(x_ndim, x_shape, x_strides, s.a_vector, true, span_of(s.batch))),
           y(as_matrix(y_ndim, y_shape, y_strides, s.b_vector, false, span_of(s.batch))) {}
@@ -83,8 +83,8 @@ struct MatmulGeometry {
 
 // One gemm_batched per outer batch index, over the last batch dimension, on operands that
 // already have the output's dtype.
-void run_gemms(ferro_session session, const MatmulGeometry& geo, const ferro_tensor_view& x,
-               const ferro_tensor_view& y, const ferro_tensor_view& out) {
+void run_gemms(ferro_session session, const MatmulGeometry& geo, const ferro_tensor_view& x, const ferro_tensor_view& y,
+               const ferro_tensor_view& out) {
     const MatmulShapes& s = geo.s;
     // The output is fresh and contiguous in its numpy shape; as a matrix batch its row stride
     // is n (1 for a vector result) and its column stride 1.
@@ -112,8 +112,10 @@ void run_gemms(ferro_session session, const MatmulGeometry& geo, const ferro_ten
         g.m = s.m;
         g.n = s.n;
         g.k = s.k;
-        g.a = {x.buffer, x.byte_offset + static_cast<uint64_t>(off_x * item), address_at(x, off_x * item), bs_x, geo.x.row, geo.x.col};
-        g.b = {y.buffer, y.byte_offset + static_cast<uint64_t>(off_y * item), address_at(y, off_y * item), bs_y, geo.y.row, geo.y.col};
+        g.a = {x.buffer, x.byte_offset + static_cast<uint64_t>(off_x * item), address_at(x, off_x * item), bs_x, geo.x.row,
+               geo.x.col};
+        g.b = {y.buffer, y.byte_offset + static_cast<uint64_t>(off_y * item), address_at(y, off_y * item), bs_y, geo.y.row,
+               geo.y.col};
         g.c = {out.buffer, out.byte_offset + static_cast<uint64_t>(off_c), address_at(out, off_c), c_mat, c_row, 1};
         g.alpha = {1, 0, 1};
         g.beta = {0, 0, 0};
@@ -124,8 +126,10 @@ void run_gemms(ferro_session session, const MatmulGeometry& geo, const ferro_ten
 void matmul_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& a) {
     const ferro_tensor_view& out = a.outputs[0];
     View keep_x, keep_y;  // only when an operand must be converted to the output's dtype
-    const ferro_tensor_view& x = a.inputs[0].dtype == out.dtype ? a.inputs[0] : (keep_x = cast_to(host, a.session, View(a.inputs[0]), out.dtype)).v;
-    const ferro_tensor_view& y = a.inputs[1].dtype == out.dtype ? a.inputs[1] : (keep_y = cast_to(host, a.session, View(a.inputs[1]), out.dtype)).v;
+    const ferro_tensor_view& x =
+        a.inputs[0].dtype == out.dtype ? a.inputs[0] : (keep_x = cast_to(host, a.session, View(a.inputs[0]), out.dtype)).v;
+    const ferro_tensor_view& y =
+        a.inputs[1].dtype == out.dtype ? a.inputs[1] : (keep_y = cast_to(host, a.session, View(a.inputs[1]), out.dtype)).v;
     const MatmulGeometry geo(op.qualified, x.ndim, x.shape, x.strides, y.ndim, y.shape, y.strides);
     run_gemms(a.session, geo, x, y, out);
 }
@@ -137,8 +141,8 @@ public:
     MatmulPlan(const CoreOp& op, const ferro_prepare_args& p)
         : op_(op),
           convert_(p.inputs[0].dtype != p.outputs[0].dtype || p.inputs[1].dtype != p.outputs[0].dtype),
-          geo_(op.qualified, p.inputs[0].ndim, p.inputs[0].shape, p.inputs[0].strides, p.inputs[1].ndim,
-               p.inputs[1].shape, p.inputs[1].strides) {}
+          geo_(op.qualified, p.inputs[0].ndim, p.inputs[0].shape, p.inputs[0].strides, p.inputs[1].ndim, p.inputs[1].shape,
+               p.inputs[1].strides) {}
 
     void run(const ferro_host_api* host, const ferro_exec_args& a) const override {
         if (convert_) return matmul_exec(op_, host, a);
@@ -151,15 +155,12 @@ private:
     MatmulGeometry geo_;
 };
 
-std::unique_ptr<OpPlan> matmul_plan(const CoreOp& op, const ferro_prepare_args& p) {
-    return std::make_unique<MatmulPlan>(op, p);
-}
+std::unique_ptr<OpPlan> matmul_plan(const CoreOp& op, const ferro_prepare_args& p) { return std::make_unique<MatmulPlan>(op, p); }
 
 }  // namespace
 
 void add_matmul_op(std::vector<CoreOp>& ops) {
-    CoreOp op{"matmul", "", "matrix product with numpy batching and broadcasting", 2, 0, 1, {},
-              matmul_infer, matmul_exec};
+    CoreOp op{"matmul", "", "matrix product with numpy batching and broadcasting", 2, 0, 1, {}, matmul_infer, matmul_exec};
     op.plan = matmul_plan;
     ops.push_back(std::move(op));
 }

@@ -28,32 +28,28 @@ void View::set(std::span<const int64_t> new_shape, std::span<const int64_t> new_
     std::copy(new_strides.begin(), new_strides.end(), strides);
 }
 
-void invalid(const std::string& op, const std::string& message) {
-    throw Error(FERRO_INVALID_ARGUMENT, op + ": " + message);
-}
+void invalid(const std::string& op, const std::string& message) { throw Error(FERRO_INVALID_ARGUMENT, op + ": " + message); }
 
 std::string shape_str(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
-Dims broadcast_shapes(const std::string& op, std::span<const int64_t> a, std::span<const int64_t> b,
-                      int ia, int ib) {
+Dims broadcast_shapes(const std::string& op, std::span<const int64_t> a, std::span<const int64_t> b, int ia, int ib) {
     const size_t n = std::max(a.size(), b.size());
     Dims out(n);
     for (size_t i = 0; i < n; ++i) {
         const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
         const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
         if (da != db && da != 1 && db != 1) {
-            invalid(op, fmt::format("input {} has shape {} and input {} has shape {}, which do not "
-                                    "broadcast (dimension {}: {} vs {})",
-                                    ia, shape_str(a), ib, shape_str(b),
-                                    static_cast<int64_t>(i) - static_cast<int64_t>(n), da, db));
+            invalid(op,
+                    fmt::format("input {} has shape {} and input {} has shape {}, which do not "
+                                "broadcast (dimension {}: {} vs {})",
+                                ia, shape_str(a), ib, shape_str(b), static_cast<int64_t>(i) - static_cast<int64_t>(n), da, db));
         }
         out[i] = da == 1 ? db : da;
     }
     return out;
 }
 
-Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides,
-                       std::span<const int64_t> target) {
+Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides, std::span<const int64_t> target) {
     Dims out(target.size());
     const size_t lead = target.size() - shape.size();
     for (size_t i = 0; i < target.size(); ++i) {
@@ -72,8 +68,7 @@ View broadcast_to(const ferro_tensor_view& in, std::span<const int64_t> shape) {
 
 void check(ferro_status status) { throw_if_error(status); }
 
-View scratch(const ferro_host_api* host, ferro_session session, ferro_dtype dtype,
-             std::span<const int64_t> shape) {
+View scratch(const ferro_host_api* host, ferro_session session, ferro_dtype dtype, std::span<const int64_t> shape) {
     ferro_buffer_view buffer{};
     const int64_t bytes = numel(shape) * itemsize(dtype);
     check(host->session_scratch(session, static_cast<uint64_t>(bytes), &buffer));
@@ -98,17 +93,15 @@ View cast_to(const ferro_host_api* host, ferro_session session, const View& in, 
     return out;
 }
 
-const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session,
-                                     const ferro_tensor_view& in, const ferro_tensor_view& out,
-                                     ferro_dtype dtype, View& keep) {
+const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session, const ferro_tensor_view& in,
+                                     const ferro_tensor_view& out, ferro_dtype dtype, View& keep) {
     const bool same_shape = in.ndim == out.ndim && std::equal(in.shape, in.shape + in.ndim, out.shape);
     if (same_shape && in.dtype == dtype) return in;
     keep = cast_to(host, session, broadcast_to(in, {out.shape, static_cast<size_t>(out.ndim)}), dtype);
     return keep.v;
 }
 
-SliceSpan slice_span(int64_t size, const ferro_attr_value& start_attr, const ferro_attr_value& stop_attr,
-                     int64_t step) {
+SliceSpan slice_span(int64_t size, const ferro_attr_value& start_attr, const ferro_attr_value& stop_attr, int64_t step) {
     auto bound = [&](const ferro_attr_value& v, int64_t fallback) {
         if (v.type == FERRO_ATTR_NONE) return fallback;
         const int64_t i = v.v.i64 < 0 ? v.v.i64 + size : v.v.i64;
@@ -147,7 +140,8 @@ ferro_dtype attr_dtype(const std::string& op, const ferro_attr_value* attrs, siz
     const ferro_dtype dt = parse_dtype(name);
     if (dt == FERRO_DTYPE_INVALID) {
         invalid(op, fmt::format("dtype '{}' is not one of f32, f64, c64, c128, i64, bool (or the "
-                                "numpy names float32, float64, complex64, complex128, int64)", name));
+                                "numpy names float32, float64, complex64, complex128, int64)",
+                                name));
     }
     return dt;
 }

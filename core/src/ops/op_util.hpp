@@ -38,16 +38,14 @@ struct View {
 [[noreturn]] void invalid(const std::string& op, const std::string& message);
 
 // numpy broadcasting of two shapes; the error names both inputs.
-Dims broadcast_shapes(const std::string& op, std::span<const int64_t> a, std::span<const int64_t> b,
-                      int ia = 0, int ib = 1);
+Dims broadcast_shapes(const std::string& op, std::span<const int64_t> a, std::span<const int64_t> b, int ia = 0, int ib = 1);
 inline Dims broadcast_shapes(const std::string& op, const Dims& a, std::span<const int64_t> b, int ia = 0, int ib = 1) {
     return broadcast_shapes(op, span_of(a), b, ia, ib);
 }
 
 // The strides of a tensor (`shape`, `strides`) seen with `target`'s shape: dims right-aligned,
 // stride 0 where it broadcasts (a missing dim, or size 1 against a larger one).
-Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides,
-                       std::span<const int64_t> target);
+Dims broadcast_strides(std::span<const int64_t> shape, const int64_t* strides, std::span<const int64_t> target);
 
 // `in` seen with `shape` (its dims right-aligned, stride 0 where it broadcasts).
 View broadcast_to(const ferro_tensor_view& in, std::span<const int64_t> shape);
@@ -60,13 +58,11 @@ View cast_to(const ferro_host_api* host, ferro_session session, const View& in, 
 // An input as a kernel needs it: broadcast to `out`'s shape and converted to `dtype`. The
 // common case (already that shape and dtype) passes `in` through without copying anything;
 // otherwise `keep` holds the new view. Returns the view to use.
-const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session,
-                                     const ferro_tensor_view& in, const ferro_tensor_view& out,
-                                     ferro_dtype dtype, View& keep);
+const ferro_tensor_view& operand_for(const ferro_host_api* host, ferro_session session, const ferro_tensor_view& in,
+                                     const ferro_tensor_view& out, ferro_dtype dtype, View& keep);
 
 // A fresh contiguous scratch tensor of `shape` and `dtype` in the session.
-View scratch(const ferro_host_api* host, ferro_session session, ferro_dtype dtype,
-             std::span<const int64_t> shape);
+View scratch(const ferro_host_api* host, ferro_session session, ferro_dtype dtype, std::span<const int64_t> shape);
 
 // Moves a view's first element by `bytes`, keeping byte_offset and the data address (which
 // addressable engines read) in step.

@@ -41,8 +41,8 @@ ReduceTypes reduce_types(const CoreOp& op, ferro_dtype in) {
         case FERRO_REDUCE_MIN:
             if (is_complex(in)) invalid(op.qualified, "complex inputs have no order");
             if (in == FERRO_DTYPE_BOOL) {
-                return {op.code == FERRO_REDUCE_MAX ? uint32_t{FERRO_REDUCE_ANY} : uint32_t{FERRO_REDUCE_ALL},
-                        in, FERRO_DTYPE_BOOL};
+                return {op.code == FERRO_REDUCE_MAX ? uint32_t{FERRO_REDUCE_ANY} : uint32_t{FERRO_REDUCE_ALL}, in,
+                        FERRO_DTYPE_BOOL};
             }
             return {op.code, in, in};
         default: return {op.code, in, FERRO_DTYPE_BOOL};  // any, all
@@ -101,7 +101,11 @@ void reduce_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_
 }  // namespace
 
 void add_reduce_ops(std::vector<CoreOp>& ops) {
-    struct Spec { const char* name; uint32_t code; const char* doc; };
+    struct Spec {
+        const char* name;
+        uint32_t code;
+        const char* doc;
+    };
     const Spec specs[] = {
         {"sum", FERRO_REDUCE_SUM, "sum over axes"},
         {"prod", FERRO_REDUCE_PROD, "product over axes"},

@@ -13,15 +13,14 @@ namespace {
 
 struct Layout {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     Dims shape, strides;
-    int64_t offset = 0;  // elements from the input's first element
+    int64_t offset = 0;       // elements from the input's first element
     bool needs_copy = false;  // reshape of a layout no view can express
 };
 
 using LayoutFn = Layout (*)(const CoreOp& op, const ferro_attr_value* attrs, const Layout& in);
 
 std::span<const int64_t> array_attr(const ferro_attr_value& v) {
-    return v.type == FERRO_ATTR_I64_ARRAY ? std::span<const int64_t>(v.v.i64_array, v.count)
-                                          : std::span<const int64_t>();
+    return v.type == FERRO_ATTR_I64_ARRAY ? std::span<const int64_t>(v.v.i64_array, v.count) : std::span<const int64_t>();
 }
 
 // Strides that view `in` with `shape` without copying, if any exist (numpy's
@@ -75,13 +74,14 @@ Layout reshape_layout(const CoreOp& op, const ferro_attr_value* attrs, const Lay
     }
     if (infer_at >= 0) {
         if (known == 0 || total % known != 0) {
-            invalid(op.qualified, fmt::format("cannot reshape {} ({} elements) into {}", shape_str(in.shape), total, shape_str(shape)));
+            invalid(op.qualified,
+                    fmt::format("cannot reshape {} ({} elements) into {}", shape_str(in.shape), total, shape_str(shape)));
         }
         shape[static_cast<size_t>(infer_at)] = total / known;
     }
     if (numel(shape) != total) {
-        invalid(op.qualified, fmt::format("cannot reshape {} ({} elements) into {} ({} elements)",
-                                          shape_str(in.shape), total, shape_str(shape), numel(shape)));
+        invalid(op.qualified, fmt::format("cannot reshape {} ({} elements) into {} ({} elements)", shape_str(in.shape), total,
+                                          shape_str(shape), numel(shape)));
     }
     Layout out{shape, {}, 0};
     if (total == 0 || !nocopy_strides(in, span_of(shape), out.strides)) {
@@ -149,8 +149,8 @@ Layout expand_layout(const CoreOp& op, const ferro_attr_value* attrs, const Layo
         const int64_t have = exists ? in.shape[i - lead] : 1;
         const int64_t want = shape[i] == -1 && exists ? have : shape[i];
         if (want < 0 || (have != want && have != 1)) {
-            invalid(op.qualified, fmt::format("cannot expand {} to {} (dimension {}: {} vs {})",
-                                              shape_str(in.shape), shape_str(shape), i, have, shape[i]));
+            invalid(op.qualified, fmt::format("cannot expand {} to {} (dimension {}: {} vs {})", shape_str(in.shape),
+                                              shape_str(shape), i, have, shape[i]));
         }
         out.shape[i] = want;
         out.strides[i] = exists && have == want ? in.strides[i - lead] : 0;
@@ -197,8 +197,7 @@ Layout diagonal_layout(const CoreOp& op, const ferro_attr_value* attrs, const La
     const auto a = static_cast<size_t>(normalise_axis(op.qualified, attrs[1].v.i64, n, "axis1"));
     const auto b = static_cast<size_t>(normalise_axis(op.qualified, attrs[2].v.i64, n, "axis2"));
     if (a == b) invalid(op.qualified, "axis1 and axis2 must differ");
-    const int64_t len = offset >= 0 ? std::min(in.shape[a], in.shape[b] - offset)
-                                    : std::min(in.shape[a] + offset, in.shape[b]);
+    const int64_t len = offset >= 0 ? std::min(in.shape[a], in.shape[b] - offset) : std::min(in.shape[a] + offset, in.shape[b]);
     Layout out;
     for (size_t i = 0; i < in.shape.size(); ++i) {
         if (i != a && i != b) {
@@ -221,25 +220,41 @@ struct ViewOp {
 
 const std::vector<ViewOp>& view_ops() {
     static const std::vector<ViewOp> table = {
-        {"reshape", "same elements, new shape (-1 infers one size); a view when possible",
-         reshape_layout, {attr_required("shape", FERRO_ATTR_I64_ARRAY, "new shape")}},
-        {"permute", "reorder dimensions (view)", permute_layout,
+        {"reshape",
+         "same elements, new shape (-1 infers one size); a view when possible",
+         reshape_layout,
+         {attr_required("shape", FERRO_ATTR_I64_ARRAY, "new shape")}},
+        {"permute",
+         "reorder dimensions (view)",
+         permute_layout,
          {attr_required("axes", FERRO_ATTR_I64_ARRAY, "the input dimension for each output dimension")}},
-        {"transpose", "swap two dimensions (view); default swaps the last two", transpose_layout,
+        {"transpose",
+         "swap two dimensions (view); default swaps the last two",
+         transpose_layout,
          {attr_i64("dim0", -2, "first dimension"), attr_i64("dim1", -1, "second dimension")}},
-        {"slice", "python slicing start:stop:step along one axis (view)", slice_layout,
+        {"slice",
+         "python slicing start:stop:step along one axis (view)",
+         slice_layout,
          {attr_i64("axis", 0, "axis to slice"), attr_optional("start", FERRO_ATTR_I64, "first index (None: from the start)"),
           attr_optional("stop", FERRO_ATTR_I64, "end index, exclusive (None: to the end)"),
           attr_i64("step", 1, "step, may be negative")}},
-        {"expand", "broadcast to a larger shape without copying (-1 keeps a size)", expand_layout,
+        {"expand",
+         "broadcast to a larger shape without copying (-1 keeps a size)",
+         expand_layout,
          {attr_required("shape", FERRO_ATTR_I64_ARRAY, "target shape")}},
-        {"squeeze", "remove size-1 dimensions (view)", squeeze_layout,
+        {"squeeze",
+         "remove size-1 dimensions (view)",
+         squeeze_layout,
          {attr_optional("axes", FERRO_ATTR_I64_ARRAY, "which size-1 axes (None: all)")}},
-        {"unsqueeze", "insert a size-1 dimension (view)", unsqueeze_layout,
+        {"unsqueeze",
+         "insert a size-1 dimension (view)",
+         unsqueeze_layout,
          {attr_required("axis", FERRO_ATTR_I64, "position of the new axis")}},
-        {"diagonal", "a diagonal as the last dimension (view, numpy.diagonal)", diagonal_layout,
-         {attr_i64("offset", 0, "diagonal offset (> 0 above the main diagonal)"),
-          attr_i64("axis1", 0, "first axis"), attr_i64("axis2", 1, "second axis")}},
+        {"diagonal",
+         "a diagonal as the last dimension (view, numpy.diagonal)",
+         diagonal_layout,
+         {attr_i64("offset", 0, "diagonal offset (> 0 above the main diagonal)"), attr_i64("axis1", 0, "first axis"),
+          attr_i64("axis2", 1, "second axis")}},
     };
     return table;
 }
@@ -265,8 +280,7 @@ Outputs copy_then(const HostOpCall& call, ferro_tensor_impl* t) {
     return call.runtime.call("core.copy", {}, inputs);
 }
 
-template <size_t I>
-Outputs view_host(const HostOpCall& call) {
+template <size_t I> Outputs view_host(const HostOpCall& call) {
     const ViewOp& spec = view_ops()[I];
     ferro_tensor_impl& t = *call.inputs[0];
     const Layout in{t.shape, t.strides, 0};
@@ -280,14 +294,11 @@ Outputs view_host(const HostOpCall& call) {
         return {make_view(*packed, t.dtype, out.shape, out.strides, packed->byte_offset, call.op.c_str())};
     }
     const int64_t byte_delta = out.offset * itemsize(t.dtype);
-    return {make_view(t, t.dtype, out.shape, out.strides,
-                      static_cast<uint64_t>(static_cast<int64_t>(t.byte_offset) + byte_delta), call.op.c_str())};
+    return {make_view(t, t.dtype, out.shape, out.strides, static_cast<uint64_t>(static_cast<int64_t>(t.byte_offset) + byte_delta),
+                      call.op.c_str())};
 }
 
-template <size_t... I>
-std::array<HostOpFn, sizeof...(I)> view_hosts(std::index_sequence<I...>) {
-    return {&view_host<I>...};
-}
+template <size_t... I> std::array<HostOpFn, sizeof...(I)> view_hosts(std::index_sequence<I...>) { return {&view_host<I>...}; }
 
 Outputs contiguous_host(const HostOpCall& call) {
     ferro_tensor_impl* t = call.inputs[0];

@@ -14,8 +14,7 @@ void require_entry(const void* fn, const std::string& engine, const char* entry)
     }
 }
 
-#define FERRO_REQUIRE_ENTRY(iface, name, entry) \
-    require_entry(reinterpret_cast<const void*>((iface).entry), name, #entry)
+#define FERRO_REQUIRE_ENTRY(iface, name, entry) require_entry(reinterpret_cast<const void*>((iface).entry), name, #entry)
 
 void check_iface(const ferro_engine_iface* iface, const std::string& name) {
     if (iface == nullptr) {
@@ -26,8 +25,7 @@ void check_iface(const ferro_engine_iface* iface, const std::string& name) {
         throw LoadError(LoadStage::create, FERRO_INVALID_ARGUMENT,
                         fmt::format("engine '{}': ferro_engine_iface.struct_size is {}, expected "
                                     "at least {} (ABI 1.0)",
-                                    name, iface->struct_size,
-                                    FERRO_STRUCT_SIZE_UP_TO(ferro_engine_iface, destroy)));
+                                    name, iface->struct_size, FERRO_STRUCT_SIZE_UP_TO(ferro_engine_iface, destroy)));
     }
     const auto& f = *iface;
     FERRO_REQUIRE_ENTRY(f, name, properties);
@@ -50,8 +48,8 @@ void check_iface(const ferro_engine_iface* iface, const std::string& name) {
 
 }  // namespace
 
-Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
-               ferro_engine_instance instance, LibraryPtr library, uint64_t runtime_id)
+Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal, ferro_engine_instance instance,
+               LibraryPtr library, uint64_t runtime_id)
     : name_(std::move(name)),
       kind_(desc.kind),
       context_abi_(desc.context_abi),
@@ -72,15 +70,19 @@ Engine::Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal
         const std::string message = st->message;
         free_status(st);
         iface_->destroy(self_);
-        throw LoadError(LoadStage::create, FERRO_INTERNAL,
-                        fmt::format("engine '{}': properties failed: {}", name_, message));
+        throw LoadError(LoadStage::create, FERRO_INTERNAL, fmt::format("engine '{}': properties failed: {}", name_, message));
     }
     constexpr uint32_t kAddressBuffers = FERRO_ENGINE_BUFFER_IS_ADDRESS | FERRO_ENGINE_HOST_ADDRESSABLE;
     buffers_are_addresses_ = (props_.flags & kAddressBuffers) == kAddressBuffers;
     props_.name[sizeof props_.name - 1] = '\0';
     props_.details[sizeof props_.details - 1] = '\0';
-    target_ = {sizeof target_, ordinal_, name_.c_str(), kind_.c_str(), context_abi_.c_str(),
-               &props_, FERRO_HAS_FIELD(&props_, ferro_device_props, threads) ? props_.threads : 0};
+    target_ = {sizeof target_,
+               ordinal_,
+               name_.c_str(),
+               kind_.c_str(),
+               context_abi_.c_str(),
+               &props_,
+               FERRO_HAS_FIELD(&props_, ferro_device_props, threads) ? props_.threads : 0};
 }
 
 Engine::~Engine() { iface_->destroy(self_); }

@@ -16,8 +16,8 @@ namespace ferro::host {
 class Engine {
 public:
     // Takes ownership of `instance`. Throws LoadError(create) when the table is unusable.
-    Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal,
-           ferro_engine_instance instance, LibraryPtr library, uint64_t runtime_id);
+    Engine(std::string name, const ferro_engine_desc& desc, uint32_t ordinal, ferro_engine_instance instance, LibraryPtr library,
+           uint64_t runtime_id);
     ~Engine();
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
@@ -29,9 +29,7 @@ public:
     const std::string& context_abi() const noexcept { return context_abi_; }
     uint32_t ordinal() const noexcept { return ordinal_; }
     const ferro_device_props& props() const noexcept { return props_; }
-    bool host_addressable() const noexcept {
-        return (props_.flags & FERRO_ENGINE_HOST_ADDRESSABLE) != 0;
-    }
+    bool host_addressable() const noexcept { return (props_.flags & FERRO_ENGINE_HOST_ADDRESSABLE) != 0; }
     const ferro_engine_iface& iface() const noexcept { return *iface_; }
     void* self() const noexcept { return self_; }
     const LibraryPtr& library() const noexcept { return library_; }  // null for built-ins

@@ -16,8 +16,11 @@ public:
     // Takes ownership of `instance` (already validated by the registry). `abi_minor`: the
     // minor the provider was built for (what a field of a newer minor means is not its).
     Module(ferro_module_instance instance, LibraryPtr library, std::string provider, uint32_t abi_minor)
-        : self_(instance.self), iface_(instance.iface), library_(std::move(library)),
-          provider_(std::move(provider)), abi_minor_(abi_minor) {}
+        : self_(instance.self),
+          iface_(instance.iface),
+          library_(std::move(library)),
+          provider_(std::move(provider)),
+          abi_minor_(abi_minor) {}
     ~Module() { iface_->destroy(self_); }
     Module(const Module&) = delete;
     Module& operator=(const Module&) = delete;

@@ -12,8 +12,7 @@ namespace ferro::host {
 namespace {
 
 // Runs plugin code; an exception escaping it (an ABI violation) becomes a LoadError at `stage`.
-template <class Fn>
-auto call_plugin(LoadStage stage, const std::string& what, Fn&& fn) {
+template <class Fn> auto call_plugin(LoadStage stage, const std::string& what, Fn&& fn) {
     try {
         return fn();
     } catch (const LoadError&) {
@@ -63,8 +62,7 @@ void check_no_conflicts(const Snapshot& draft, const ferro_plugin_desc& desc) {
 
 // Probes one engine kind and creates an engine per device. A device that cannot be created is
 // recorded (and logged) but does not fail the plugin; a failing probe does.
-EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
-                               const ferro_engine_desc& desc, const LibraryPtr& library,
+EngineAvailability add_engines(Snapshot& draft, PluginRecord& record, const ferro_engine_desc& desc, const LibraryPtr& library,
                                const RegistrationContext& ctx) {
     EngineAvailability availability{desc.kind, 0, {}};
     ferro_probe_result probe{};
@@ -83,9 +81,7 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
             inst.struct_size = sizeof inst;
             const std::string create = fmt::format("engine '{}': create", name);
             log_stage(ctx.logger, LoadStage::create, record.path);
-            if (ferro_status st = call_plugin(LoadStage::create, create, [&] {
-                    return desc.create(ctx.host, ordinal, &inst);
-                })) {
+            if (ferro_status st = call_plugin(LoadStage::create, create, [&] { return desc.create(ctx.host, ordinal, &inst); })) {
                 throw_load_error(LoadStage::create, st, create);
             }
             auto engine = call_plugin(LoadStage::create, create, [&] {
@@ -96,21 +92,19 @@ EngineAvailability add_engines(Snapshot& draft, PluginRecord& record,
             ++availability.device_count;
         } catch (const LoadError& e) {
             availability.reason += (availability.reason.empty() ? "" : "; ") + std::string(e.what());
-            ctx.logger.logf(FERRO_LOG_WARN, "loader", "{}: engine '{}' unavailable: {}",
-                            record.name, name, e.what());
+            ctx.logger.logf(FERRO_LOG_WARN, "loader", "{}: engine '{}' unavailable: {}", record.name, name, e.what());
         }
     }
     return availability;
 }
 
-void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc& desc,
-                  const LibraryPtr& library, const RegistrationContext& ctx) {
+void add_families(Snapshot& draft, PluginRecord& record, const ferro_plugin_desc& desc, const LibraryPtr& library,
+                  const RegistrationContext& ctx) {
     for (uint32_t i = 0; i < desc.n_families; ++i) {
         const ferro_family_desc& f = desc.families[i];
         const std::span<const char* const> rule_calls = family_rule_calls(desc, f.id);
         const std::span<const ferro_op> rule_ops = rule_calls.empty() ? std::span<const ferro_op>{} : ctx.rule_ops(rule_calls);
-        FamilySlot slot{f.id, f.version, f.description ? f.description : "", record.name, &f,
-                        library, {}, rule_calls};
+        FamilySlot slot{f.id, f.version, f.description ? f.description : "", record.name, &f, library, {}, rule_calls};
         draft.families.emplace(f.id, std::move(slot));
         for (uint32_t k = 0; k < f.n_ops; ++k) {
             const std::string qualified = fmt::format("{}.{}", f.id, f.ops[k].name);
@@ -141,22 +135,18 @@ ModuleSlot create_module(const ModuleSource& source, const FamilySlot& family, c
     ferro_module_instance inst{};
     inst.struct_size = sizeof inst;
     const std::string what =
-        fmt::format("{}: create_module for family '{}' on engine '{}'", source.plugin,
-                    source.family_id, engine.name());
+        fmt::format("{}: create_module for family '{}' on engine '{}'", source.plugin, source.family_id, engine.name());
     try {
-        if (ferro_status st = call_plugin(LoadStage::register_, what, [&] {
-                return source.create(ctx.host, &args, &inst);
-            })) {
+        if (ferro_status st = call_plugin(LoadStage::register_, what, [&] { return source.create(ctx.host, &args, &inst); })) {
             throw_load_error(LoadStage::register_, st, what);
         }
         if (inst.iface == nullptr) {
             slot.decline_reason = reason[0] != '\0' ? reason : "declined (no reason given)";
-            ctx.logger.logf(FERRO_LOG_DEBUG, "registry", "{}: declined: {}", what,
-                            slot.decline_reason);
+            ctx.logger.logf(FERRO_LOG_DEBUG, "registry", "{}: declined: {}", what, slot.decline_reason);
             return slot;
         }
-        if (inst.iface->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_module_iface, destroy) ||
-            inst.iface->prepare == nullptr || inst.iface->destroy == nullptr) {
+        if (inst.iface->struct_size < FERRO_STRUCT_SIZE_UP_TO(ferro_module_iface, destroy) || inst.iface->prepare == nullptr ||
+            inst.iface->destroy == nullptr) {
             throw LoadError(LoadStage::register_, FERRO_INVALID_ARGUMENT,
                             what + " returned a module table with a NULL or truncated entry");
         }
@@ -170,8 +160,7 @@ ModuleSlot create_module(const ModuleSource& source, const FamilySlot& family, c
 
 }  // namespace
 
-void register_plugin(Snapshot& draft, const LoadedPlugin& plugin, const std::string& path,
-                     const RegistrationContext& ctx) {
+void register_plugin(Snapshot& draft, const LoadedPlugin& plugin, const std::string& path, const RegistrationContext& ctx) {
     const ferro_plugin_desc& desc = *plugin.desc;
     check_no_conflicts(draft, desc);
     PluginRecord record;
@@ -198,9 +187,8 @@ void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx) {
             auto& slots = family.modules[engine_name];
             for (const auto& source : draft.module_sources) {
                 if (source.family_id != id) continue;
-                const bool asked = std::any_of(slots.begin(), slots.end(), [&](const ModuleSlot& s) {
-                    return s.plugin == source.plugin;
-                });
+                const bool asked =
+                    std::any_of(slots.begin(), slots.end(), [&](const ModuleSlot& s) { return s.plugin == source.plugin; });
                 if (asked) continue;
                 log_stage(ctx.logger, LoadStage::create, source.plugin);  // the family's module factory
                 slots.push_back(create_module(source, family, *engine, ctx));
@@ -210,8 +198,7 @@ void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx) {
 }
 
 bool remove_plugin(Snapshot& draft, const std::string& name) {
-    auto record = std::find_if(draft.plugins.begin(), draft.plugins.end(),
-                               [&](const PluginRecord& p) { return p.name == name; });
+    auto record = std::find_if(draft.plugins.begin(), draft.plugins.end(), [&](const PluginRecord& p) { return p.name == name; });
     if (record == draft.plugins.end()) return false;
     for (const auto& engine : record->engines) {
         draft.engines.erase(engine);

@@ -22,8 +22,7 @@ struct RegistrationContext {
 };
 
 // Registers everything `plugin` describes. `path` is empty for built-ins.
-void register_plugin(Snapshot& draft, const LoadedPlugin& plugin, const std::string& path,
-                     const RegistrationContext& ctx);
+void register_plugin(Snapshot& draft, const LoadedPlugin& plugin, const std::string& path, const RegistrationContext& ctx);
 
 // Asks every module source for a module on every engine it has not been asked about yet.
 void create_missing_modules(Snapshot& draft, const RegistrationContext& ctx);

@@ -152,8 +152,10 @@ void Runtime::warn_unresolved_rule_calls(const std::vector<std::string>& plugins
         if (std::find(plugins.begin(), plugins.end(), family.plugin) == plugins.end()) continue;
         for (const char* name : family.rule_calls) {
             if (s->find_op(name) != nullptr) continue;
-            logger_.logf(FERRO_LOG_WARN, "loader", "plugin '{}': the rules of family '{}' call {}, which no loaded plugin "
-                         "provides; gradients that need it will fail", family.plugin, id, name);
+            logger_.logf(FERRO_LOG_WARN, "loader",
+                         "plugin '{}': the rules of family '{}' call {}, which no loaded plugin "
+                         "provides; gradients that need it will fail",
+                         family.plugin, id, name);
         }
     }
 }
@@ -178,14 +180,12 @@ LoadResult Runtime::load_one(const std::filesystem::path& given) {
             register_plugin(s, plugin, path.string(), ctx);
             std::erase_if(s.diagnostics, [&](const Diagnostic& d) { return d.file == path.string(); });
         });
-        logger_.logf(FERRO_LOG_INFO, "loader", "loaded plugin '{}' {} (ABI {}.{}) from {}", name,
-                     plugin.desc->version, plugin.desc->abi_major, plugin.desc->abi_minor,
-                     path.string());
+        logger_.logf(FERRO_LOG_INFO, "loader", "loaded plugin '{}' {} (ABI {}.{}) from {}", name, plugin.desc->version,
+                     plugin.desc->abi_major, plugin.desc->abi_minor, path.string());
         return {name, std::nullopt};
     } catch (const LoadError& e) {
         Diagnostic d{path.string(), e.stage(), e.code(), e.what()};
-        logger_.logf(FERRO_LOG_WARN, "loader", "skipped {}: stage {}: {}", d.file,
-                     load_stage_name(d.stage), d.message);
+        logger_.logf(FERRO_LOG_WARN, "loader", "skipped {}: stage {}: {}", d.file, load_stage_name(d.stage), d.message);
         record_diagnostic(d);
         return {"", d};
     } catch (const std::exception& e) {
@@ -211,8 +211,7 @@ std::vector<LoadResult> Runtime::load_search_path() {
 }
 
 std::vector<SearchDir> Runtime::search_path() const {
-    return resolve_search_path(options_.plugin_paths, options_.use_environment_path,
-                               options_.use_default_dir);
+    return resolve_search_path(options_.plugin_paths, options_.use_environment_path, options_.use_default_dir);
 }
 
 void Runtime::unload_plugin(const std::string& name) {
@@ -220,17 +219,15 @@ void Runtime::unload_plugin(const std::string& name) {
         const PluginRecord* record = s.find_plugin(name);
         if (record == nullptr) throw Error(FERRO_NOT_FOUND, "unload: no plugin named '" + name + "'");
         if (record->builtin) {
-            throw Error(FERRO_FAILED_PRECONDITION,
-                        "unload: plugin '" + name + "' is built into libferro");
+            throw Error(FERRO_FAILED_PRECONDITION, "unload: plugin '" + name + "' is built into libferro");
         }
         // Cached plans are the caches', not the user's: drop them before counting.
         const LibraryPtr library = record->library;
         clear_plans();
         if (const long live = library->user_objects(); live > 0) {
-            throw Error(FERRO_FAILED_PRECONDITION,
-                        "unload: plugin '" + name + "' still has " + std::to_string(live) +
-                            " live object(s) (tensors on its engines, plans of calls in flight or of "
-                            "bound calls that ran its ops); release them first");
+            throw Error(FERRO_FAILED_PRECONDITION, "unload: plugin '" + name + "' still has " + std::to_string(live) +
+                                                       " live object(s) (tensors on its engines, plans of calls in flight or of "
+                                                       "bound calls that ran its ops); release them first");
         }
         remove_plugin(s, name);
     });

@@ -13,14 +13,14 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <span>
-#include <unordered_map>
 #include <optional>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ferro::host {
@@ -30,7 +30,7 @@ struct RuntimeOptions {
     bool use_environment_path = true;       // FERRO_PLUGIN_PATH
     bool use_default_dir = true;            // lib/ferro/plugins next to libferro
     bool autoload = true;                   // scan the search path at creation
-    std::optional<uint32_t> log_level;     // unset: FERRO_LOG_LEVEL, else warn
+    std::optional<uint32_t> log_level;      // unset: FERRO_LOG_LEVEL, else warn
     LogCallback log_callback = nullptr;
     void* log_user = nullptr;
     uint64_t plan_cache_max_entries = 4096;
@@ -39,9 +39,9 @@ struct RuntimeOptions {
 
 // The outcome of loading one file.
 struct LoadResult {
-    std::string plugin;                   // name, when loaded
-    std::optional<Diagnostic> diagnostic; // set when the load failed
-    bool already_loaded = false;          // the file (by canonical path) was loaded before: nothing done
+    std::string plugin;                    // name, when loaded
+    std::optional<Diagnostic> diagnostic;  // set when the load failed
+    bool already_loaded = false;           // the file (by canonical path) was loaded before: nothing done
 };
 
 class Runtime {
@@ -89,8 +89,7 @@ public:
     std::span<const ferro_op> core_rule_ops() const noexcept { return core_rule_ops_; }
     std::span<const ferro_op> rule_ops(std::span<const char* const> names);
     // Calls an op eagerly; inputs borrowed, outputs new references.
-    Outputs call(ferro_op_impl& op, std::span<const ferro_named_attr> attrs,
-                 std::span<ferro_tensor_impl* const> inputs);
+    Outputs call(ferro_op_impl& op, std::span<const ferro_named_attr> attrs, std::span<ferro_tensor_impl* const> inputs);
     Dispatcher& dispatcher() noexcept { return *dispatcher_; }
     Outputs call(const std::string& qualified_name, std::span<const ferro_named_attr> attrs,
                  std::span<ferro_tensor_impl* const> inputs);
@@ -118,8 +117,8 @@ private:
     ferro_host_api host_api_{};
     mutable std::mutex snapshot_mutex_;  // guards current_ (the pointer, not the snapshot)
     SnapshotPtr current_;
-    std::atomic<uint64_t> epoch_{0};     // current_->epoch, readable without the mutex
-    std::mutex writer_mutex_;            // serialises reconfigure transactions
+    std::atomic<uint64_t> epoch_{0};  // current_->epoch, readable without the mutex
+    std::mutex writer_mutex_;         // serialises reconfigure transactions
     std::mutex ops_mutex_;
     std::unordered_map<std::string, std::unique_ptr<ferro_op_impl>> ops_;
     std::array<ferro_op, FERRO_CORE_OP_COUNT> core_rule_ops_{};

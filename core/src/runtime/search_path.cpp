@@ -34,8 +34,8 @@ std::filesystem::path canonical_path(const std::filesystem::path& p) {
     return canonical.has_filename() || !canonical.has_parent_path() ? canonical : canonical.parent_path();
 }
 
-std::vector<SearchDir> resolve_search_path(const std::vector<std::string>& explicit_paths,
-                                           bool use_environment, bool use_default_dir) {
+std::vector<SearchDir> resolve_search_path(const std::vector<std::string>& explicit_paths, bool use_environment,
+                                           bool use_default_dir) {
     std::vector<SearchDir> dirs;
     auto add = [&](const std::filesystem::path& p, const char* origin) {
         if (p.empty()) return;
@@ -62,8 +62,7 @@ std::vector<std::filesystem::path> plugin_candidates(const std::filesystem::path
     std::error_code ec;
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const auto name = it->path().filename().string();
-        const bool matches = name.rfind("libferro_", 0) == 0 && name.size() > 12 &&
-                             name.compare(name.size() - 3, 3, ".so") == 0;
+        const bool matches = name.rfind("libferro_", 0) == 0 && name.size() > 12 && name.compare(name.size() - 3, 3, ".so") == 0;
         if (matches && !it->is_directory(ec)) files.push_back(it->path());
     }
     std::sort(files.begin(), files.end());

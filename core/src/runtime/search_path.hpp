@@ -12,12 +12,12 @@ namespace ferro::host {
 
 struct SearchDir {
     std::filesystem::path path;  // canonical_path of the entry
-    std::string origin;  // "runtime option", "FERRO_PLUGIN_PATH", "next to libferro"
+    std::string origin;          // "runtime option", "FERRO_PLUGIN_PATH", "next to libferro"
     bool exists = false;
 };
 
-std::vector<SearchDir> resolve_search_path(const std::vector<std::string>& explicit_paths,
-                                           bool use_environment, bool use_default_dir);
+std::vector<SearchDir> resolve_search_path(const std::vector<std::string>& explicit_paths, bool use_environment,
+                                           bool use_default_dir);
 
 // `p` absolute, with symbolic links, "." and ".." resolved as far as it exists and no trailing
 // separator: two spellings of one file or directory give the same path.

@@ -30,22 +30,24 @@ std::string Snapshot::missing_op_message(const std::string& qualified_name) cons
     auto it = families.find(family);
     if (it == families.end()) {
         return fmt::format("no op named '{}': no loaded plugin provides family '{}'{}", qualified_name, family,
-                           diagnostics.empty() ? "" : fmt::format(" ({} plugin file(s) failed to load: see the "
-                                                                  "runtime's diagnostics or ferro-inspect doctor)",
-                                                                  diagnostics.size()));
+                           diagnostics.empty() ? ""
+                                               : fmt::format(" ({} plugin file(s) failed to load: see the "
+                                                             "runtime's diagnostics or ferro-inspect doctor)",
+                                                             diagnostics.size()));
     }
     const PluginRecord* owner = find_plugin(it->second.plugin);
-    std::string message = fmt::format("no op named '{}': family '{}' is provided by plugin '{}' ({}), which has "
-                                      "no op '{}'",
-                                      qualified_name, family, it->second.plugin,
-                                      owner == nullptr || owner->builtin ? "built in" : owner->path,
-                                      qualified_name.substr(family.size() + (family.size() < qualified_name.size())));
+    std::string message = fmt::format(
+        "no op named '{}': family '{}' is provided by plugin '{}' ({}), which has "
+        "no op '{}'",
+        qualified_name, family, it->second.plugin, owner == nullptr || owner->builtin ? "built in" : owner->path,
+        qualified_name.substr(family.size() + (family.size() < qualified_name.size())));
     const std::string clash = fmt::format("family '{}' is already provided", family);
     for (const Diagnostic& d : diagnostics) {
         if (d.code == FERRO_ALREADY_EXISTS && d.message.find(clash) != std::string::npos) {
-            message += fmt::format("; {} also provides family '{}' but was not registered, because the first file "
-                                   "on the search path wins",
-                                   d.file, family);
+            message += fmt::format(
+                "; {} also provides family '{}' but was not registered, because the first file "
+                "on the search path wins",
+                d.file, family);
         }
     }
     return message;
@@ -61,8 +63,8 @@ const EnginePtr& Snapshot::engine_named(const std::string& name, const std::stri
     if (it != engines.end()) return it->second;
     std::string known;
     for (const auto& [n, e] : engines) known += (known.empty() ? "" : ", ") + n;
-    throw Error(FERRO_NOT_FOUND, (context.empty() ? "" : context + ": ") + "no engine named '" + name +
-                                     "' (available: " + known + ")");
+    throw Error(FERRO_NOT_FOUND,
+                (context.empty() ? "" : context + ": ") + "no engine named '" + name + "' (available: " + known + ")");
 }
 
 }  // namespace ferro::host

@@ -42,10 +42,10 @@ struct PluginRecord {
     bool builtin = false;
     LibraryPtr library;  // null for built-ins
     const ferro_plugin_desc* desc = nullptr;
-    std::vector<std::string> families;  // ids it defines
+    std::vector<std::string> families;         // ids it defines
     std::vector<std::string> module_families;  // ids it contributes modules to
     std::string module_families_text;          // the same, comma-separated (inventory)
-    std::vector<std::string> engines;   // engine names it created
+    std::vector<std::string> engines;          // engine names it created
     std::vector<EngineAvailability> engine_kinds;
 };
 
@@ -79,8 +79,8 @@ struct OpEntry {
     std::string family_id;
     uint32_t index = 0;  // into the family's ops
     const ferro_op_schema* schema = nullptr;
-    std::vector<ferro_op_view> views;  // outputs that share an input's storage (FERRO_EXT_OP_VIEWS)
-    HostOpFn host_op = nullptr;         // the host's own implementation (views, random numbers); else a plan
+    std::vector<ferro_op_view> views;    // outputs that share an input's storage (FERRO_EXT_OP_VIEWS)
+    HostOpFn host_op = nullptr;          // the host's own implementation (views, random numbers); else a plan
     std::span<const ferro_op> rule_ops;  // handles of the family's rule_calls, for its rules
 };
 

@@ -11,8 +11,7 @@ namespace ferro::host {
 
 std::optional<uint32_t> parse_log_level(std::string_view text) {
     std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (lower == "trace") return FERRO_LOG_TRACE;
     if (lower == "debug") return FERRO_LOG_DEBUG;
     if (lower == "info") return FERRO_LOG_INFO;
@@ -59,8 +58,7 @@ Logger::Logger(std::optional<uint32_t> level, LogCallback callback, void* user)
     if (callback_ == nullptr) {
         // Not registered with spdlog's global registry: runtimes own their loggers, and two
         // runtimes must not collide on a name.
-        spd_ = std::make_shared<spdlog::logger>(
-            "ferro", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+        spd_ = std::make_shared<spdlog::logger>("ferro", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
         spd_->set_pattern("[ferro] [%^%l%$] %v");
         spd_->set_level(to_spdlog(level_));
     }

@@ -39,8 +39,7 @@ public:
     void log(uint32_t level, std::string_view source, std::string_view message) const noexcept;
 
     template <class... Args>
-    void logf(uint32_t level, std::string_view source, fmt::format_string<Args...> format,
-              Args&&... args) const noexcept {
+    void logf(uint32_t level, std::string_view source, fmt::format_string<Args...> format, Args&&... args) const noexcept {
         if (!enabled(level)) return;
         try {
             log(level, source, fmt::format(format, std::forward<Args>(args)...));

@@ -12,7 +12,8 @@ namespace ferro::host {
 class SpinLock {
 public:
     [[gnu::always_inline]] void lock() noexcept {
-        if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]] return;
+        if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
+            return;
         wait_and_lock();
     }
     void unlock() noexcept { locked_.store(false, std::memory_order_release); }

@@ -85,9 +85,9 @@ ferro_status status_from_current_exception() noexcept {
 
 void require_struct_size(uint32_t struct_size, std::size_t minimum, const std::string& context, const char* type) {
     if (struct_size >= minimum) return;
-    throw Error(FERRO_INVALID_ARGUMENT,
-                context + ": " + type + ".struct_size is " + std::to_string(struct_size) + ", expected at least " +
-                    std::to_string(minimum) + " (set struct_size to the struct's sizeof)");
+    throw Error(FERRO_INVALID_ARGUMENT, context + ": " + type + ".struct_size is " + std::to_string(struct_size) +
+                                            ", expected at least " + std::to_string(minimum) +
+                                            " (set struct_size to the struct's sizeof)");
 }
 
 }  // namespace ferro::host

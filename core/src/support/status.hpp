@@ -64,8 +64,7 @@ std::string escaped_exception_message(const std::string& what);
 ferro_status status_from_current_exception() noexcept;
 
 // Runs body, converting any exception into a status (NULL on success).
-template <class Body>
-ferro_status guard(Body&& body) noexcept {
+template <class Body> ferro_status guard(Body&& body) noexcept {
     try {
         body();
         return nullptr;

@@ -12,8 +12,7 @@
 
 namespace ferro::host {
 
-template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)>
-class ThreadCache {
+template <std::size_t Size, std::size_t Align = alignof(std::max_align_t)> class ThreadCache {
 public:
     static void* allocate() {
         List& l = this_thread(t_list);
@@ -23,19 +22,20 @@ public:
             --l.count;
             return n;
         }
-        return ::operator new(Size, std::align_val_t{Align});
+        return ::operator new (Size, std::align_val_t{Align});
     }
     static void deallocate(void* p) noexcept {
         List& l = this_thread(t_list);
         if (l.count < kCached) {
-            if (!l.armed) [[unlikely]] arm();
+            if (!l.armed) [[unlikely]]
+                arm();
             auto* n = static_cast<Node*>(p);
             n->next = l.head;
             l.head = n;
             ++l.count;
             return;
         }
-        ::operator delete(p, std::align_val_t{Align});
+        ::operator delete (p, std::align_val_t{Align});
     }
 
 private:
@@ -57,7 +57,7 @@ private:
     struct Drain {
         ~Drain() {
             List& l = t_list;
-            while (l.head != nullptr) ::operator delete(std::exchange(l.head, l.head->next), std::align_val_t{Align});
+            while (l.head != nullptr) ::operator delete (std::exchange(l.head, l.head->next), std::align_val_t{Align});
             l.count = kCached;
         }
     };

@@ -30,14 +30,13 @@ public:
     // This thread's slot: below kOwned when it owns one, else kShared.
     static unsigned current() noexcept {
         const unsigned s = this_thread(t_slot);
-        if (s != kUnclaimed) [[likely]] return s;
+        if (s != kUnclaimed) [[likely]]
+            return s;
         return claim();
     }
 
     // Slots owned now (for tests).
-    static unsigned owned() noexcept {
-        return static_cast<unsigned>(std::popcount(g_taken.load(std::memory_order_relaxed)));
-    }
+    static unsigned owned() noexcept { return static_cast<unsigned>(std::popcount(g_taken.load(std::memory_order_relaxed))); }
 
 private:
     static constexpr unsigned kUnclaimed = ~0u;
@@ -74,8 +73,7 @@ private:
     }
 };
 
-template <std::size_t N>
-class ThreadCounters {
+template <std::size_t N> class ThreadCounters {
 public:
     using Values = std::array<int64_t, N>;
 

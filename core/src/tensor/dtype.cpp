@@ -9,8 +9,8 @@ namespace ferro::host {
 int64_t itemsize(ferro_dtype dtype) { return FERRO_DTYPE_BITS(dtype) / 8; }
 
 bool is_valid_dtype(ferro_dtype d) {
-    return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C64 ||
-           d == FERRO_DTYPE_C128 || d == FERRO_DTYPE_I64 || d == FERRO_DTYPE_BOOL;
+    return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128 ||
+           d == FERRO_DTYPE_I64 || d == FERRO_DTYPE_BOOL;
 }
 bool is_floating(ferro_dtype d) { return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64; }
 bool is_complex(ferro_dtype d) { return d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128; }
@@ -44,8 +44,8 @@ ferro_dtype promote(ferro_dtype a, ferro_dtype b) {
     if (a == b) return a;
     if (is_complex(a) || is_complex(b)) {
         // Double precision anywhere (c128, f64, or i64, which needs a double) gives c128.
-        const bool wide = a == FERRO_DTYPE_C128 || b == FERRO_DTYPE_C128 || a == FERRO_DTYPE_F64 ||
-                          b == FERRO_DTYPE_F64 || a == FERRO_DTYPE_I64 || b == FERRO_DTYPE_I64;
+        const bool wide = a == FERRO_DTYPE_C128 || b == FERRO_DTYPE_C128 || a == FERRO_DTYPE_F64 || b == FERRO_DTYPE_F64 ||
+                          a == FERRO_DTYPE_I64 || b == FERRO_DTYPE_I64;
         return wide ? FERRO_DTYPE_C128 : FERRO_DTYPE_C64;
     }
     // i64 with f32: numpy gives f64, since f32 cannot hold every i64 even approximately well.

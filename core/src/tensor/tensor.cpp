@@ -41,9 +41,7 @@ struct TensorBlock {
         t->storage = StoragePtr::adopt(storage);
         return t;
     }
-    static void free(Storage* storage) noexcept {
-        Cache::deallocate(reinterpret_cast<char*>(storage) - kStorageAt);
-    }
+    static void free(Storage* storage) noexcept { Cache::deallocate(reinterpret_cast<char*>(storage) - kStorageAt); }
 };
 
 using HandleCache = ThreadCache<sizeof(ferro_tensor_impl)>;
@@ -59,20 +57,16 @@ void TensorPtr::destroy(ferro_tensor_impl* t) noexcept {
 }
 
 Storage::Storage(const EnginePtr& engine, uint64_t bytes) : engine_(engine), bytes_(bytes) {
-    throw_if_error(engine_->iface().alloc(engine_->self(), std::max<uint64_t>(bytes, 1), 64,
-                                          &buffer_, &address_));
+    throw_if_error(engine_->iface().alloc(engine_->self(), std::max<uint64_t>(bytes, 1), 64, &buffer_, &address_));
     engine_->count_alloc(bytes_);
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
 Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context)
-    : kind_(Kind::borrowed), engine_(engine), address_(address), bytes_(bytes),
-      deleter_(deleter), deleter_context_(context) {
+    : kind_(Kind::borrowed), engine_(engine), address_(address), bytes_(bytes), deleter_(deleter), deleter_context_(context) {
     const auto& f = engine_->iface();
-    if (!FERRO_HAS_FIELD(&f, ferro_engine_iface, release_import) || f.import_memory == nullptr ||
-        f.release_import == nullptr) {
-        throw Error(FERRO_UNIMPLEMENTED,
-                    "engine '" + engine_->name() + "' cannot adopt memory it did not allocate");
+    if (!FERRO_HAS_FIELD(&f, ferro_engine_iface, release_import) || f.import_memory == nullptr || f.release_import == nullptr) {
+        throw Error(FERRO_UNIMPLEMENTED, "engine '" + engine_->name() + "' cannot adopt memory it did not allocate");
     }
     throw_if_error(f.import_memory(engine_->self(), address, bytes, &buffer_));
     if (!engine_->host_addressable()) address_ = nullptr;
@@ -81,8 +75,7 @@ Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter
 
 // On an engine whose buffer handles are addresses, the address is the buffer.
 Storage::Storage(const EnginePtr& engine, void* address, uint64_t bytes)
-    : kind_(Kind::placed), engine_(engine), buffer_(static_cast<ferro_buffer>(address)), address_(address),
-      bytes_(bytes) {
+    : kind_(Kind::placed), engine_(engine), buffer_(static_cast<ferro_buffer>(address)), address_(address), bytes_(bytes) {
     if (engine_->library()) engine_->library()->add_user_object();
 }
 
@@ -110,12 +103,9 @@ void Storage::destroy() noexcept {
     delete this;
 }
 
-StoragePtr Storage::allocate(const EnginePtr& engine, uint64_t bytes) {
-    return StoragePtr::adopt(new Storage(engine, bytes));
-}
+StoragePtr Storage::allocate(const EnginePtr& engine, uint64_t bytes) { return StoragePtr::adopt(new Storage(engine, bytes)); }
 
-StoragePtr Storage::borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter,
-                           void* context) {
+StoragePtr Storage::borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context) {
     return StoragePtr::adopt(new Storage(engine, address, bytes, deleter, context));
 }
 
@@ -148,13 +138,12 @@ namespace {
 
 void check_dims(std::span<const int64_t> shape, const char* op) {
     if (shape.size() > FERRO_MAX_NDIM) {
-        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: {} dimensions, at most {} are supported",
-                                                        op, shape.size(), FERRO_MAX_NDIM));
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    fmt::format("{}: {} dimensions, at most {} are supported", op, shape.size(), FERRO_MAX_NDIM));
     }
     for (int64_t s : shape) {
         if (s < 0) {
-            throw Error(FERRO_INVALID_ARGUMENT,
-                        fmt::format("{}: shape [{}] has a negative size", op, fmt::join(shape, ",")));
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: shape [{}] has a negative size", op, fmt::join(shape, ",")));
         }
     }
 }
@@ -180,9 +169,8 @@ uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const 
     check_dims(shape, op);
     const int64_t bytes = byte_count(dtype, shape);
     if (bytes < 0) {
-        throw Error(FERRO_RESOURCE_EXHAUSTED,
-                    fmt::format("{}: shape [{}] is too large (more than 2^63 - 1 bytes of {})", op,
-                                fmt::join(shape, ","), dtype_name(dtype)));
+        throw Error(FERRO_RESOURCE_EXHAUSTED, fmt::format("{}: shape [{}] is too large (more than 2^63 - 1 bytes of {})", op,
+                                                          fmt::join(shape, ","), dtype_name(dtype)));
     }
     return static_cast<uint64_t>(bytes);
 }
@@ -197,8 +185,7 @@ void check_element_count(ferro_dtype dtype, std::span<const int64_t> shape, cons
     }
 }
 
-TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
-                      const char* op) {
+TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape, const char* op) {
     const uint64_t bytes = checked_bytes(dtype, shape, op);
     return make_checked_tensor(engine, dtype, shape, span_of(contiguous_strides(shape)), bytes);
 }
@@ -212,8 +199,8 @@ TensorPtr make_checked_tensor(const EnginePtr& engine, ferro_dtype dtype, std::s
     return TensorPtr::adopt(t);
 }
 
-TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
-                       std::span<const int64_t> strides, uint64_t byte_offset) {
+TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape, std::span<const int64_t> strides,
+                       uint64_t byte_offset) {
     auto* t = new (HandleCache::allocate()) ferro_tensor_impl;
     TensorPtr owned = TensorPtr::adopt(t);
     t->storage = std::move(storage);
@@ -259,9 +246,8 @@ void engine_copy(const ferro_tensor_impl& from, const ferro_tensor_impl& to) {
 void check_bytes(const ferro_tensor_impl& t, uint64_t bytes, const char* what) {
     const auto expected = static_cast<uint64_t>(numel(t.shape) * itemsize(t.dtype));
     if (bytes != expected) {
-        throw Error(FERRO_INVALID_ARGUMENT,
-                    fmt::format("{}: {} bytes given, the tensor [{}] {} holds {}", what, bytes,
-                                fmt::join(t.shape, ","), dtype_name(t.dtype), expected));
+        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: {} bytes given, the tensor [{}] {} holds {}", what, bytes,
+                                                        fmt::join(t.shape, ","), dtype_name(t.dtype), expected));
     }
 }
 

@@ -42,7 +42,10 @@ public:
     static StoragePtr adopt(Storage* s) noexcept { return StoragePtr(s); }
     StoragePtr(const StoragePtr& o) noexcept;
     StoragePtr(StoragePtr&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
-    StoragePtr& operator=(StoragePtr o) noexcept { std::swap(s_, o.s_); return *this; }
+    StoragePtr& operator=(StoragePtr o) noexcept {
+        std::swap(s_, o.s_);
+        return *this;
+    }
     ~StoragePtr();
 
     Storage* get() const noexcept { return s_; }
@@ -66,8 +69,7 @@ public:
     static StoragePtr allocate(const EnginePtr& engine, uint64_t bytes);
     // Borrows memory the application owns (engine import_memory); `deleter(context)` runs
     // when the last tensor using it goes away.
-    static StoragePtr borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter,
-                             void* context);
+    static StoragePtr borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context);
 
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
@@ -90,9 +92,9 @@ private:
         borrowed,   // the application's memory, through the engine's import_memory
         placed,     // host memory inside a TensorBlock, on the built-in cpu engine (tensor.cpp)
     };
-    Storage(const EnginePtr& engine, uint64_t bytes);  // allocated
+    Storage(const EnginePtr& engine, uint64_t bytes);                                                 // allocated
     Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context);  // borrowed
-    Storage(const EnginePtr& engine, void* address, uint64_t bytes);  // placed
+    Storage(const EnginePtr& engine, void* address, uint64_t bytes);                                  // placed
     ~Storage();
     void destroy() noexcept;  // runs the destructor and frees this object's memory
 
@@ -140,7 +142,10 @@ public:
     }
     TensorPtr(const TensorPtr& o) noexcept : t_(o.t_) { retain(t_); }
     TensorPtr(TensorPtr&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
-    TensorPtr& operator=(TensorPtr o) noexcept { std::swap(t_, o.t_); return *this; }
+    TensorPtr& operator=(TensorPtr o) noexcept {
+        std::swap(t_, o.t_);
+        return *this;
+    }
     ~TensorPtr() { release(t_); }
 
     ferro_tensor_impl* get() const noexcept { return t_; }
@@ -174,8 +179,7 @@ bool is_contiguous(const ferro_tensor_impl& t);
 
 // A new uninitialised row-major tensor on `engine`. Checks ndim, non-negative sizes and byte
 // count overflow (INVALID_ARGUMENT naming `op`).
-TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
-                      const char* op = "tensor");
+TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape, const char* op = "tensor");
 // The bytes of a row-major `dtype` tensor of `shape`, after make_tensor's checks.
 uint64_t checked_bytes(ferro_dtype dtype, std::span<const int64_t> shape, const char* op);
 // The checks every tensor handle passes, views included: ndim, non-negative sizes, and numel
@@ -186,13 +190,12 @@ void check_element_count(ferro_dtype dtype, std::span<const int64_t> shape, cons
 // built-in cpu engine a small tensor's data shares it too.
 TensorPtr make_checked_tensor(const EnginePtr& engine, ferro_dtype dtype, std::span<const int64_t> shape,
                               std::span<const int64_t> strides, uint64_t bytes);
-inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const Dims& shape,
-                             const char* op = "tensor") {
+inline TensorPtr make_tensor(const EnginePtr& engine, ferro_dtype dtype, const Dims& shape, const char* op = "tensor") {
     return make_tensor(engine, dtype, span_of(shape), op);
 }
 // A tensor handle over `storage` with the given metadata (no checks).
-TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape,
-                       std::span<const int64_t> strides, uint64_t byte_offset);
+TensorPtr wrap_storage(StoragePtr storage, ferro_dtype dtype, std::span<const int64_t> shape, std::span<const int64_t> strides,
+                       uint64_t byte_offset);
 // A view of `base`'s storage with other metadata (no copy; check_element_count naming `op`).
 inline TensorPtr make_view(const ferro_tensor_impl& base, ferro_dtype dtype, const Dims& shape, const Dims& strides,
                            uint64_t byte_offset, const char* op) {

@@ -16,16 +16,14 @@ void check_inside(std::span<const std::byte> lent, const void* base, uint64_t by
     if (first < begin || first - begin > lent.size() || bytes > lent.size() - (first - begin)) {
         throw Error(FERRO_INVALID_ARGUMENT,
                     fmt::format("{}: the view reaches bytes [{}, {}) of the memory lent, which holds {} bytes", fn,
-                                static_cast<int64_t>(first - begin), static_cast<int64_t>(first - begin + bytes),
-                                lent.size()));
+                                static_cast<int64_t>(first - begin), static_cast<int64_t>(first - begin + bytes), lent.size()));
     }
 }
 
 }  // namespace
 
-TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype dtype,
-                        std::span<const int64_t> shape, const int64_t* strides, const ForeignMemory& memory,
-                        const char* what) {
+TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                        const int64_t* strides, const ForeignMemory& memory, const char* what) {
     void* data = memory.data;
     const std::string fn = what;
     if (!is_valid_dtype(dtype)) throw Error(FERRO_INVALID_ARGUMENT, fn + ": unsupported dtype " + dtype_name(dtype));

@@ -24,9 +24,8 @@ struct ForeignMemory {
 // A tensor over foreign memory, adopted by `engine` (import_memory); strides NULL = row-major.
 // The memory region is derived from shape and strides (negative strides allowed) and must lie
 // inside `memory.lent` when that is given. `what` names the caller in errors.
-TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype dtype,
-                        std::span<const int64_t> shape, const int64_t* strides, const ForeignMemory& memory,
-                        const char* what);
+TensorPtr borrow_memory(Runtime& runtime, const std::string& engine, ferro_dtype dtype, std::span<const int64_t> shape,
+                        const int64_t* strides, const ForeignMemory& memory, const char* what);
 
 // `t` on `engine`: `t` itself when already there, else a row-major copy through host memory.
 TensorPtr transfer(Runtime& runtime, ferro_tensor_impl& t, const std::string& engine);

@@ -53,7 +53,7 @@ private:
     const uint64_t limit_;
     mutable std::mutex mutex_;
     uint64_t cached_ = 0;
-    std::list<Block> by_age_;                                     // front: most recently freed
+    std::list<Block> by_age_;                                      // front: most recently freed
     std::multimap<uint64_t, std::list<Block>::iterator> by_size_;  // size class -> entry in by_age_
 };
 

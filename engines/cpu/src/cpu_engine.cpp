@@ -43,7 +43,7 @@ ferro_status properties(void* self, ferro_device_props* out) {
     if (FERRO_HAS_FIELD(out, ferro_device_props, threads)) out->threads = self_of(self).pool->size();
     out->dlpack_device_type = FERRO_DLPACK_DEVICE_CPU;
     out->score = 0;  // accelerators, when present, are preferred
-    const ferro_dtype dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64,
+    const ferro_dtype dtypes[] = {FERRO_DTYPE_F32,  FERRO_DTYPE_F64, FERRO_DTYPE_C64,
                                   FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
     out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
     std::memcpy(out->dtypes, dtypes, sizeof dtypes);
@@ -51,8 +51,7 @@ ferro_status properties(void* self, ferro_device_props* out) {
                   "gemm: OpenBLAS (cblas); %u-byte aligned memory; freed blocks reused: from 64 KiB up to "
                   "%llu MiB (FERRO_CPU_CACHE_MB), 1-64 KiB up to 1 MiB a thread; huge pages advised from %llu MiB: %s "
                   "(FERRO_CPU_HUGE_PAGES)",
-                  static_cast<unsigned>(kAlignment),
-                  static_cast<unsigned long long>(self_of(self).blocks->limit() >> 20),
+                  static_cast<unsigned>(kAlignment), static_cast<unsigned long long>(self_of(self).blocks->limit() >> 20),
                   static_cast<unsigned long long>(kHugePageBytes >> 20), self_of(self).huge_pages ? "on" : "off");
     return nullptr;
 }
@@ -86,8 +85,7 @@ void advise_huge_pages(void* raw, uint64_t bytes) {
 #endif
 }
 
-ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer,
-                   void** out_address) {
+ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer, void** out_address) {
     Engine& e = self_of(self);
     const uint64_t align = std::max(alignment, kAlignment);
     constexpr uint64_t overhead = sizeof(BlockHeader);
@@ -180,10 +178,8 @@ ferro_status import_memory(void*, void* address, uint64_t, ferro_buffer* out) {
 }
 void release_import(void*, ferro_buffer) {}
 
-void context_parallel_for(const ferro_cpu_context* ctx, int64_t n, int64_t grain,
-                          ferro_parallel_body body, void* user) {
-    static_cast<ThreadPool*>(ctx->pool)->parallel_for(
-        n, grain, [&](int64_t begin, int64_t end) { body(user, begin, end); });
+void context_parallel_for(const ferro_cpu_context* ctx, int64_t n, int64_t grain, ferro_parallel_body body, void* user) {
+    static_cast<ThreadPool*>(ctx->pool)->parallel_for(n, grain, [&](int64_t begin, int64_t end) { body(user, begin, end); });
 }
 
 void context_blas_one_thread(const ferro_cpu_context*, int32_t hold) {
@@ -191,13 +187,27 @@ void context_blas_one_thread(const ferro_cpu_context*, int32_t hold) {
     else release_one_blas_thread();
 }
 
-constexpr ferro_engine_iface iface = {
-    sizeof(ferro_engine_iface), 0, properties, alloc, free_buffer, copy_h2d, copy_d2h,
-    session_begin, session_end,
-    kernel<ferro_fill_args, fill>, kernel<ferro_cast_args, cast>, kernel<ferro_unary_args, unary>,
-    kernel<ferro_binary_args, binary>, kernel<ferro_where_args, where>,
-    kernel<ferro_reduce_args, reduce>, kernel<ferro_copy_args, copy_strided>,
-    kernel<ferro_gemm_args, gemm_batched>, native_context, destroy, import_memory, release_import};
+constexpr ferro_engine_iface iface = {sizeof(ferro_engine_iface),
+                                      0,
+                                      properties,
+                                      alloc,
+                                      free_buffer,
+                                      copy_h2d,
+                                      copy_d2h,
+                                      session_begin,
+                                      session_end,
+                                      kernel<ferro_fill_args, fill>,
+                                      kernel<ferro_cast_args, cast>,
+                                      kernel<ferro_unary_args, unary>,
+                                      kernel<ferro_binary_args, binary>,
+                                      kernel<ferro_where_args, where>,
+                                      kernel<ferro_reduce_args, reduce>,
+                                      kernel<ferro_copy_args, copy_strided>,
+                                      kernel<ferro_gemm_args, gemm_batched>,
+                                      native_context,
+                                      destroy,
+                                      import_memory,
+                                      release_import};
 
 ferro_status probe(const ferro_host_api*, ferro_probe_result* out) {
     out->device_count = 1;
@@ -212,8 +222,8 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
         engine->blocks = std::make_unique<BlockCache>(block_cache_limit());
         const char* huge = std::getenv("FERRO_CPU_HUGE_PAGES");
         engine->huge_pages = huge == nullptr || std::strcmp(huge, "0") != 0;
-        engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for,
-                           engine->pool.get(), context_blas_one_thread};
+        engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for, engine->pool.get(),
+                           context_blas_one_thread};
         out->self = engine.release();
         out->iface = &iface;
         return nullptr;
@@ -222,14 +232,23 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
     }
 }
 
-constexpr ferro_engine_desc engines[] = {{sizeof(ferro_engine_desc), 0, "cpu",
-                                          FERRO_CPU_CONTEXT_ABI,
-                                          "host cpu: OpenBLAS gemm, vectorised strided kernels",
-                                          probe, create}};
+constexpr ferro_engine_desc engines[] = {{sizeof(ferro_engine_desc), 0, "cpu", FERRO_CPU_CONTEXT_ABI,
+                                          "host cpu: OpenBLAS gemm, vectorised strided kernels", probe, create}};
 
-constexpr ferro_plugin_desc desc = {sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0,
-                                    "engine_cpu", "0.1.0", "the built-in cpu engine", 1, 0,
-                                    engines, nullptr, 0, 0, nullptr};
+constexpr ferro_plugin_desc desc = {sizeof(ferro_plugin_desc),
+                                    FERRO_ABI_MAJOR,
+                                    FERRO_ABI_MINOR,
+                                    0,
+                                    "engine_cpu",
+                                    "0.1.0",
+                                    "the built-in cpu engine",
+                                    1,
+                                    0,
+                                    engines,
+                                    nullptr,
+                                    0,
+                                    0,
+                                    nullptr};
 
 }  // namespace
 }  // namespace ferro::cpu

@@ -51,12 +51,10 @@ void run_loop(Engine& e, const Loop& loop, Inner&& inner, int64_t threshold = kP
         loop.run(0, loop.numel(), inner);
         return;
     }
-    e.pool->parallel_for(loop.numel(), kParallelGrain,
-                         [&](int64_t begin, int64_t end) { loop.run(begin, end, inner); });
+    e.pool->parallel_for(loop.numel(), kParallelGrain, [&](int64_t begin, int64_t end) { loop.run(begin, end, inner); });
 }
 
 }  // namespace ferro::cpu
 
 // The engine's plugin entry, linked into libferro and registered as a built-in plugin.
-extern "C" ferro_status ferro_cpu_plugin_query(const ferro_host_api* host,
-                                               const ferro_plugin_desc** out);
+extern "C" ferro_status ferro_cpu_plugin_query(const ferro_host_api* host, const ferro_plugin_desc** out);

@@ -1,12 +1,12 @@
 // C++ types for ferro dtypes and a switch that calls a generic lambda with the right one.
 #pragma once
 
-#include <ferro/dtype.hpp>
 #include <ferro/types.h>
+#include <ferro/dtype.hpp>
 
+#include <climits>
 #include <complex>
 #include <cstdint>
-#include <climits>
 #include <type_traits>
 
 namespace ferro::cpu {
@@ -39,23 +39,27 @@ template <> constexpr ferro_dtype dtype_of<boolean>() { return FERRO_DTYPE_BOOL;
 using plugin::visit_dtype;
 
 // Integer arithmetic wraps modulo 2^64, as numpy's does (signed overflow would be undefined).
-inline int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
-inline int64_t wrap_sub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
-inline int64_t wrap_mul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+inline int64_t wrap_add(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+inline int64_t wrap_sub(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+inline int64_t wrap_mul(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
 inline int64_t wrap_neg(int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }
 
 // A float to int64 as numpy does on x86: truncated, and INT64_MIN for NaN, infinities and what
 // lies outside the range (a plain conversion of those is undefined behaviour).
-template <class F>
-inline int64_t float_to_int64(F x) {
+template <class F> inline int64_t float_to_int64(F x) {
     constexpr F limit = F(9223372036854775808.0);  // 2^63
     return x >= -limit && x < limit ? static_cast<int64_t>(x) : INT64_MIN;
 }
 
 // Converts between any two engine dtypes with numpy's rules: complex -> real keeps the real
 // part, anything -> bool is "!= 0", bool -> number is 0 or 1.
-template <class To, class From>
-inline To convert(From x) {
+template <class To, class From> inline To convert(From x) {
     if constexpr (is_bool_v<To>) {
         return x != From{} ? 1 : 0;
     } else if constexpr (is_int_v<To> && is_complex_v<From>) {

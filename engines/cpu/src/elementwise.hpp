@@ -28,8 +28,7 @@ inline int64_t numel_of(const ferro_tensor_view& v) {
 }
 
 // Runs body(begin, end) over [0, n), on the pool when n is large.
-template <class Body>
-void run_flat(Engine& e, int64_t n, Body&& body, int64_t threshold = kParallelThreshold) {
+template <class Body> void run_flat(Engine& e, int64_t n, Body&& body, int64_t threshold = kParallelThreshold) {
     if (n < threshold) {
         body(int64_t{0}, n);
     } else {
@@ -74,40 +73,42 @@ bool tiled_map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view&
 // out[i] = f(in[i]), in broadcast to out's shape by its strides; on the pool from `threshold`
 // elements.
 template <class In, class Out, class F>
-void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f,
-          int64_t threshold = kParallelThreshold) {
+void map1(Engine& e, const ferro_tensor_view& in, const ferro_tensor_view& out, F f, int64_t threshold = kParallelThreshold) {
     if (is_dense(in) && is_dense(out)) {  // the common case: one flat, vectorisable loop
         const auto* a = static_cast<const In*>(in.data);
         auto* o = static_cast<Out*>(out.data);
-        run_flat(e, numel_of(out), [&](int64_t b, int64_t end) {
-            for (int64_t i = b; i < end; ++i) o[i] = f(a[i]);
-        }, threshold);
+        run_flat(
+            e, numel_of(out),
+            [&](int64_t b, int64_t end) {
+                for (int64_t i = b; i < end; ++i) o[i] = f(a[i]);
+            },
+            threshold);
         return;
     }
     if (numel_of(out) >= kTiledMinElements && tiled_map1<In, Out>(e, in, out, f, threshold)) return;
     StridedLoop<2> loop(out.ndim, out.shape, {out.strides, in.strides},
-                        {static_cast<char*>(out.data), static_cast<char*>(in.data)},
-                        {sizeof(Out), sizeof(In)});
-    run_loop(e, loop, [&](const std::array<char*, 2>& p, int64_t n, const std::array<int64_t, 2>& s) {
-        auto* o = reinterpret_cast<Out*>(p[0]);
-        const auto* a = reinterpret_cast<const In*>(p[1]);
-        if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
-            for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);  // contiguous: vectorisable
-        } else {
-            for (int64_t i = 0; i < n; ++i) {
-                *reinterpret_cast<Out*>(p[0] + i * s[0]) =
-                    f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+                        {static_cast<char*>(out.data), static_cast<char*>(in.data)}, {sizeof(Out), sizeof(In)});
+    run_loop(
+        e, loop,
+        [&](const std::array<char*, 2>& p, int64_t n, const std::array<int64_t, 2>& s) {
+            auto* o = reinterpret_cast<Out*>(p[0]);
+            const auto* a = reinterpret_cast<const In*>(p[1]);
+            if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+                for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);  // contiguous: vectorisable
+            } else {
+                for (int64_t i = 0; i < n; ++i) {
+                    *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+                }
             }
-        }
-    }, threshold);
+        },
+        threshold);
 }
 
 // out[i] = f(a[i], b[i]) tile by tile (tiles.hpp), when the operands' memory orders disagree:
 // einsum's products of 3^16 elements with one operand permuted read it at 2-6 GB/s walked in
 // the output's order. False when tiles would not help.
 template <class In, class Out, class F>
-bool tiled_map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
-                const ferro_tensor_view& out, F f) {
+bool tiled_map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b, const ferro_tensor_view& out, F f) {
     tiles::Axes<3> axes;
     const int nd = tiles::coalesce<3>(out.ndim, out.shape, {out.strides, a.strides, b.strides}, axes);
     tiles::Tiling<3> t;
@@ -141,8 +142,7 @@ bool tiled_map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& 
 
 // out[i] = f(a[i], b[i]).
 template <class In, class Out, class F>
-void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
-          const ferro_tensor_view& out, F f) {
+void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b, const ferro_tensor_view& out, F f) {
     if (is_dense(a) && is_dense(b) && is_dense(out)) {
         const auto* x = static_cast<const In*>(a.data);
         const auto* y = static_cast<const In*>(b.data);
@@ -154,8 +154,7 @@ void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
     }
     if (numel_of(out) >= kTiledMinElements && tiled_map2<In, Out>(e, a, b, out, f)) return;
     StridedLoop<3> loop(out.ndim, out.shape, {out.strides, a.strides, b.strides},
-                        {static_cast<char*>(out.data), static_cast<char*>(a.data),
-                         static_cast<char*>(b.data)},
+                        {static_cast<char*>(out.data), static_cast<char*>(a.data), static_cast<char*>(b.data)},
                         {sizeof(Out), sizeof(In), sizeof(In)});
     run_loop(e, loop, [&](const std::array<char*, 3>& p, int64_t n, const std::array<int64_t, 3>& s) {
         auto* o = reinterpret_cast<Out*>(p[0]);
@@ -172,8 +171,7 @@ void map2(Engine& e, const ferro_tensor_view& a, const ferro_tensor_view& b,
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 *reinterpret_cast<Out*>(p[0] + i * s[0]) =
-                    f(*reinterpret_cast<const In*>(p[1] + i * s[1]),
-                      *reinterpret_cast<const In*>(p[2] + i * s[2]));
+                    f(*reinterpret_cast<const In*>(p[1] + i * s[1]), *reinterpret_cast<const In*>(p[2] + i * s[2]));
             }
         }
     });

@@ -28,15 +28,13 @@ int64_t int_pow(int64_t base, int64_t exponent) {
     return static_cast<int64_t>(result);
 }
 
-template <class T>
-T maximum(T x, T y) {
+template <class T> T maximum(T x, T y) {
     if constexpr (is_float_v<T>) {
         if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
     }
     return x < y ? y : x;
 }
-template <class T>
-T minimum(T x, T y) {
+template <class T> T minimum(T x, T y) {
     if constexpr (is_float_v<T>) {
         if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
     }
@@ -45,32 +43,46 @@ T minimum(T x, T y) {
 
 // A case whose dtype check fails is a discarded `if constexpr` branch, so its expression need
 // only compile for the dtypes that support the op.
-#define SAME_TYPE(op, supported, expr)                                                   \
-    case op:                                                                             \
-        if constexpr (supported) {                                                       \
+#define SAME_TYPE(op, supported, expr)                                                     \
+    case op:                                                                               \
+        if constexpr (supported) {                                                         \
             map2<T, T>(e, a.a, a.b, a.out, [](T x, T y) { return static_cast<T>(expr); }); \
-            return nullptr;                                                              \
-        }                                                                                \
+            return nullptr;                                                                \
+        }                                                                                  \
         break;
-#define TO_BOOL(op, supported, expr)                                                     \
-    case op:                                                                             \
-        if constexpr (supported) {                                                       \
+#define TO_BOOL(op, supported, expr)                                                                  \
+    case op:                                                                                          \
+        if constexpr (supported) {                                                                    \
             map2<T, boolean>(e, a.a, a.b, a.out, [](T x, T y) -> boolean { return (expr) ? 1 : 0; }); \
-            return nullptr;                                                              \
-        }                                                                                \
+            return nullptr;                                                                           \
+        }                                                                                             \
         break;
 
-template <class T>
-ferro_status binary_typed(Engine& e, const ferro_binary_args& a) {
+template <class T> ferro_status binary_typed(Engine& e, const ferro_binary_args& a) {
     constexpr bool number = !is_bool_v<T>;
     constexpr bool ordered = !is_complex_v<T>;  // complex has no order (as in torch)
     constexpr bool real_fp = is_float_v<T>;
     switch (a.op) {
-        SAME_TYPE(FERRO_BINARY_ADD, number, [&] { if constexpr (is_int_v<T>) return wrap_add(x, y); else return x + y; }())
-        SAME_TYPE(FERRO_BINARY_SUB, number, [&] { if constexpr (is_int_v<T>) return wrap_sub(x, y); else return x - y; }())
-        SAME_TYPE(FERRO_BINARY_MUL, number, [&] { if constexpr (is_int_v<T>) return wrap_mul(x, y); else return x * y; }())
-        SAME_TYPE(FERRO_BINARY_DIV, number, [&] { if constexpr (is_int_v<T>) return floor_div(x, y); else return x / y; }())
-        SAME_TYPE(FERRO_BINARY_POW, number, [&] { if constexpr (is_int_v<T>) return int_pow(x, y); else return std::pow(x, y); }())
+        SAME_TYPE(FERRO_BINARY_ADD, number, [&] {
+            if constexpr (is_int_v<T>) return wrap_add(x, y);
+            else return x + y;
+        }())
+        SAME_TYPE(FERRO_BINARY_SUB, number, [&] {
+            if constexpr (is_int_v<T>) return wrap_sub(x, y);
+            else return x - y;
+        }())
+        SAME_TYPE(FERRO_BINARY_MUL, number, [&] {
+            if constexpr (is_int_v<T>) return wrap_mul(x, y);
+            else return x * y;
+        }())
+        SAME_TYPE(FERRO_BINARY_DIV, number, [&] {
+            if constexpr (is_int_v<T>) return floor_div(x, y);
+            else return x / y;
+        }())
+        SAME_TYPE(FERRO_BINARY_POW, number, [&] {
+            if constexpr (is_int_v<T>) return int_pow(x, y);
+            else return std::pow(x, y);
+        }())
         SAME_TYPE(FERRO_BINARY_MAXIMUM, number && ordered, maximum(x, y))
         SAME_TYPE(FERRO_BINARY_MINIMUM, number && ordered, minimum(x, y))
         SAME_TYPE(FERRO_BINARY_ATAN2, real_fp, std::atan2(x, y))
@@ -112,16 +124,14 @@ ferro_status where(Engine& e, const ferro_where_args& a) {
     }
     const bool ok = visit_dtype(a.out.dtype, [&](auto tag) {
         using T = decltype(tag);
-        StridedLoop<4> loop(a.out.ndim, a.out.shape,
-                            {a.out.strides, a.cond.strides, a.a.strides, a.b.strides},
-                            {static_cast<char*>(a.out.data), static_cast<char*>(a.cond.data),
-                             static_cast<char*>(a.a.data), static_cast<char*>(a.b.data)},
+        StridedLoop<4> loop(a.out.ndim, a.out.shape, {a.out.strides, a.cond.strides, a.a.strides, a.b.strides},
+                            {static_cast<char*>(a.out.data), static_cast<char*>(a.cond.data), static_cast<char*>(a.a.data),
+                             static_cast<char*>(a.b.data)},
                             {sizeof(T), 1, sizeof(T), sizeof(T)});
         run_loop(e, loop, [](const std::array<char*, 4>& p, int64_t n, const std::array<int64_t, 4>& s) {
             for (int64_t i = 0; i < n; ++i) {
                 const bool c = *reinterpret_cast<const boolean*>(p[1] + i * s[1]) != 0;
-                *reinterpret_cast<T*>(p[0] + i * s[0]) =
-                    *reinterpret_cast<const T*>(c ? p[2] + i * s[2] : p[3] + i * s[3]);
+                *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(c ? p[2] + i * s[2] : p[3] + i * s[3]);
             }
         });
     });

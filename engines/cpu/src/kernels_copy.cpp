@@ -51,8 +51,7 @@ constexpr size_t kOut = 0, kIn = 1;
 
 // One tile of a transpose: out[r * out_i + c] = in[r + c * in_o], r < rows, c < cols (the
 // input's unit-stride axis is r, the output's c).
-template <class T>
-void transpose_tile(const T* in, int64_t in_o, T* out, int64_t out_i, int64_t rows, int64_t cols) {
+template <class T> void transpose_tile(const T* in, int64_t in_o, T* out, int64_t out_i, int64_t rows, int64_t cols) {
     for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) out[r * out_i + c] = in[r + c * in_o];
     }
@@ -100,7 +99,8 @@ struct Block4 {
     static constexpr int64_t side = 8;
     [[gnu::target("avx2")]] static void copy(const uint32_t* in, int64_t in_o, uint32_t* out, int64_t out_i) {
         __m256 v[8], t[8], q[8];
-        for (int j = 0; j < 8; ++j) v[j] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + j * in_o)));
+        for (int j = 0; j < 8; ++j)
+            v[j] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + j * in_o)));
         for (int j = 0; j < 8; j += 2) {
             t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
             t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
@@ -145,8 +145,7 @@ bool has_avx2() {
 // large stride and every cache line touched once per element; copying kTile x kTile blocks
 // reads and writes whole lines instead (measured 2-3x on the permutes einsum packs). Only
 // tiles of at least `min_area` elements (and sides of 4) are taken.
-template <class T>
-bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd, int64_t min_area) {
+template <class T> bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd, int64_t min_area) {
     int i = -1, o = -1;  // the input's and the output's unit-stride axes
     for (int d = 0; d < nd; ++d) {
         if (axes[static_cast<size_t>(d)].stride[kIn] == 1 && i < 0) i = d;
@@ -222,8 +221,7 @@ bool tiled_transpose(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
 // walk: std::copy_n moves a contiguous row with the C library's widest moves (AVX-512 here),
 // where map1's loop is built for the baseline's 128-bit registers; gm_queen's 3^17 permute
 // with rows of 27 doubles took 98-101 ms here and 132-137 ms there.
-template <class T>
-bool blocked_permute(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd) {
+template <class T> bool blocked_permute(Engine& e, const ferro_copy_args& a, const Axes& axes, int nd) {
     tiles::Tiling<2> t;
     if (!tiles::plan(axes, nd, sizeof(T), t)) return false;
     const T* in = static_cast<const T*>(a.in.data);
@@ -237,7 +235,8 @@ bool blocked_permute(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
         if (t.row == 1) {
             for (int64_t u = 0; u < t.units; ++u) dst[to[static_cast<size_t>(u)]] = src[from[static_cast<size_t>(u)]];
         } else if (step == 1) {
-            for (int64_t u = 0; u < t.units; ++u) std::copy_n(src + from[static_cast<size_t>(u)], t.row, dst + to[static_cast<size_t>(u)]);
+            for (int64_t u = 0; u < t.units; ++u)
+                std::copy_n(src + from[static_cast<size_t>(u)], t.row, dst + to[static_cast<size_t>(u)]);
         } else {
             for (int64_t u = 0; u < t.units; ++u) {
                 const T* row = src + from[static_cast<size_t>(u)];
@@ -249,8 +248,7 @@ bool blocked_permute(Engine& e, const ferro_copy_args& a, const Axes& axes, int 
     return true;
 }
 
-template <class T>
-void copy_as(Engine& e, const ferro_copy_args& a) {
+template <class T> void copy_as(Engine& e, const ferro_copy_args& a) {
     if (numel_of(a.out) == 0) return;  // the tilers would divide by an empty axis
     Axes axes;
     const int nd = tiles::coalesce<2>(a.out.ndim, a.out.shape, {a.out.strides, a.in.strides}, axes);
@@ -265,7 +263,8 @@ void copy_as(Engine& e, const ferro_copy_args& a) {
         tiled_transpose<T>(e, a, axes, nd, 0)) {
         return;
     }
-    map1<T, T>(e, a.in, a.out, [](T x) { return x; }, kCopyParallelThreshold);
+    map1<T, T>(
+        e, a.in, a.out, [](T x) { return x; }, kCopyParallelThreshold);
 }
 
 }  // namespace

@@ -15,8 +15,7 @@ namespace {
 
 // One operand as cblas sees it: r x c matrix, row-major storage with leading dimension ld,
 // possibly transposed and/or conjugated.
-template <class T>
-struct BlasMatrix {
+template <class T> struct BlasMatrix {
     const T* data;
     int64_t ld;
     CBLAS_TRANSPOSE trans;
@@ -25,8 +24,7 @@ struct BlasMatrix {
 // Describes X (rows x cols, element strides rs/cs) for cblas, packing into `scratch` when the
 // layout or the conjugation cannot be expressed.
 template <class T>
-BlasMatrix<T> describe(const T* x, int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool conj,
-                       std::vector<T>& scratch) {
+BlasMatrix<T> describe(const T* x, int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool conj, std::vector<T>& scratch) {
     const bool row_major = cs == 1 || cols == 1;
     const bool col_major = rs == 1 || rows == 1;
     if (row_major && !conj && (rows == 1 || rs >= std::max<int64_t>(cols, 1))) {
@@ -39,7 +37,8 @@ BlasMatrix<T> describe(const T* x, int64_t rows, int64_t cols, int64_t rs, int64
     for (int64_t i = 0; i < rows; ++i) {
         for (int64_t j = 0; j < cols; ++j) {
             T v = x[i * rs + j * cs];
-            if constexpr (is_complex_v<T>) if (conj) v = std::conj(v);
+            if constexpr (is_complex_v<T>)
+                if (conj) v = std::conj(v);
             scratch[static_cast<size_t>(i * cols + j)] = v;
         }
     }
@@ -47,8 +46,8 @@ BlasMatrix<T> describe(const T* x, int64_t rows, int64_t cols, int64_t rs, int64
 }
 
 template <class T>
-void call_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, T alpha,
-               const BlasMatrix<T>& a, const BlasMatrix<T>& b, T beta, T* c, int64_t ldc) {
+void call_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, T alpha, const BlasMatrix<T>& a,
+               const BlasMatrix<T>& b, T beta, T* c, int64_t ldc) {
     const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
     const auto lda = static_cast<blasint>(a.ld), ldb = static_cast<blasint>(b.ld);
     const auto ldc_ = static_cast<blasint>(ldc);
@@ -63,14 +62,12 @@ void call_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
     }
 }
 
-template <class T>
-T scalar_of(const ferro_scalar& s) {
+template <class T> T scalar_of(const ferro_scalar& s) {
     if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(s.real), static_cast<real_t<T>>(s.imag));
     else return static_cast<T>(s.real);
 }
 
-template <class T>
-void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     // A column-major C is computed as C^T = B^T A^T, which swaps the operands' roles.
     const bool swap = !(g.c.col_stride == 1 || g.n == 1) && (g.c.row_stride == 1 || g.m == 1);
     const ferro_gemm_operand& A = swap ? g.b : g.a;
@@ -96,8 +93,7 @@ void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1
         const auto ma = describe(a, m, k, a_rs, a_cs, conj_a, sa);
         const auto mb = describe(b, k, n, b_rs, b_cs, conj_b, sb);
         if (c_direct) {
-            call_gemm<T>(ma.trans, mb.trans, m, n, k, alpha, ma, mb, beta, c,
-                         m == 1 ? std::max<int64_t>(n, 1) : c_rs);
+            call_gemm<T>(ma.trans, mb.trans, m, n, k, alpha, ma, mb, beta, c, m == 1 ? std::max<int64_t>(n, 1) : c_rs);
             continue;
         }
         sc.assign(static_cast<size_t>(m * n), T(0));
@@ -127,8 +123,7 @@ constexpr int64_t kSplitProductWork = int64_t{1} << 19;
 constexpr int64_t kParallelBatchMaxWork = int64_t{1} << 27;
 
 // Rows [start, start + size) of C (by_rows) or its columns, as a product of its own.
-template <class T>
-ferro_gemm_args slice(const ferro_gemm_args& g, bool by_rows, int64_t start, int64_t size) {
+template <class T> ferro_gemm_args slice(const ferro_gemm_args& g, bool by_rows, int64_t start, int64_t size) {
     ferro_gemm_args s = g;
     if (by_rows) {
         s.m = size;
@@ -142,8 +137,7 @@ ferro_gemm_args slice(const ferro_gemm_args& g, bool by_rows, int64_t start, int
     return s;
 }
 
-template <class T>
-void gemm_typed(Engine& e, const ferro_gemm_args& g) {
+template <class T> void gemm_typed(Engine& e, const ferro_gemm_args& g) {
     const T alpha = scalar_of<T>(g.alpha), beta = scalar_of<T>(g.beta);
     const int64_t work = g.m * g.n * std::max<int64_t>(g.k, 1);
     const bool small = takes_small_gemm(g, is_complex_v<T>);

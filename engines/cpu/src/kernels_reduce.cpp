@@ -16,23 +16,20 @@ template <> struct wide<c64> { using type = c128; };
 template <> struct wide<boolean> { using type = int64_t; };
 
 // Integer sums and products wrap modulo 2^64, as numpy's do (wrap_add, wrap_mul).
-template <class A>
-A add(A x, A y) {
+template <class A> A add(A x, A y) {
     if constexpr (std::is_same_v<A, int64_t>) return wrap_add(x, y);
     else return x + y;
 }
-template <class A>
-A mul(A x, A y) {
+template <class A> A mul(A x, A y) {
     if constexpr (std::is_same_v<A, int64_t>) return wrap_mul(x, y);
     else return x * y;
 }
 
-template <class T, uint32_t Op>
-struct Reducer {
+template <class T, uint32_t Op> struct Reducer {
     // Acc: what we accumulate in; Out: what we store.
-    using Acc = std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
-                std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD,
-                                   typename wide<T>::type, T>>;
+    using Acc =
+        std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
+                           std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
     using Out = std::conditional_t<std::is_same_v<Acc, bool>, boolean, T>;
 
     static Acc identity() {
@@ -41,11 +38,9 @@ struct Reducer {
         else if constexpr (Op == FERRO_REDUCE_ANY) return false;
         else if constexpr (Op == FERRO_REDUCE_ALL) return true;
         else if constexpr (std::is_floating_point_v<T>) {
-            return Op == FERRO_REDUCE_MAX ? -std::numeric_limits<T>::infinity()
-                                          : std::numeric_limits<T>::infinity();
+            return Op == FERRO_REDUCE_MAX ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
         } else {
-            return Op == FERRO_REDUCE_MAX ? std::numeric_limits<T>::lowest()
-                                          : std::numeric_limits<T>::max();
+            return Op == FERRO_REDUCE_MAX ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
         }
     }
     static Acc step(Acc acc, T x) {
@@ -94,8 +89,7 @@ bool split_axes(const ferro_reduce_args& a, Split& s) {
 }
 
 // Reduces the sub-space [begin, end) of the reduced dims starting at `base`.
-template <class R, class T>
-typename R::Acc reduce_range(const StridedLoop<1>& loop, int64_t begin, int64_t end) {
+template <class R, class T> typename R::Acc reduce_range(const StridedLoop<1>& loop, int64_t begin, int64_t end) {
     typename R::Acc acc = R::identity();
     loop.run(begin, end, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& s) {
         if (s[0] == sizeof(T)) {  // contiguous run: no stride arithmetic
@@ -115,7 +109,8 @@ bool kept_block(const ferro_reduce_args& a, const Split& s, int64_t& count) {
     if (s.kept_ndim == 0 || !is_dense(a.out)) return false;
     int64_t expected = 1;
     for (int k = s.kept_ndim - 1, d = a.in.ndim - 1; k >= 0; --k, --d) {
-        if (a.in.shape[d] != s.kept_shape[k] || a.out.shape[d] != s.kept_shape[k]) return false;  // a reduced dim sits among the kept
+        if (a.in.shape[d] != s.kept_shape[k] || a.out.shape[d] != s.kept_shape[k])
+            return false;  // a reduced dim sits among the kept
         if (s.kept_shape[k] != 1 && s.kept_in[k] != expected) return false;
         expected *= s.kept_shape[k];
     }
@@ -125,8 +120,7 @@ bool kept_block(const ferro_reduce_args& a, const Split& s, int64_t& count) {
 
 // Reduction over leading dims onto a contiguous block: accumulate whole rows, so the inner
 // loop runs along contiguous memory (and vectorises) instead of striding per output.
-template <class R, class T>
-void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
+template <class R, class T> void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
     using Out = typename R::Out;
     std::vector<typename R::Acc> acc(static_cast<size_t>(count), R::identity());
     const StridedLoop<1> rows(s.red_ndim, s.red_shape, {s.red_in}, {static_cast<char*>(a.in.data)}, {sizeof(T)});
@@ -141,8 +135,7 @@ void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
     for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(static_cast<typename R::Acc>(acc[static_cast<size_t>(j)]));
 }
 
-template <class T, uint32_t Op>
-void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
+template <class T, uint32_t Op> void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
     using R = Reducer<T, Op>;
     using Out = typename R::Out;
     if (int64_t count = 0; s.red_ndim > 0 && kept_block(a, s, count) && count > 1) {
@@ -156,12 +149,9 @@ void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
         *static_cast<Out*>(a.out.data) = convert<Out>(acc);
         return;
     }
-    auto red_loop_at = [&](char* base) {
-        return StridedLoop<1>(s.red_ndim, s.red_shape, {s.red_in}, {base}, {sizeof(T)});
-    };
+    auto red_loop_at = [&](char* base) { return StridedLoop<1>(s.red_ndim, s.red_shape, {s.red_in}, {base}, {sizeof(T)}); };
     StridedLoop<2> outer(s.kept_ndim, s.kept_shape, {s.kept_out, s.kept_in},
-                         {static_cast<char*>(a.out.data), static_cast<char*>(a.in.data)},
-                         {sizeof(Out), sizeof(T)});
+                         {static_cast<char*>(a.out.data), static_cast<char*>(a.in.data)}, {sizeof(Out), sizeof(T)});
     const StridedLoop<1> probe = red_loop_at(static_cast<char*>(a.in.data));
     if (outer.numel() == 1 && probe.numel() >= kParallelThreshold) {
         // One output, many inputs: per-thread partials combined in chunk order.
@@ -169,8 +159,7 @@ void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
         std::vector<typename R::Acc> partial(parts, R::identity());
         e.pool->parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
             for (int64_t p = p0; p < p1; ++p) {
-                partial[p] = reduce_range<R, T>(probe, probe.numel() * p / parts,
-                                                probe.numel() * (p + 1) / parts);
+                partial[p] = reduce_range<R, T>(probe, probe.numel() * p / parts, probe.numel() * (p + 1) / parts);
             }
         });
         typename R::Acc acc = R::identity();
@@ -181,8 +170,7 @@ void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
     run_loop(e, outer, [&](const std::array<char*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
         for (int64_t i = 0; i < n; ++i) {
             const auto loop = red_loop_at(p[1] + i * st[1]);
-            *reinterpret_cast<Out*>(p[0] + i * st[0]) =
-                convert<Out>(reduce_range<R, T>(loop, 0, loop.numel()));
+            *reinterpret_cast<Out*>(p[0] + i * st[0]) = convert<Out>(reduce_range<R, T>(loop, 0, loop.numel()));
         }
     });
 }
@@ -201,12 +189,38 @@ ferro_status reduce(Engine& e, const ferro_reduce_args& a) {
         using T = decltype(tag);
         constexpr bool ordered = !is_complex_v<T> && !is_bool_v<T>;
         switch (a.op) {
-            case FERRO_REDUCE_SUM: if constexpr (!is_bool_v<T>) { reduce_typed<T, FERRO_REDUCE_SUM>(e, a, s); done = true; } break;
-            case FERRO_REDUCE_PROD: if constexpr (!is_bool_v<T>) { reduce_typed<T, FERRO_REDUCE_PROD>(e, a, s); done = true; } break;
-            case FERRO_REDUCE_MAX: if constexpr (ordered) { reduce_typed<T, FERRO_REDUCE_MAX>(e, a, s); done = true; } break;
-            case FERRO_REDUCE_MIN: if constexpr (ordered) { reduce_typed<T, FERRO_REDUCE_MIN>(e, a, s); done = true; } break;
-            case FERRO_REDUCE_ANY: reduce_typed<T, FERRO_REDUCE_ANY>(e, a, s); done = true; break;
-            case FERRO_REDUCE_ALL: reduce_typed<T, FERRO_REDUCE_ALL>(e, a, s); done = true; break;
+            case FERRO_REDUCE_SUM:
+                if constexpr (!is_bool_v<T>) {
+                    reduce_typed<T, FERRO_REDUCE_SUM>(e, a, s);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_PROD:
+                if constexpr (!is_bool_v<T>) {
+                    reduce_typed<T, FERRO_REDUCE_PROD>(e, a, s);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_MAX:
+                if constexpr (ordered) {
+                    reduce_typed<T, FERRO_REDUCE_MAX>(e, a, s);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_MIN:
+                if constexpr (ordered) {
+                    reduce_typed<T, FERRO_REDUCE_MIN>(e, a, s);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_ANY:
+                reduce_typed<T, FERRO_REDUCE_ANY>(e, a, s);
+                done = true;
+                break;
+            case FERRO_REDUCE_ALL:
+                reduce_typed<T, FERRO_REDUCE_ALL>(e, a, s);
+                done = true;
+                break;
             default: break;
         }
     });

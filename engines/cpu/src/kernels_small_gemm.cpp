@@ -42,8 +42,7 @@ int64_t l2_cache_bytes() {
 // (each k x W, row-major, one after the other), the last padded to a whole tile, so every
 // panel reads whole vectors from consecutive addresses and only the last one's stores are cut
 // short.
-template <class T>
-struct Product {
+template <class T> struct Product {
     const T* a;
     int64_t a_rs, a_cs;
     const T* b;
@@ -58,8 +57,7 @@ struct Product {
 
 // A vector of VectorBytes / sizeof(T) lanes (GCC's vector extension: plain arithmetic, held
 // in registers of the instruction set the enclosing function is compiled for).
-template <class T, int VectorBytes>
-struct Simd {
+template <class T, int VectorBytes> struct Simd {
     typedef T type __attribute__((vector_size(VectorBytes)));
     static constexpr int lanes = VectorBytes / static_cast<int>(sizeof(T));
 };
@@ -91,10 +89,10 @@ template <class T, int MR, int W, int VectorBytes>
         // (every row in another page), so fetch kPrefetchRows ahead (up to 1.6x on 21 x 429 x
         // 427 with B fresh from memory). Panels are read in order, which it does follow.
         if (L > 1 && !p.panels) {  // an address past B's end is not touched: prefetches do not fault
-            const uintptr_t ahead =
-                reinterpret_cast<uintptr_t>(brow) + static_cast<uintptr_t>(kPrefetchRows * b_rs) * sizeof(T);
+            const uintptr_t ahead = reinterpret_cast<uintptr_t>(brow) + static_cast<uintptr_t>(kPrefetchRows * b_rs) * sizeof(T);
 #pragma GCC unroll 16
-            for (int s = 0; s < R; ++s) __builtin_prefetch(reinterpret_cast<const void*>(ahead + static_cast<size_t>(s * L) * sizeof(T)));
+            for (int s = 0; s < R; ++s)
+                __builtin_prefetch(reinterpret_cast<const void*>(ahead + static_cast<size_t>(s * L) * sizeof(T)));
             __builtin_prefetch(reinterpret_cast<const void*>(ahead + (W - 1) * sizeof(T)));
         }
         Acc y[R];
@@ -144,8 +142,7 @@ constexpr int next_smaller(int w) {
 }
 
 // Rows i.. of columns [j, j + W) when fewer than MR rows remain: halving heights.
-template <class T, int MR, int W, int VB>
-[[gnu::always_inline]] inline void row_tail(const Product<T>& p, int64_t i, int64_t j) {
+template <class T, int MR, int W, int VB> [[gnu::always_inline]] inline void row_tail(const Product<T>& p, int64_t i, int64_t j) {
     if constexpr (MR >= 1) {
         if (p.m - i >= MR) {
             tile<T, MR, W, VB>(p, i, j);
@@ -157,16 +154,14 @@ template <class T, int MR, int W, int VB>
 
 // Every row of columns [j, j + W): the panel of B they read stays in cache while A's rows
 // stream past it.
-template <class T, int MR, int W, int VB>
-[[gnu::always_inline]] inline void panel(const Product<T>& p, int64_t j) {
+template <class T, int MR, int W, int VB> [[gnu::always_inline]] inline void panel(const Product<T>& p, int64_t j) {
     int64_t i = 0;
     for (; i + MR <= p.m; i += MR) tile<T, MR, W, VB>(p, i, j);
     row_tail<T, next_smaller(MR), W, VB>(p, i, j);
 }
 
 // Columns j.. when fewer than W remain: narrower panels, each width at most once.
-template <class T, int MR, int W, int VB>
-[[gnu::always_inline]] inline void column_tail(const Product<T>& p, int64_t j) {
+template <class T, int MR, int W, int VB> [[gnu::always_inline]] inline void column_tail(const Product<T>& p, int64_t j) {
     if constexpr (W >= 1) {
         if (p.n - j >= W) {
             panel<T, MR, W, VB>(p, j);
@@ -180,8 +175,7 @@ template <class T, int MR, int W, int VB>
 // a panel (k x W) stays in cache while the block's rows stream past it.
 constexpr int64_t kRowBlock = kSmallGemmRows;
 
-template <class T, int MR, int W, int VB>
-[[gnu::always_inline]] inline void product(const Product<T>& p) {
+template <class T, int MR, int W, int VB> [[gnu::always_inline]] inline void product(const Product<T>& p) {
     Product<T> rows = p;
     for (int64_t j0 = 0; j0 < p.n; j0 += p.chunk) {
         const int64_t j1 = std::min(p.n, j0 + p.chunk);
@@ -191,7 +185,7 @@ template <class T, int MR, int W, int VB>
             rows.c = p.c + i0 * p.c_rs;
             int64_t j = j0;
             for (; j + W <= j1; j += W) panel<T, MR, W, VB>(rows, j);
-            if (j == j1) continue;  // only the last chunk can end in part of a tile
+            if (j == j1) continue;                       // only the last chunk can end in part of a tile
             if (p.panels) panel<T, MR, W, VB>(rows, j);  // one last, partly stored panel
             else column_tail<T, MR, next_smaller(W), VB>(rows, j);
         }
@@ -200,8 +194,7 @@ template <class T, int MR, int W, int VB>
 
 // One operand of a product as the kernel reads it: element (i, j) of batch p at
 // data[p * bs + i * rs + j * cs].
-template <class T>
-struct Operand {
+template <class T> struct Operand {
     const T* data;
     int64_t bs, rs, cs;
 };
@@ -211,8 +204,7 @@ struct Operand {
 // instead swaps the roles of A and B and C's strides; it is chosen when that copies less: a
 // skinny A times a column-major B packs A^T (m x k) instead of B (k x n), while a product whose
 // C^T would be stored element by element keeps its orientation.
-template <class T>
-struct Oriented {
+template <class T> struct Oriented {
     int64_t m, n, k;
     Operand<T> a, b;
     T* c;
@@ -235,15 +227,22 @@ Orientation choose_orientation(const ferro_gemm_args& g) {
     return {false, pack_b, keep};
 }
 
-template <class T>
-Oriented<T> orient(const ferro_gemm_args& g) {
+template <class T> Oriented<T> orient(const ferro_gemm_args& g) {
     const Operand<T> a{static_cast<const T*>(g.a.data), g.a.batch_stride, g.a.row_stride, g.a.col_stride};
     const Operand<T> b{static_cast<const T*>(g.b.data), g.b.batch_stride, g.b.row_stride, g.b.col_stride};
     T* c = static_cast<T*>(g.c.data);
     const Orientation o = choose_orientation(g);
     if (!o.swap) return {g.m, g.n, g.k, a, b, c, g.c.batch_stride, g.c.row_stride, g.c.col_stride, o.pack_b};
-    return {g.n, g.m, g.k, {b.data, b.bs, b.cs, b.rs}, {a.data, a.bs, a.cs, a.rs},
-            c, g.c.batch_stride, g.c.col_stride, g.c.row_stride, o.pack_b};
+    return {g.n,
+            g.m,
+            g.k,
+            {b.data, b.bs, b.cs, b.rs},
+            {a.data, a.bs, a.cs, a.rs},
+            c,
+            g.c.batch_stride,
+            g.c.col_stride,
+            g.c.row_stride,
+            o.pack_b};
 }
 
 // Products of at least this many rows pack B in panels even when its rows are contiguous (the
@@ -258,8 +257,7 @@ template <class T, int VectorBytes, int MR, int Vectors>
     const Oriented<T> o = orient<T>(g);
     // A B narrower than one tile, rows ending in a part-vector, would run entirely on the
     // narrow tail tiles: with rows enough to amortise it, pack it padded to a whole tile.
-    const bool pack = o.pack_b || (o.n < W && o.n % lanes != 0 && o.n > 1 && o.m >= 2 * MR) ||
-                      (o.m >= kPanelRows && o.n > W);
+    const bool pack = o.pack_b || (o.n < W && o.n % lanes != 0 && o.n > 1 && o.m >= 2 * MR) || (o.m >= kPanelRows && o.n > W);
     const int64_t padded_n = (o.n + W - 1) / W * W;
     std::vector<T> packed(pack ? static_cast<size_t>(o.k * padded_n) : 0);
     // Columns in chunks whose part of B fits in half of L2: every block of rows reads all of it.
@@ -283,20 +281,17 @@ template <class T, int VectorBytes, int MR, int Vectors>
     }
 }
 
-template <class T>
-void real_baseline(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> void real_baseline(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     real_products<T, 16, 4, 2>(g, alpha, beta, p0, p1);
 }
 
 #if defined(__x86_64__)
-template <class T>
-[[gnu::target("avx2,fma")]] void real_avx2(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> [[gnu::target("avx2,fma")]] void real_avx2(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     real_products<T, 32, 6, 2>(g, alpha, beta, p0, p1);
 }
 
 template <class T>
-[[gnu::target("avx512f,avx512vl,avx2,fma")]] void real_avx512(const ferro_gemm_args& g, T alpha, T beta, int64_t p0,
-                                                               int64_t p1) {
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void real_avx512(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     real_products<T, 64, 8, 3>(g, alpha, beta, p0, p1);
 }
 #endif
@@ -307,8 +302,7 @@ template <class T>
 // compile time, which unrolls the inner loops of the smallest products; N = 0 reads g.n.
 constexpr int64_t kRowMax = 64;
 constexpr int64_t kFixedMax = 8;
-template <class T, int64_t N>
-void complex_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T, int64_t N> void complex_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     const int64_t n = N > 0 ? N : g.n;
     const bool pack_b = (g.b.col_stride != 1 && n > 1) || g.conj_b;
     std::vector<T> packed(pack_b ? static_cast<size_t>(g.k * n) : 0);
@@ -349,14 +343,12 @@ void complex_rows(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t
 }
 
 template <class T, int64_t... N>
-void complex_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1,
-                        std::integer_sequence<int64_t, N...>) {
+void complex_rows_fixed(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1, std::integer_sequence<int64_t, N...>) {
     // Runs the instance whose N + 1 equals g.n (1 <= g.n <= kFixedMax).
     (void)((g.n == N + 1 ? (complex_rows<T, N + 1>(g, alpha, beta, p0, p1), true) : false) || ...);
 }
 
-template <class T>
-void complex_products(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> void complex_products(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     if (g.n <= kFixedMax) {
         complex_rows_fixed<T>(g, alpha, beta, p0, p1, std::make_integer_sequence<int64_t, kFixedMax>{});
     } else {
@@ -423,8 +415,7 @@ const std::vector<SmallGemmIsa>& small_gemm_isas() {
     return isas;
 }
 
-template <class T>
-void small_gemm_on(SmallGemmIsa isa, const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> void small_gemm_on(SmallGemmIsa isa, const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     if constexpr (is_complex_v<T>) {
         (void)isa;
         complex_products<T>(g, alpha, beta, p0, p1);
@@ -437,8 +428,7 @@ void small_gemm_on(SmallGemmIsa isa, const ferro_gemm_args& g, T alpha, T beta, 
     }
 }
 
-template <class T>
-void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
+template <class T> void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1) {
     static const SmallGemmIsa best = small_gemm_isas().back();
     small_gemm_on<T>(best, g, alpha, beta, p0, p1);
 }

@@ -86,7 +86,8 @@ void give(uint64_t size_class, void* block) {
         std::free(block);
         return;
     }
-    if (!s.armed) [[unlikely]] arm(s);
+    if (!s.armed) [[unlikely]]
+        arm(s);
     Parked*& list = s.head[index_of(size_class)];
     list = new (block) Parked{list};
     s.bytes += size_class;

@@ -54,12 +54,10 @@ const std::vector<SmallGemmIsa>& small_gemm_isas();
 
 // C = alpha A B + beta C (conjugations as g says) for the products p0 <= p < p1 of g's batch,
 // on any strides. C is not read when beta is 0.
-template <class T>
-void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1);
+template <class T> void small_gemm(const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1);
 
 // The same with the given instruction set (one of small_gemm_isas()), for tests; complex
 // dtypes have one kernel for all.
-template <class T>
-void small_gemm_on(SmallGemmIsa isa, const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1);
+template <class T> void small_gemm_on(SmallGemmIsa isa, const ferro_gemm_args& g, T alpha, T beta, int64_t p0, int64_t p1);
 
 }  // namespace ferro::cpu

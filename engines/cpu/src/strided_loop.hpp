@@ -12,13 +12,12 @@
 
 namespace ferro::cpu {
 
-template <int K>
-class StridedLoop {
+template <int K> class StridedLoop {
 public:
     // `shape` is the iteration shape; operand k's element strides are strides[k], its first
     // element is at bases[k], its element size itemsize[k].
-    StridedLoop(int ndim, const int64_t* shape, const std::array<const int64_t*, K>& strides,
-                const std::array<char*, K>& bases, const std::array<int64_t, K>& itemsize)
+    StridedLoop(int ndim, const int64_t* shape, const std::array<const int64_t*, K>& strides, const std::array<char*, K>& bases,
+                const std::array<int64_t, K>& itemsize)
         : base_(bases) {
         numel_ = 1;
         for (int d = 0; d < ndim; ++d) numel_ *= shape[d];
@@ -46,8 +45,7 @@ public:
     int ndim() const noexcept { return ndim_; }
 
     // inner(std::array<char*, K>& ptrs, int64_t n, const std::array<int64_t, K>& byte_strides)
-    template <class Inner>
-    void run(int64_t begin, int64_t end, Inner&& inner) const {
+    template <class Inner> void run(int64_t begin, int64_t end, Inner&& inner) const {
         if (begin >= end) return;
         const int last = ndim_ - 1;
         std::array<int64_t, FERRO_MAX_NDIM> index;  // entries [0, ndim_) set below

@@ -31,8 +31,7 @@ void cpu_relax() {
 // Spins until done() or kSpinWindow has passed; returns done(). It yields every few
 // microseconds, so that a thread waiting for this core (OpenBLAS's, or the caller's on a
 // machine with fewer cores than threads) is not held up by a thread with nothing to do.
-template <class Done>
-bool spin_until(Done done) {
+template <class Done> bool spin_until(Done done) {
     const auto deadline = std::chrono::steady_clock::now() + kSpinWindow;
     for (;;) {
         for (int i = 0; i < 64; ++i) {
@@ -44,8 +43,7 @@ bool spin_until(Done done) {
     }
 }
 
-void run_chunk(const ThreadPool::Body& body, int64_t n, unsigned chunks,
-               unsigned index) {
+void run_chunk(const ThreadPool::Body& body, int64_t n, unsigned chunks, unsigned index) {
     const int64_t begin = n * index / chunks;
     const int64_t end = n * (index + 1) / chunks;
     if (begin < end) body(begin, end);

@@ -30,19 +30,16 @@ inline constexpr int64_t kResidentBytes = 4096;
 
 // One axis of a walk: its length and each operand's element stride along it (operand 0 is
 // the output).
-template <int K>
-struct Axis {
+template <int K> struct Axis {
     int64_t size;
     std::array<int64_t, K> stride;
 };
-template <int K>
-using Axes = std::array<Axis<K>, FERRO_MAX_NDIM>;
+template <int K> using Axes = std::array<Axis<K>, FERRO_MAX_NDIM>;
 
 // The axes of `shape` with size-1 axes dropped and axes merged wherever two are nested the same
 // way in every operand (a [19, 19] block dense in the input and in the output is one axis of
 // 361), so that blocks are as long as they can be. Returns the count.
-template <int K>
-int coalesce(int ndim, const int64_t* shape, const std::array<const int64_t*, K>& strides, Axes<K>& axes) {
+template <int K> int coalesce(int ndim, const int64_t* shape, const std::array<const int64_t*, K>& strides, Axes<K>& axes) {
     int n = 0;
     for (int d = 0; d < ndim; ++d) {
         if (shape[d] == 1) continue;
@@ -75,8 +72,7 @@ int coalesce(int ndim, const int64_t* shape, const std::array<const int64_t*, K>
 // Walks the element offsets (one per operand) of the multi-indices of `axes`, in row-major
 // order from any starting index: carrying one axis per step beats dividing the linear index
 // out per element when the axes are a few elements long.
-template <int K>
-class Odometer {
+template <int K> class Odometer {
 public:
     Odometer(const Axis<K>* axes, int n, int64_t start) : axes_(axes), n_(n) {
         at.fill(0);
@@ -109,8 +105,7 @@ private:
 // Rows matter: gm_queen's permute of 3^17 doubles has runs of 27 dense on both sides; moved run
 // by run in the output's order it read them 1944 bytes apart (0.22-0.24 s), by tiles of rows
 // it takes 0.14-0.16 s.
-template <int K>
-struct Tiling {
+template <int K> struct Tiling {
     int64_t row = 1;                    // elements per unit
     std::array<int64_t, K> row_stride;  // each operand's stride along a row
     int64_t units = 1;                  // per tile
@@ -140,15 +135,13 @@ inline int64_t split_factor(int64_t n, int64_t need, int64_t limit) {
 // as they are), or an operand whose block stays under a cache line yet is not wholly inside
 // the tile (as a broadcast scalar is). An axis too long for the tile is split in two when its
 // length has a divisor that fits (gm_queen's axes of 3^11).
-template <int K>
-bool plan(Axes<K> axes, int nd, int64_t itemsize, Tiling<K>& t) {
+template <int K> bool plan(Axes<K> axes, int nd, int64_t itemsize, Tiling<K>& t) {
     if (nd == 0 || std::any_of(axes.begin(), axes.begin() + nd, [](const Axis<K>& x) { return x.size == 0; })) return false;
     std::array<int, FERRO_MAX_NDIM> order;  // the axes by falling output stride
     const auto sort_by_output = [&] {
         for (int d = 0; d < nd; ++d) order[static_cast<size_t>(d)] = d;
-        std::sort(order.begin(), order.begin() + nd, [&](int x, int y) {
-            return axes[static_cast<size_t>(x)].stride[0] > axes[static_cast<size_t>(y)].stride[0];
-        });
+        std::sort(order.begin(), order.begin() + nd,
+                  [&](int x, int y) { return axes[static_cast<size_t>(x)].stride[0] > axes[static_cast<size_t>(y)].stride[0]; });
     };
     sort_by_output();
     const auto in_order = [&](size_t k) {  // operand k's strides fall with the output's (its broadcasts aside)
@@ -252,8 +245,7 @@ bool plan(Axes<K> axes, int nd, int64_t itemsize, Tiling<K>& t) {
 
 // Calls tile(base) for every tile, base being its first unit's offset in each operand; on the
 // pool from `threshold` elements.
-template <int K, class Tile>
-void for_each_tile(Engine& e, const Tiling<K>& t, int64_t threshold, Tile&& tile) {
+template <int K, class Tile> void for_each_tile(Engine& e, const Tiling<K>& t, int64_t threshold, Tile&& tile) {
     const auto range = [&](int64_t t0, int64_t t1) {
         Odometer<K> at(t.outer.data(), t.n_outer, t0);
         for (int64_t i = t0; i < t1; ++i, at.next()) tile(at.at);

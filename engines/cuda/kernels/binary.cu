@@ -6,11 +6,11 @@
 namespace ferro::cuda {
 namespace {
 
-template <uint32_t Op, class T>
-ferro_status run(Session& s, const ferro_binary_args& a) {
+template <uint32_t Op, class T> ferro_status run(Session& s, const ferro_binary_args& a) {
     using B = Binary<Op, T>;
     if constexpr (B::supported) {
-        if (a.out.dtype != dtype_of<typename B::Out>()) return unsupported(s, "binary", "this output dtype for op " + std::to_string(Op));
+        if (a.out.dtype != dtype_of<typename B::Out>())
+            return unsupported(s, "binary", "this output dtype for op " + std::to_string(Op));
         return map2<typename B::Out, T>(s, a.out, a.a, a.b, B{}, "binary");
     } else {
         return unsupported(s, "binary", "op " + std::to_string(Op) + " on this dtype");

@@ -4,8 +4,7 @@
 namespace ferro::cuda {
 namespace {
 
-template <class Out, class In>
-struct Convert {
+template <class Out, class In> struct Convert {
     __device__ Out operator()(In x) const { return convert<Out>(x); }
 };
 

@@ -9,13 +9,11 @@ struct alignas(16) Bits16 {
     uint64_t lo, hi;
 };
 
-template <class T>
-struct Identity {
+template <class T> struct Identity {
     __device__ T operator()(T x) const { return x; }
 };
 
-template <class T>
-ferro_status copy_as(Session& s, const ferro_copy_args& a) {
+template <class T> ferro_status copy_as(Session& s, const ferro_copy_args& a) {
     return map1<T, T>(s, a.out, a.in, Identity<T>{}, "copy_strided");
 }
 

@@ -7,9 +7,9 @@
 
 #include <ferro/dtype.hpp>
 
+#include <cuda_runtime.h>
 #include <cuda/std/complex>
 #include <cuda/std/type_traits>
-#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -51,25 +51,28 @@ template <> constexpr ferro_dtype dtype_of<int64_t>() { return FERRO_DTYPE_I64; 
 template <> constexpr ferro_dtype dtype_of<boolean>() { return FERRO_DTYPE_BOOL; }
 
 // Calls f(T{}) for the device type of `dtype`; false for a dtype the engine lacks.
-template <class F>
-bool visit_dtype(ferro_dtype dtype, F&& f) {
+template <class F> bool visit_dtype(ferro_dtype dtype, F&& f) {
     return ::ferro::plugin::visit_dtype<::cuda::std::complex>(dtype, std::forward<F>(f));
 }
 
 // Integer arithmetic wraps modulo 2^64, as numpy's does (signed overflow would be undefined).
-FERRO_HD __forceinline__ int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
-FERRO_HD __forceinline__ int64_t wrap_sub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
-FERRO_HD __forceinline__ int64_t wrap_mul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+FERRO_HD __forceinline__ int64_t wrap_add(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+FERRO_HD __forceinline__ int64_t wrap_sub(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+FERRO_HD __forceinline__ int64_t wrap_mul(int64_t x, int64_t y) {
+    return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
 FERRO_HD __forceinline__ int64_t wrap_neg(int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }
 
 // Calls f(std::integral_constant<uint32_t, Op>{}) for the Op in [0, Count) that equals `op`
 // (the kernels are templates on the op, chosen at run time); false when none does.
-template <class F, uint32_t... Ops>
-bool with_op_in(uint32_t op, F& f, std::integer_sequence<uint32_t, Ops...>) {
+template <class F, uint32_t... Ops> bool with_op_in(uint32_t op, F& f, std::integer_sequence<uint32_t, Ops...>) {
     return ((op == Ops ? (f(std::integral_constant<uint32_t, Ops>{}), true) : false) || ...);
 }
-template <uint32_t Count, class F>
-bool with_op(uint32_t op, F&& f) {
+template <uint32_t Count, class F> bool with_op(uint32_t op, F&& f) {
     return with_op_in(op, f, std::make_integer_sequence<uint32_t, Count>{});
 }
 
@@ -77,14 +80,12 @@ bool with_op(uint32_t op, F&& f) {
 // bool is "!= 0", bool -> number is 0 or 1.
 // A float to int64 as numpy does on x86 (and the cpu engine): truncated, INT64_MIN for NaN,
 // infinities and what lies outside the range (the device would saturate instead).
-template <class F>
-FERRO_HD __forceinline__ int64_t float_to_int64(F x) {
+template <class F> FERRO_HD __forceinline__ int64_t float_to_int64(F x) {
     constexpr F limit = F(9223372036854775808.0);  // 2^63
     return x >= -limit && x < limit ? static_cast<int64_t>(x) : INT64_MIN;
 }
 
-template <class To, class From>
-FERRO_HD __forceinline__ To convert(From x) {
+template <class To, class From> FERRO_HD __forceinline__ To convert(From x) {
     if constexpr (is_bool_v<To>) {
         return x != From{} ? 1 : 0;
     } else if constexpr (is_int_v<To> && is_complex_v<From>) {
@@ -104,8 +105,7 @@ FERRO_HD __forceinline__ To convert(From x) {
 
 // Element offsets of linear index i (row-major over s.shape) in each operand. One axis (every
 // dense operand) needs no division; 32-bit division where the index fits.
-template <int N>
-FERRO_HD __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64_t (&off)[N]) {
+template <int N> FERRO_HD __forceinline__ void offsets_of(const Strided<N>& s, int64_t i, int64_t (&off)[N]) {
     for (int k = 0; k < N; ++k) off[k] = s.ndim == 1 ? i * s.stride[k][0] : 0;
     if (s.ndim <= 1) return;
     if (s.numel <= INT32_MAX) {
@@ -139,8 +139,7 @@ inline unsigned grid_for(const Engine& e, int64_t n) {
 #define FERRO_GRID_STRIDE(i, n) \
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
-template <class Out, class F>
-__global__ void map0_kernel(Out* out, Strided<1> s, F f) {
+template <class Out, class F> __global__ void map0_kernel(Out* out, Strided<1> s, F f) {
     FERRO_GRID_STRIDE(i, s.numel) {
         int64_t off[1];
         offsets_of(s, i, off);
@@ -148,8 +147,7 @@ __global__ void map0_kernel(Out* out, Strided<1> s, F f) {
     }
 }
 
-template <class Out, class In, class F>
-__global__ void map1_kernel(Out* out, const In* in, Strided<2> s, F f) {
+template <class Out, class In, class F> __global__ void map1_kernel(Out* out, const In* in, Strided<2> s, F f) {
     FERRO_GRID_STRIDE(i, s.numel) {
         int64_t off[2];
         offsets_of(s, i, off);
@@ -157,8 +155,7 @@ __global__ void map1_kernel(Out* out, const In* in, Strided<2> s, F f) {
     }
 }
 
-template <class Out, class In, class F>
-__global__ void map2_kernel(Out* out, const In* a, const In* b, Strided<3> s, F f) {
+template <class Out, class In, class F> __global__ void map2_kernel(Out* out, const In* a, const In* b, Strided<3> s, F f) {
     FERRO_GRID_STRIDE(i, s.numel) {
         int64_t off[3];
         offsets_of(s, i, off);
@@ -167,8 +164,7 @@ __global__ void map2_kernel(Out* out, const In* a, const In* b, Strided<3> s, F 
 }
 
 // out = f() / f(in) / f(a, b) over out's shape, enqueued on the engine's stream.
-template <class Out, class F>
-ferro_status map0(Session& s, const ferro_tensor_view& out, F f, const char* kernel) {
+template <class Out, class F> ferro_status map0(Session& s, const ferro_tensor_view& out, F f, const char* kernel) {
     const ferro_tensor_view* const views[1] = {&out};
     const Strided<1> layout = make_strided(views);
     if (layout.numel == 0) return nullptr;
@@ -195,7 +191,7 @@ ferro_status map2(Session& s, const ferro_tensor_view& out, const ferro_tensor_v
     if (layout.numel == 0) return nullptr;
     const Engine& e = *s.engine;
     map2_kernel<<<grid_for(e, layout.numel), kBlock, 0, e.stream>>>(element0<Out>(out), element0<const In>(a),
-                                                                     element0<const In>(b), layout, f);
+                                                                    element0<const In>(b), layout, f);
     return launch_status(e, kernel);
 }
 

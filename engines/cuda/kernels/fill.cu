@@ -4,8 +4,7 @@
 namespace ferro::cuda {
 namespace {
 
-template <class T>
-struct Constant {
+template <class T> struct Constant {
     T value;
     __device__ T operator()() const { return value; }
 };

@@ -31,8 +31,7 @@ __device__ __forceinline__ typename R::Acc reduce_span(const T* in, const Stride
     return acc;
 }
 
-template <class R, class T>
-__global__ void reduce_serial_kernel(typename R::Out* out, const T* in, ReduceLayout L) {
+template <class R, class T> __global__ void reduce_serial_kernel(typename R::Out* out, const T* in, ReduceLayout L) {
     FERRO_GRID_STRIDE(o, L.kept.numel) {
         int64_t off[2];
         offsets_of(L.kept, o, off);
@@ -42,8 +41,7 @@ __global__ void reduce_serial_kernel(typename R::Out* out, const T* in, ReduceLa
 
 // Block b reduces part (b % parts) of output (b / parts).
 template <class R, class T>
-__global__ void reduce_block_kernel(typename R::Out* out, typename R::Acc* partial, const T* in, ReduceLayout L,
-                                    int64_t parts) {
+__global__ void reduce_block_kernel(typename R::Out* out, typename R::Acc* partial, const T* in, ReduceLayout L, int64_t parts) {
     using Acc = typename R::Acc;
     // Raw storage: a __shared__ array may not have constructors to run (complex has).
     __shared__ alignas(16) unsigned char raw[kBlock * sizeof(Acc)];
@@ -56,7 +54,8 @@ __global__ void reduce_block_kernel(typename R::Out* out, typename R::Acc* parti
         shared[threadIdx.x] = acc;
         __syncthreads();
         for (int width = kBlock / 2; width > 0; width /= 2) {
-            if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] = R::combine(shared[threadIdx.x], shared[threadIdx.x + width]);
+            if (static_cast<int>(threadIdx.x) < width)
+                shared[threadIdx.x] = R::combine(shared[threadIdx.x], shared[threadIdx.x + width]);
             __syncthreads();
         }
         if (threadIdx.x == 0) {
@@ -78,8 +77,7 @@ __global__ void reduce_combine_kernel(typename R::Out* out, const typename R::Ac
     }
 }
 
-template <class T, uint32_t Op>
-ferro_status reduce_typed(Session& s, const ferro_reduce_args& a, const ReduceLayout& L) {
+template <class T, uint32_t Op> ferro_status reduce_typed(Session& s, const ferro_reduce_args& a, const ReduceLayout& L) {
     using R = Reducer<T, Op>;
     using Out = typename R::Out;
     Engine& e = *s.engine;
@@ -131,19 +129,46 @@ ferro_status reduce(Session& s, const ferro_reduce_args& a) {
         }
     }
     const bool logical = a.op == FERRO_REDUCE_ANY || a.op == FERRO_REDUCE_ALL;
-    if (logical ? a.out.dtype != FERRO_DTYPE_BOOL : a.out.dtype != a.in.dtype) return unsupported(s, "reduce", "this output dtype");
+    if (logical ? a.out.dtype != FERRO_DTYPE_BOOL : a.out.dtype != a.in.dtype)
+        return unsupported(s, "reduce", "this output dtype");
     ferro_status st = nullptr;
     bool done = false;
     visit_dtype(a.in.dtype, [&](auto tag) {
         using T = decltype(tag);
         constexpr bool ordered = !is_complex_v<T> && !is_bool_v<T>;
         switch (a.op) {
-            case FERRO_REDUCE_SUM: if constexpr (!is_bool_v<T>) { st = reduce_typed<T, FERRO_REDUCE_SUM>(s, a, L); done = true; } break;
-            case FERRO_REDUCE_PROD: if constexpr (!is_bool_v<T>) { st = reduce_typed<T, FERRO_REDUCE_PROD>(s, a, L); done = true; } break;
-            case FERRO_REDUCE_MAX: if constexpr (ordered) { st = reduce_typed<T, FERRO_REDUCE_MAX>(s, a, L); done = true; } break;
-            case FERRO_REDUCE_MIN: if constexpr (ordered) { st = reduce_typed<T, FERRO_REDUCE_MIN>(s, a, L); done = true; } break;
-            case FERRO_REDUCE_ANY: st = reduce_typed<T, FERRO_REDUCE_ANY>(s, a, L); done = true; break;
-            case FERRO_REDUCE_ALL: st = reduce_typed<T, FERRO_REDUCE_ALL>(s, a, L); done = true; break;
+            case FERRO_REDUCE_SUM:
+                if constexpr (!is_bool_v<T>) {
+                    st = reduce_typed<T, FERRO_REDUCE_SUM>(s, a, L);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_PROD:
+                if constexpr (!is_bool_v<T>) {
+                    st = reduce_typed<T, FERRO_REDUCE_PROD>(s, a, L);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_MAX:
+                if constexpr (ordered) {
+                    st = reduce_typed<T, FERRO_REDUCE_MAX>(s, a, L);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_MIN:
+                if constexpr (ordered) {
+                    st = reduce_typed<T, FERRO_REDUCE_MIN>(s, a, L);
+                    done = true;
+                }
+                break;
+            case FERRO_REDUCE_ANY:
+                st = reduce_typed<T, FERRO_REDUCE_ANY>(s, a, L);
+                done = true;
+                break;
+            case FERRO_REDUCE_ALL:
+                st = reduce_typed<T, FERRO_REDUCE_ALL>(s, a, L);
+                done = true;
+                break;
             default: break;
         }
     });

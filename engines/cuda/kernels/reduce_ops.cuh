@@ -14,10 +14,10 @@ template <> struct wide<float> { using type = double; };
 template <> struct wide<c64> { using type = c128; };
 template <> struct wide<boolean> { using type = int64_t; };
 
-template <class T, uint32_t Op>
-struct Reducer {
-    using Acc = ::cuda::std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
-                ::cuda::std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
+template <class T, uint32_t Op> struct Reducer {
+    using Acc = ::cuda::std::conditional_t<
+        Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
+        ::cuda::std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
     using Out = ::cuda::std::conditional_t<::cuda::std::is_same_v<Acc, bool>, boolean, T>;
 
     FERRO_HD static Acc identity() {

@@ -6,11 +6,11 @@
 namespace ferro::cuda {
 namespace {
 
-template <uint32_t Op, class T>
-ferro_status run(Session& s, const ferro_unary_args& a) {
+template <uint32_t Op, class T> ferro_status run(Session& s, const ferro_unary_args& a) {
     using U = Unary<Op, T>;
     if constexpr (U::supported) {
-        if (a.out.dtype != dtype_of<typename U::Out>()) return unsupported(s, "unary", "this output dtype for op " + std::to_string(Op));
+        if (a.out.dtype != dtype_of<typename U::Out>())
+            return unsupported(s, "unary", "this output dtype for op " + std::to_string(Op));
         return map1<typename U::Out, T>(s, a.out, a.in, U{}, "unary");
     } else {
         return unsupported(s, "unary", "op " + std::to_string(Op) + " on this dtype");

@@ -5,8 +5,7 @@
 namespace ferro::cuda {
 namespace {
 
-template <class T>
-__global__ void where_kernel(T* out, const boolean* cond, const T* a, const T* b, Strided<4> s) {
+template <class T> __global__ void where_kernel(T* out, const boolean* cond, const T* a, const T* b, Strided<4> s) {
     FERRO_GRID_STRIDE(i, s.numel) {
         int64_t off[4];
         offsets_of(s, i, off);
@@ -14,14 +13,13 @@ __global__ void where_kernel(T* out, const boolean* cond, const T* a, const T* b
     }
 }
 
-template <class T>
-ferro_status where_as(Session& s, const ferro_where_args& a) {
+template <class T> ferro_status where_as(Session& s, const ferro_where_args& a) {
     const ferro_tensor_view* const views[4] = {&a.out, &a.cond, &a.a, &a.b};
     const Strided<4> layout = make_strided(views);
     if (layout.numel == 0) return nullptr;
     const Engine& e = *s.engine;
     where_kernel<<<grid_for(e, layout.numel), kBlock, 0, e.stream>>>(element0<T>(a.out), element0<const boolean>(a.cond),
-                                                                      element0<const T>(a.a), element0<const T>(a.b), layout);
+                                                                     element0<const T>(a.a), element0<const T>(a.b), layout);
     return launch_status(e, "where");
 }
 

@@ -35,16 +35,16 @@ ferro_status properties(void* self, ferro_device_props* out) {
     std::memcpy(out->uuid, p.uuid.bytes, sizeof out->uuid);
     out->dlpack_device_type = FERRO_DLPACK_DEVICE_CUDA;
     out->score = 40;  // above every vulkan device: it is the same GPU with vendor libraries
-    const ferro_dtype dtypes[] = {FERRO_DTYPE_F32, FERRO_DTYPE_F64, FERRO_DTYPE_C64, FERRO_DTYPE_C128,
-                                  FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
+    const ferro_dtype dtypes[] = {FERRO_DTYPE_F32,  FERRO_DTYPE_F64, FERRO_DTYPE_C64,
+                                  FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
     out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
     std::memcpy(out->dtypes, dtypes, sizeof dtypes);
     std::snprintf(out->details, sizeof out->details,
                   "compute capability %d.%d, %d SMs, %.1f GiB; CUDA runtime %d.%d, driver %d.%d; gemm: cuBLAS; "
                   "PCI %04x:%02x:%02x",
                   p.major, p.minor, p.multiProcessorCount, static_cast<double>(p.totalGlobalMem) / (1u << 30),
-                  e.runtime_version / 1000, e.runtime_version % 1000 / 10, e.driver_version / 1000,
-                  e.driver_version % 1000 / 10, p.pciDomainID, p.pciBusID, p.pciDeviceID);
+                  e.runtime_version / 1000, e.runtime_version % 1000 / 10, e.driver_version / 1000, e.driver_version % 1000 / 10,
+                  p.pciDomainID, p.pciBusID, p.pciDeviceID);
     return nullptr;
 }
 
@@ -52,8 +52,8 @@ ferro_status alloc(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer*
     Engine& e = self_of(self);
     // The pool hands out blocks aligned to at least 256 bytes.
     if (alignment > 256) {
-        return make_status(e, FERRO_INVALID_ARGUMENT, "alloc: alignment " + std::to_string(alignment) +
-                                                          " exceeds the 256 bytes the engine guarantees");
+        return make_status(e, FERRO_INVALID_ARGUMENT,
+                           "alloc: alignment " + std::to_string(alignment) + " exceeds the 256 bytes the engine guarantees");
     }
     if (ferro_status st = use_device(e)) return st;
     void* p = nullptr;
@@ -136,8 +136,8 @@ ferro_status copy_d2h(void* self, ferro_buffer src, uint64_t offset, void* dst, 
     auto enqueue = [&](uint64_t i) {
         const uint64_t n = std::min(Staging::kChunk, bytes - i * Staging::kChunk);
         const int half = static_cast<int>(i % 2);
-        cudaError_t r = cudaMemcpyAsync(s.memory + half * Staging::kChunk, from + i * Staging::kChunk, n,
-                                        cudaMemcpyDeviceToHost, e.stream);
+        cudaError_t r =
+            cudaMemcpyAsync(s.memory + half * Staging::kChunk, from + i * Staging::kChunk, n, cudaMemcpyDeviceToHost, e.stream);
         if (r == cudaSuccess) r = cudaEventRecord(s.done[half], e.stream);
         return r;
     };
@@ -273,12 +273,14 @@ ferro_status import_memory(void* self, void* address, uint64_t bytes, ferro_buff
     const cudaError_t r = cudaPointerGetAttributes(&attr, address);
     if (r != cudaSuccess) return call_failed(e, "import_memory: cudaPointerGetAttributes", r);
     if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
-        return make_status(e, FERRO_INVALID_ARGUMENT, "import_memory: the address is not device memory (CUDA memory type " +
-                                                          std::to_string(static_cast<int>(attr.type)) + ")");
+        return make_status(e, FERRO_INVALID_ARGUMENT,
+                           "import_memory: the address is not device memory (CUDA memory type " +
+                               std::to_string(static_cast<int>(attr.type)) + ")");
     }
     if (attr.device != e.device) {
-        return make_status(e, FERRO_INVALID_ARGUMENT, "import_memory: the memory is on device " + std::to_string(attr.device) +
-                                                          ", this engine is device " + std::to_string(e.device));
+        return make_status(e, FERRO_INVALID_ARGUMENT,
+                           "import_memory: the memory is on device " + std::to_string(attr.device) + ", this engine is device " +
+                               std::to_string(e.device));
     }
     (void)bytes;  // the driver does not say how large the allocation is; the caller vouches for it
     *out = static_cast<ferro_buffer>(address);
@@ -289,12 +291,27 @@ void release_import(void*, ferro_buffer) {}  // the memory stays its owner's
 
 void destroy(void* self) { delete &self_of(self); }
 
-constexpr ferro_engine_iface kIface = {
-    sizeof(ferro_engine_iface), 0, properties, alloc, free_buffer, copy_h2d, copy_d2h, session_begin, session_end,
-    kernel<ferro_fill_args, fill>, kernel<ferro_cast_args, cast>, kernel<ferro_unary_args, unary>,
-    kernel<ferro_binary_args, binary>, kernel<ferro_where_args, where>, kernel<ferro_reduce_args, reduce>,
-    kernel<ferro_copy_args, copy_strided>, kernel<ferro_gemm_args, gemm_batched>, native_context, destroy,
-    import_memory, release_import};
+constexpr ferro_engine_iface kIface = {sizeof(ferro_engine_iface),
+                                       0,
+                                       properties,
+                                       alloc,
+                                       free_buffer,
+                                       copy_h2d,
+                                       copy_d2h,
+                                       session_begin,
+                                       session_end,
+                                       kernel<ferro_fill_args, fill>,
+                                       kernel<ferro_cast_args, cast>,
+                                       kernel<ferro_unary_args, unary>,
+                                       kernel<ferro_binary_args, binary>,
+                                       kernel<ferro_where_args, where>,
+                                       kernel<ferro_reduce_args, reduce>,
+                                       kernel<ferro_copy_args, copy_strided>,
+                                       kernel<ferro_gemm_args, gemm_batched>,
+                                       native_context,
+                                       destroy,
+                                       import_memory,
+                                       release_import};
 
 // ---- probe and create --------------------------------------------------------------------
 
@@ -321,7 +338,8 @@ ferro_status create_device(Engine& e, uint32_t ordinal) {
     cudaError_t r = cudaGetDeviceCount(&count);
     if (r != cudaSuccess) return call_failed(e, "cudaGetDeviceCount", r);
     if (ordinal >= static_cast<uint32_t>(count)) {
-        return make_status(e, FERRO_NOT_FOUND, "no device " + std::to_string(ordinal) + " (" + std::to_string(count) + " present)");
+        return make_status(e, FERRO_NOT_FOUND,
+                           "no device " + std::to_string(ordinal) + " (" + std::to_string(count) + " present)");
     }
     e.device = static_cast<int>(ordinal);
     std::string why;
@@ -359,13 +377,24 @@ ferro_status create(const ferro_host_api* host, uint32_t ordinal, ferro_engine_i
     return nullptr;
 }
 
-constexpr ferro_engine_desc kEngines[] = {{
-    sizeof(ferro_engine_desc), 0, "cuda", FERRO_CUDA_CONTEXT_ABI,
-    "CUDA: the primitive set as CUDA kernels, gemm through cuBLAS, on one stream per device", probe, create}};
+constexpr ferro_engine_desc kEngines[] = {
+    {sizeof(ferro_engine_desc), 0, "cuda", FERRO_CUDA_CONTEXT_ABI,
+     "CUDA: the primitive set as CUDA kernels, gemm through cuBLAS, on one stream per device", probe, create}};
 
-constexpr ferro_plugin_desc kPlugin = {
-    sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0, "engine_cuda", "0.1.0",
-    "CUDA engine (cuda:N)", 1, 0, kEngines, nullptr, 0, 0, nullptr};
+constexpr ferro_plugin_desc kPlugin = {sizeof(ferro_plugin_desc),
+                                       FERRO_ABI_MAJOR,
+                                       FERRO_ABI_MINOR,
+                                       0,
+                                       "engine_cuda",
+                                       "0.1.0",
+                                       "CUDA engine (cuda:N)",
+                                       1,
+                                       0,
+                                       kEngines,
+                                       nullptr,
+                                       0,
+                                       0,
+                                       nullptr};
 
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     *out = &kPlugin;

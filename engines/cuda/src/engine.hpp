@@ -35,7 +35,7 @@ struct Session {
 struct Staging {
     static constexpr uint64_t kChunk = uint64_t{8} << 20;
     std::mutex mutex;
-    char* memory = nullptr;              // 2 * kChunk bytes, cudaHostAlloc'd on first use
+    char* memory = nullptr;                    // 2 * kChunk bytes, cudaHostAlloc'd on first use
     cudaEvent_t done[2] = {nullptr, nullptr};  // the last copy through each half has finished
 };
 
@@ -58,8 +58,7 @@ struct Engine {
 // A status with `code` and "cuda engine: <message>".
 ferro_status make_status(const Engine& e, uint32_t code, const std::string& message);
 // A status for a failed CUDA call: "cuda engine: <call> failed: cudaError...: ...".
-template <class Error>
-ferro_status call_failed(const Engine& e, const std::string& call, Error err) {
+template <class Error> ferro_status call_failed(const Engine& e, const std::string& call, Error err) {
     return make_error(e.host, "cuda engine", call, err);
 }
 // The error of the last kernel launch on this thread as a status naming `kernel`, or NULL.

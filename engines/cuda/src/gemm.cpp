@@ -59,9 +59,7 @@ cudaDataType_t data_type(ferro_dtype dt) {
     }
 }
 
-cublasOperation_t blas_op(BlasOp op) {
-    return op == BlasOp::N ? CUBLAS_OP_N : op == BlasOp::T ? CUBLAS_OP_T : CUBLAS_OP_C;
-}
+cublasOperation_t blas_op(BlasOp op) { return op == BlasOp::N ? CUBLAS_OP_N : op == BlasOp::T ? CUBLAS_OP_T : CUBLAS_OP_C; }
 
 // alpha/beta in the compute type's representation.
 struct Scalar {
@@ -69,7 +67,8 @@ struct Scalar {
     Scalar(ferro_dtype dt, const ferro_scalar& v) {
         if (dt == FERRO_DTYPE_F32) *reinterpret_cast<float*>(bytes) = static_cast<float>(v.real);
         else if (dt == FERRO_DTYPE_F64) *reinterpret_cast<double*>(bytes) = v.real;
-        else if (dt == FERRO_DTYPE_C64) *reinterpret_cast<cuComplex*>(bytes) = make_cuComplex(static_cast<float>(v.real), static_cast<float>(v.imag));
+        else if (dt == FERRO_DTYPE_C64)
+            *reinterpret_cast<cuComplex*>(bytes) = make_cuComplex(static_cast<float>(v.real), static_cast<float>(v.imag));
         else *reinterpret_cast<cuDoubleComplex*>(bytes) = make_cuDoubleComplex(v.real, v.imag);
     }
 };
@@ -117,7 +116,8 @@ ferro_status gemm_batched(Session& s, const ferro_gemm_args& g) {
         if (ferro_status st = alloc_async(e, bytes, &temps.memory[i])) return st;
         char* temp = static_cast<char*>(temps.memory[i]);
         if (i < 2 || read_c) {  // a C that beta does not read needs no copy in
-            if (ferro_status st = copy_matrices(s, View3(ptr[i], source, copies, dt), View3(temp, o.layout, copies, dt), source.conj)) {
+            if (ferro_status st =
+                    copy_matrices(s, View3(ptr[i], source, copies, dt), View3(temp, o.layout, copies, dt), source.conj)) {
                 return st;
             }
         }
@@ -125,7 +125,8 @@ ferro_status gemm_batched(Session& s, const ferro_gemm_args& g) {
     }
     const Scalar alpha(dt, g.alpha), beta(dt, g.beta);
     const cudaDataType_t type = data_type(dt);
-    const cublasComputeType_t compute = (dt == FERRO_DTYPE_F32 || dt == FERRO_DTYPE_C64) ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+    const cublasComputeType_t compute =
+        (dt == FERRO_DTYPE_F32 || dt == FERRO_DTYPE_C64) ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
     const cublasStatus_t r = e.lib->cublasGemmStridedBatchedEx_64(
         s.blas, blas_op(plan.a.op), blas_op(plan.b.op), plan.m, plan.n, plan.k, alpha.bytes, ptr[0], type, plan.a.ld,
         plan.a.layout.bs, ptr[1], type, plan.b.ld, plan.b.layout.bs, beta.bytes, ptr[2], type, plan.c.ld, plan.c.layout.bs,

@@ -22,10 +22,10 @@ struct MatrixLayout {
 enum class BlasOp { N, T, C };
 
 struct GemmOperand {
-    int source = 0;        // ferro operand: 0 = A, 1 = B, 2 = C
+    int source = 0;           // ferro operand: 0 = A, 1 = B, 2 = C
     bool transposed = false;  // the plan reads the source's transpose (C^T = B^T A^T)
-    bool copy = false;     // copied (conjugated if conj) into a dense column-major temporary first
-    MatrixLayout layout;   // what cuBLAS reads: the source's (transposed) layout, or the temporary's
+    bool copy = false;        // copied (conjugated if conj) into a dense column-major temporary first
+    MatrixLayout layout;      // what cuBLAS reads: the source's (transposed) layout, or the temporary's
     BlasOp op = BlasOp::N;
     int64_t ld = 1;
 };

@@ -11,8 +11,7 @@ namespace ferro::cuda {
 
 constexpr int kMaxDims = FERRO_MAX_NDIM;
 
-template <int N>
-struct Strided {
+template <int N> struct Strided {
     int32_t ndim = 0;
     int64_t numel = 0;
     int64_t shape[kMaxDims];
@@ -21,8 +20,7 @@ struct Strided {
 
 // Appends an axis of `n` elements with each operand's stride, merged into the last axis when
 // every operand is contiguous across the two; size-1 axes are dropped.
-template <int N>
-void push_axis(Strided<N>& s, int64_t n, const int64_t (&strides)[N]) {
+template <int N> void push_axis(Strided<N>& s, int64_t n, const int64_t (&strides)[N]) {
     s.numel *= n;
     if (n == 1) return;
     bool merge = s.ndim > 0;
@@ -38,8 +36,7 @@ void push_axis(Strided<N>& s, int64_t n, const int64_t (&strides)[N]) {
 }
 
 // The layout of `views` (all of views[0]'s shape) over views[0]'s shape.
-template <int N>
-Strided<N> make_strided(const ferro_tensor_view* const (&views)[N]) {
+template <int N> Strided<N> make_strided(const ferro_tensor_view* const (&views)[N]) {
     Strided<N> s;
     s.numel = 1;
     for (int d = 0; d < views[0]->ndim; ++d) {
@@ -51,8 +48,7 @@ Strided<N> make_strided(const ferro_tensor_view* const (&views)[N]) {
 }
 
 // Element 0 of a view: buffers of this engine are device pointers.
-template <class T>
-T* element0(const ferro_tensor_view& v) {
+template <class T> T* element0(const ferro_tensor_view& v) {
     return reinterpret_cast<T*>(reinterpret_cast<char*>(v.buffer) + v.byte_offset);
 }
 

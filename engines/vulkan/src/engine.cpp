@@ -41,8 +41,8 @@ void reap_locked(Engine& e) {
     }
     // Everything submitted up to the oldest unfinished one has completed.
     const uint64_t done = e.in_flight.empty() ? e.submitted : (any ? completed : e.in_flight.front().serial - 1);
-    auto keep = std::partition(e.deferred_release.begin(), e.deferred_release.end(),
-                               [&](const auto& d) { return d.first > done; });
+    auto keep =
+        std::partition(e.deferred_release.begin(), e.deferred_release.end(), [&](const auto& d) { return d.first > done; });
     for (auto it = keep; it != e.deferred_release.end(); ++it) e.memory->release(it->second);
     e.deferred_release.erase(keep, e.deferred_release.end());
 }
@@ -118,9 +118,9 @@ ferro_status take_session(Engine& e, SessionState*& out) {
         s->cmd = VK_NULL_HANDLE;
         const std::lock_guard<std::mutex> lock(e.flight_mutex);
         e.idle_sessions.push_back(s);
-        return make_status(e, r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? FERRO_RESOURCE_EXHAUSTED
-                                                                                                      : FERRO_INTERNAL,
-                           "cannot start a command buffer: " + result_name(r));
+        return make_status(
+            e, r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? FERRO_RESOURCE_EXHAUSTED : FERRO_INTERNAL,
+            "cannot start a command buffer: " + result_name(r));
     }
     s->args_index = 0;
     s->args_used = 0;
@@ -212,19 +212,17 @@ ferro_status properties(void* self, ferro_device_props* out) {
     out->score = e.physical.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 30
                  : e.physical.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 20
                  : e.physical.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? -10
-                                                                                          : 10;
+                                                                                         : 10;
     std::vector<ferro_dtype> dtypes = {FERRO_DTYPE_F32, FERRO_DTYPE_C64, FERRO_DTYPE_I64};
     if (e.physical.float64) dtypes.insert(dtypes.end(), {FERRO_DTYPE_F64, FERRO_DTYPE_C128});
     if (e.physical.int8_storage) dtypes.push_back(FERRO_DTYPE_BOOL);
     out->n_dtypes = static_cast<uint32_t>(dtypes.size());
     std::copy(dtypes.begin(), dtypes.end(), out->dtypes);
     const uint32_t v = e.physical.props.apiVersion;
-    std::snprintf(out->details, sizeof out->details,
-                  "Vulkan %u.%u.%u, driver %#x, vendor %#x device %#x; f64 %s; memory %s%s",
-                  VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v),
-                  e.physical.props.driverVersion, e.physical.props.vendorID, e.physical.props.deviceID,
-                  e.physical.float64 ? "yes" : "no (no shaderFloat64)", e.staging ? "device-local, staged" : "host-visible",
-                  e.instance->validation ? "; validation layer on" : "");
+    std::snprintf(out->details, sizeof out->details, "Vulkan %u.%u.%u, driver %#x, vendor %#x device %#x; f64 %s; memory %s%s",
+                  VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), e.physical.props.driverVersion,
+                  e.physical.props.vendorID, e.physical.props.deviceID, e.physical.float64 ? "yes" : "no (no shaderFloat64)",
+                  e.staging ? "device-local, staged" : "host-visible", e.instance->validation ? "; validation layer on" : "");
     return nullptr;
 }
 
@@ -373,12 +371,27 @@ void lock_queue(const ferro_vulkan_context* ctx, int32_t lock) {
     else e.queue_mutex.unlock();
 }
 
-constexpr ferro_engine_iface kIface = {
-    sizeof(ferro_engine_iface), 0, properties, alloc, free_buffer, copy_h2d, copy_d2h, session_begin, session_end,
-    kernel<ferro_fill_args, fill>, kernel<ferro_cast_args, cast>, kernel<ferro_unary_args, unary>,
-    kernel<ferro_binary_args, binary>, kernel<ferro_where_args, where>, kernel<ferro_reduce_args, reduce>,
-    kernel<ferro_copy_args, copy_strided>, kernel<ferro_gemm_args, gemm_batched>, native_context, destroy,
-    nullptr, nullptr};
+constexpr ferro_engine_iface kIface = {sizeof(ferro_engine_iface),
+                                       0,
+                                       properties,
+                                       alloc,
+                                       free_buffer,
+                                       copy_h2d,
+                                       copy_d2h,
+                                       session_begin,
+                                       session_end,
+                                       kernel<ferro_fill_args, fill>,
+                                       kernel<ferro_cast_args, cast>,
+                                       kernel<ferro_unary_args, unary>,
+                                       kernel<ferro_binary_args, binary>,
+                                       kernel<ferro_where_args, where>,
+                                       kernel<ferro_reduce_args, reduce>,
+                                       kernel<ferro_copy_args, copy_strided>,
+                                       kernel<ferro_gemm_args, gemm_batched>,
+                                       native_context,
+                                       destroy,
+                                       nullptr,
+                                       nullptr};
 
 // ---- probe and create --------------------------------------------------------------------
 
@@ -390,7 +403,8 @@ ferro_status probe(const ferro_host_api* host, ferro_probe_result* out) {
         if (instance != nullptr) {
             std::string skipped;
             out->device_count = static_cast<uint32_t>(usable_devices(*instance, skipped).size());
-            why = out->device_count > 0 ? skipped : (skipped.empty() ? "no Vulkan devices" : "no usable Vulkan device: " + skipped);
+            why =
+                out->device_count > 0 ? skipped : (skipped.empty() ? "no Vulkan devices" : "no usable Vulkan device: " + skipped);
         }
     } catch (const std::bad_alloc&) {
         why = "out of host memory";
@@ -418,7 +432,8 @@ MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& m, VkPhysical
         const uint64_t heap = m.memoryHeaps[t.heapIndex].size;
         if ((t.propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0) {
             const bool can_map = unified && (t.propertyFlags & mappable) == mappable;
-            const bool better = c.tensor_type == UINT32_MAX || heap > c.heap_bytes || (heap == c.heap_bytes && can_map && !c.map_tensors);
+            const bool better =
+                c.tensor_type == UINT32_MAX || heap > c.heap_bytes || (heap == c.heap_bytes && can_map && !c.map_tensors);
             if (better) {
                 c.tensor_type = i;
                 c.heap_bytes = heap;
@@ -443,8 +458,8 @@ ferro_status create_device(Engine& e, uint32_t ordinal) {
     std::string skipped;
     const std::vector<PhysicalDevice> devices = usable_devices(*e.instance, skipped);
     if (ordinal >= devices.size()) {
-        return make_status(e, FERRO_NOT_FOUND, "no device " + std::to_string(ordinal) + " (" +
-                                                   std::to_string(devices.size()) + " usable)");
+        return make_status(e, FERRO_NOT_FOUND,
+                           "no device " + std::to_string(ordinal) + " (" + std::to_string(devices.size()) + " usable)");
     }
     e.physical = devices[ordinal];
     e.name = e.physical.props.deviceName;
@@ -519,14 +534,24 @@ ferro_status create(const ferro_host_api* host, uint32_t ordinal, ferro_engine_i
     return nullptr;
 }
 
-constexpr ferro_engine_desc kEngines[] = {{
-    sizeof(ferro_engine_desc), 0, "vulkan", FERRO_VULKAN_CONTEXT_ABI,
-    "Vulkan compute: SPIR-V kernels for the primitive set on any Vulkan 1.2 device with bufferDeviceAddress",
-    probe, create}};
+constexpr ferro_engine_desc kEngines[] = {
+    {sizeof(ferro_engine_desc), 0, "vulkan", FERRO_VULKAN_CONTEXT_ABI,
+     "Vulkan compute: SPIR-V kernels for the primitive set on any Vulkan 1.2 device with bufferDeviceAddress", probe, create}};
 
-constexpr ferro_plugin_desc kPlugin = {
-    sizeof(ferro_plugin_desc), FERRO_ABI_MAJOR, FERRO_ABI_MINOR, 0, "engine_vulkan", "0.1.0",
-    "Vulkan compute engine (vulkan:N)", 1, 0, kEngines, nullptr, 0, 0, nullptr};
+constexpr ferro_plugin_desc kPlugin = {sizeof(ferro_plugin_desc),
+                                       FERRO_ABI_MAJOR,
+                                       FERRO_ABI_MINOR,
+                                       0,
+                                       "engine_vulkan",
+                                       "0.1.0",
+                                       "Vulkan compute engine (vulkan:N)",
+                                       1,
+                                       0,
+                                       kEngines,
+                                       nullptr,
+                                       0,
+                                       0,
+                                       nullptr};
 
 }  // namespace
 
@@ -547,7 +572,8 @@ ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, ui
             bool exhausted = false;
             Allocation* a = e.upload->allocate(kArgsChunk, 16, why, exhausted);
             if (a == nullptr) {
-                return make_status(e, exhausted ? FERRO_RESOURCE_EXHAUSTED : FERRO_INTERNAL, "no memory for kernel arguments: " + why);
+                return make_status(e, exhausted ? FERRO_RESOURCE_EXHAUSTED : FERRO_INTERNAL,
+                                   "no memory for kernel arguments: " + why);
             }
             s.args.push_back(a);
         }

@@ -30,7 +30,7 @@ struct SessionState {
     size_t args_index = 0;          // the chunk being filled
     uint64_t args_used = 0;         // bytes used in it
     uint32_t dispatches = 0;
-    bool context_used = false;      // commands were recorded outside dispatch()
+    bool context_used = false;  // commands were recorded outside dispatch()
     ferro_vulkan_context context{};
 };
 
@@ -43,10 +43,10 @@ struct Engine {
     VkDevice device = VK_NULL_HANDLE;
     DeviceFunctions fns;
     VkQueue queue = VK_NULL_HANDLE;
-    std::mutex queue_mutex;             // vkQueueSubmit needs the queue externally synchronised
-    std::unique_ptr<Memory> memory;     // tensors and workspaces
-    std::unique_ptr<Memory> upload;     // host-visible: kernel arguments and staging
-    bool staging = false;               // transfers go through `upload` (tensor memory not mapped)
+    std::mutex queue_mutex;          // vkQueueSubmit needs the queue externally synchronised
+    std::unique_ptr<Memory> memory;  // tensors and workspaces
+    std::unique_ptr<Memory> upload;  // host-visible: kernel arguments and staging
+    bool staging = false;            // transfers go through `upload` (tensor memory not mapped)
     std::unique_ptr<Pipelines> pipelines;
 
     // Submitted sessions in submission order, and buffers whose release waits for them.

@@ -14,12 +14,12 @@ bool validation_requested() {
     return env != nullptr && std::strcmp(env, "0") != 0 && *env != '\0';
 }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT,
+VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
                                           const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
     const auto* instance = static_cast<const Instance*>(user);
     const uint32_t level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? FERRO_LOG_ERROR : FERRO_LOG_WARN;
-    const std::string message = std::string("validation: ") + (data != nullptr && data->pMessage != nullptr ? data->pMessage : "?");
+    const std::string message =
+        std::string("validation: ") + (data != nullptr && data->pMessage != nullptr ? data->pMessage : "?");
     instance->host->log(instance->host, level, "vulkan", message.c_str());
     return VK_FALSE;
 }
@@ -40,7 +40,8 @@ bool has_layer(const Loader& l, const char* name) {
     if (l.vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
     std::vector<VkLayerProperties> layers(n);
     if (l.vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
-    return std::any_of(layers.begin(), layers.end(), [&](const VkLayerProperties& p) { return std::strcmp(p.layerName, name) == 0; });
+    return std::any_of(layers.begin(), layers.end(),
+                       [&](const VkLayerProperties& p) { return std::strcmp(p.layerName, name) == 0; });
 }
 
 // Discrete GPUs first; lavapipe (a CPU device) after every real one.

@@ -119,8 +119,7 @@ uint32_t groups_for(uint64_t invocations) {
     return static_cast<uint32_t>(std::clamp<uint64_t>((invocations + kGroupSize - 1) / kGroupSize, 1, 65535));
 }
 
-ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args,
-                 std::array<uint32_t, 3> groups) {
+ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups) {
     std::string why;
     const VkPipeline p = s.engine->pipelines->get(shader, op, why);
     if (p == VK_NULL_HANDLE) return make_status(*s.engine, FERRO_INTERNAL, why);
@@ -141,11 +140,21 @@ ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_
 // them (f64_has); the rest of these, and all of them on c128, are not available yet.
 bool transcendental(uint32_t op) {
     switch (op) {
-        case FERRO_UNARY_EXP: case FERRO_UNARY_LOG: case FERRO_UNARY_SIN: case FERRO_UNARY_COS:
-        case FERRO_UNARY_TAN: case FERRO_UNARY_TANH: case FERRO_UNARY_EXPM1: case FERRO_UNARY_LOG1P:
-        case FERRO_UNARY_SINH: case FERRO_UNARY_COSH: case FERRO_UNARY_ASIN: case FERRO_UNARY_ACOS:
-        case FERRO_UNARY_ATAN: case FERRO_UNARY_SIGMOID: case FERRO_UNARY_ERF:
-            return true;
+        case FERRO_UNARY_EXP:
+        case FERRO_UNARY_LOG:
+        case FERRO_UNARY_SIN:
+        case FERRO_UNARY_COS:
+        case FERRO_UNARY_TAN:
+        case FERRO_UNARY_TANH:
+        case FERRO_UNARY_EXPM1:
+        case FERRO_UNARY_LOG1P:
+        case FERRO_UNARY_SINH:
+        case FERRO_UNARY_COSH:
+        case FERRO_UNARY_ASIN:
+        case FERRO_UNARY_ACOS:
+        case FERRO_UNARY_ATAN:
+        case FERRO_UNARY_SIGMOID:
+        case FERRO_UNARY_ERF: return true;
         default: return false;
     }
 }
@@ -313,8 +322,20 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
     args.header.address[0] = address(g.c);
     args.header.address[1] = address(g.a);
     args.header.address[2] = address(g.b);
-    args.dims = {g.m, g.n, g.k, g.a.batch_stride, g.a.row_stride, g.a.col_stride, g.b.batch_stride, g.b.row_stride,
-                 g.b.col_stride, g.c.batch_stride, g.c.row_stride, g.c.col_stride, g.conj_a ? 1 : 0, g.conj_b ? 1 : 0};
+    args.dims = {g.m,
+                 g.n,
+                 g.k,
+                 g.a.batch_stride,
+                 g.a.row_stride,
+                 g.a.col_stride,
+                 g.b.batch_stride,
+                 g.b.row_stride,
+                 g.b.col_stride,
+                 g.c.batch_stride,
+                 g.c.row_stride,
+                 g.c.col_stride,
+                 g.conj_a ? 1 : 0,
+                 g.conj_b ? 1 : 0};
     args.set_scalar(0, g.alpha.real);
     args.set_scalar(1, g.alpha.imag);
     args.set_scalar(2, g.beta.real);

@@ -94,8 +94,9 @@ void Memory::destroy_block(Block* b) {
 Allocation* Memory::allocate(uint64_t bytes, uint64_t alignment, std::string& why, bool& exhausted) {
     const uint64_t align = std::max(alignment, kMinAlignment);
     if (bytes == 0 || bytes > max_allocation_ || align > kMinAlignment * 16) {
-        why = bytes > max_allocation_ ? "the device allows at most " + std::to_string(max_allocation_) + " bytes in one allocation"
-                                      : "unsupported size or alignment";
+        why = bytes > max_allocation_
+                  ? "the device allows at most " + std::to_string(max_allocation_) + " bytes in one allocation"
+                  : "unsupported size or alignment";
         exhausted = bytes > max_allocation_;
         return nullptr;
     }

@@ -24,8 +24,7 @@ Loader load() {
         l.error = path + " has no vkGetInstanceProcAddr";
         return l;
     }
-#define FERRO_VK_LOAD_GLOBAL(name) \
-    l.name = reinterpret_cast<PFN_##name>(l.vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));
+#define FERRO_VK_LOAD_GLOBAL(name) l.name = reinterpret_cast<PFN_##name>(l.vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));
     FERRO_VK_GLOBAL_FUNCTIONS(FERRO_VK_LOAD_GLOBAL)
 #undef FERRO_VK_LOAD_GLOBAL
     if (l.vkCreateInstance == nullptr || l.vkEnumerateInstanceExtensionProperties == nullptr ||
@@ -46,11 +45,11 @@ const Loader& loader() {
 
 bool load_instance_functions(VkInstance instance, InstanceFunctions& out, std::string& missing) {
     const auto get = loader().vkGetInstanceProcAddr;
-#define FERRO_VK_LOAD_INSTANCE(name)                                                      \
-    out.name = reinterpret_cast<PFN_##name>(get(instance, #name));                        \
-    if (out.name == nullptr) {                                                            \
-        missing = #name;                                                                  \
-        return false;                                                                     \
+#define FERRO_VK_LOAD_INSTANCE(name)                               \
+    out.name = reinterpret_cast<PFN_##name>(get(instance, #name)); \
+    if (out.name == nullptr) {                                     \
+        missing = #name;                                           \
+        return false;                                              \
     }
     FERRO_VK_INSTANCE_FUNCTIONS(FERRO_VK_LOAD_INSTANCE)
 #undef FERRO_VK_LOAD_INSTANCE
@@ -61,11 +60,11 @@ bool load_instance_functions(VkInstance instance, InstanceFunctions& out, std::s
 }
 
 bool load_device_functions(const InstanceFunctions& in, VkDevice device, DeviceFunctions& out, std::string& missing) {
-#define FERRO_VK_LOAD_DEVICE(name)                                                        \
-    out.name = reinterpret_cast<PFN_##name>(in.vkGetDeviceProcAddr(device, #name));       \
-    if (out.name == nullptr) {                                                            \
-        missing = #name;                                                                  \
-        return false;                                                                     \
+#define FERRO_VK_LOAD_DEVICE(name)                                                  \
+    out.name = reinterpret_cast<PFN_##name>(in.vkGetDeviceProcAddr(device, #name)); \
+    if (out.name == nullptr) {                                                      \
+        missing = #name;                                                            \
+        return false;                                                               \
     }
     FERRO_VK_DEVICE_FUNCTIONS(FERRO_VK_LOAD_DEVICE)
 #undef FERRO_VK_LOAD_DEVICE

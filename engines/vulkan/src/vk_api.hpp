@@ -10,12 +10,15 @@
 
 namespace ferro::vk {
 
+// clang-format off
 #define FERRO_VK_GLOBAL_FUNCTIONS(X)        \
     X(vkCreateInstance)                     \
     X(vkEnumerateInstanceVersion)           \
     X(vkEnumerateInstanceLayerProperties)   \
     X(vkEnumerateInstanceExtensionProperties)
+// clang-format on
 
+// clang-format off
 #define FERRO_VK_INSTANCE_FUNCTIONS(X)          \
     X(vkDestroyInstance)                        \
     X(vkEnumeratePhysicalDevices)               \
@@ -27,11 +30,15 @@ namespace ferro::vk {
     X(vkEnumerateDeviceExtensionProperties)     \
     X(vkCreateDevice)                           \
     X(vkGetDeviceProcAddr)
+// clang-format on
 
+// clang-format off
 #define FERRO_VK_DEBUG_FUNCTIONS(X)    \
     X(vkCreateDebugUtilsMessengerEXT)  \
     X(vkDestroyDebugUtilsMessengerEXT)
+// clang-format on
 
+// clang-format off
 #define FERRO_VK_DEVICE_FUNCTIONS(X)   \
     X(vkDestroyDevice)                 \
     X(vkDeviceWaitIdle)                \
@@ -68,6 +75,7 @@ namespace ferro::vk {
     X(vkDestroyPipelineLayout)         \
     X(vkCreateComputePipelines)        \
     X(vkDestroyPipeline)
+// clang-format on
 
 #define FERRO_VK_DECLARE(name) PFN_##name name = nullptr;
 

@@ -40,8 +40,7 @@
 
 /* True when `ptr` (a pointer to a struct whose first field is struct_size) was filled by a
  * party that knew about `field`. Use before reading any field appended after 1.0. */
-#define FERRO_HAS_FIELD(ptr, type, field)                                                          \
-    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((const type*)0)->field))
+#define FERRO_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= offsetof(type, field) + sizeof(((const type*)0)->field))
 
 /* Size of a struct up to and including `field`: the minimum struct_size a reader accepts for a
  * struct whose last required field is `field`. */
@@ -56,9 +55,9 @@
 #else
 #define FERRO_STATIC_ASSERT(cond, message) _Static_assert(cond, message)
 #endif
-#define FERRO_STRUCT_TRAITS(type, last_field)                                                      \
-    enum { type##_STRUCT_SIZE = FERRO_STRUCT_SIZE_UP_TO(type, last_field) };                        \
-    FERRO_STATIC_ASSERT(sizeof(type) - FERRO_STRUCT_SIZE_UP_TO(type, last_field) < 8,              \
+#define FERRO_STRUCT_TRAITS(type, last_field)                                         \
+    enum { type##_STRUCT_SIZE = FERRO_STRUCT_SIZE_UP_TO(type, last_field) };          \
+    FERRO_STATIC_ASSERT(sizeof(type) - FERRO_STRUCT_SIZE_UP_TO(type, last_field) < 8, \
                         #type ": a field follows " #last_field "; move its FERRO_STRUCT_TRAITS")
 
 #if defined(_WIN32)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 /* X(NAME, "core.name") for every core op, in number order. */
+/* clang-format off */
 #define FERRO_CORE_OP_LIST(X)                                                                       \
     X(ABS, "core.abs") X(ADD, "core.add") X(ALL, "core.all") X(ANGLE, "core.angle")                  \
     X(ANY, "core.any") X(ARANGE, "core.arange") X(ARCCOS, "core.arccos") X(ARCSIN, "core.arcsin")    \
@@ -35,11 +36,12 @@
     X(SQUEEZE, "core.squeeze") X(STACK, "core.stack") X(SUB, "core.sub") X(SUM, "core.sum")          \
     X(TAN, "core.tan") X(TANH, "core.tanh") X(TRANSPOSE, "core.transpose")                           \
     X(UNSQUEEZE, "core.unsqueeze") X(WHERE, "core.where") X(ZEROS, "core.zeros")
+/* clang-format on */
 
 #define FERRO_CORE_OP_ENUMERATOR(name, text) FERRO_CORE_OP_##name,
 typedef enum ferro_core_op {
-    FERRO_CORE_OP_LIST(FERRO_CORE_OP_ENUMERATOR)
-    FERRO_CORE_OP_COUNT /* in these headers; a newer host may hand more */
+    FERRO_CORE_OP_LIST(FERRO_CORE_OP_ENUMERATOR) /* FERRO_CORE_OP_ABS, ... */
+    FERRO_CORE_OP_COUNT                          /* in these headers; a newer host may hand more */
 } ferro_core_op;
 #undef FERRO_CORE_OP_ENUMERATOR
 

@@ -24,8 +24,7 @@ typedef struct ferro_cpu_context {
      * when all chunks are done. Small n runs on the calling thread. This is the only fan-out
      * level: a body must not fan out again, and plugins should call their vendor library
      * (LAPACK, FFTW) single-threaded inside it. Thread-safe. */
-    void (*parallel_for)(const struct ferro_cpu_context* ctx, int64_t n, int64_t grain,
-                         ferro_parallel_body body, void* user);
+    void (*parallel_for)(const struct ferro_cpu_context* ctx, int64_t n, int64_t grain, ferro_parallel_body body, void* user);
     void* pool; /* engine-private; do not touch */
     /* Since 1.2 (check FERRO_HAS_FIELD): hold (hold != 0) or release a hold on BLAS running on
      * one thread. The cpu engine owns the process's BLAS thread count: while any hold is in

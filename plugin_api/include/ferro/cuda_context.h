@@ -32,10 +32,10 @@ FERRO_EXTERN_C_BEGIN
 
 typedef struct ferro_cuda_context {
     uint32_t struct_size;
-    int32_t device;  /* the CUDA device ordinal: cudaSetDevice(device) before any CUDA call */
-    void* stream;    /* cudaStream_t: the engine's stream; enqueue work here */
-    void* cublas;    /* cublasHandle_t bound to `stream` (pointer mode host, default math) */
-    void* cusolver;  /* cusolverDnHandle_t bound to `stream` */
+    int32_t device; /* the CUDA device ordinal: cudaSetDevice(device) before any CUDA call */
+    void* stream;   /* cudaStream_t: the engine's stream; enqueue work here */
+    void* cublas;   /* cublasHandle_t bound to `stream` (pointer mode host, default math) */
+    void* cusolver; /* cusolverDnHandle_t bound to `stream` */
     /* Device memory for temporaries, stream-ordered: usable by work enqueued on `stream` after
      * this call, and returned with free_async, after which later work on the stream may reuse
      * it. Out of memory is FERRO_RESOURCE_EXHAUSTED. Thread-safe. */

@@ -30,8 +30,12 @@ inline const char* dtype_attr_name(ferro_dtype dtype) {
 inline std::string dtype_name(ferro_dtype dtype) {
     if (dtype == FERRO_DTYPE_BOOL) return "bool";
     const uint32_t code = FERRO_DTYPE_CODE(dtype), bits = FERRO_DTYPE_BITS(dtype), lanes = FERRO_DTYPE_LANES(dtype);
-    const char* prefix = code == FERRO_DLPACK_INT ? "i" : code == FERRO_DLPACK_UINT ? "u" : code == FERRO_DLPACK_FLOAT ? "f"
-                       : code == FERRO_DLPACK_COMPLEX ? "c" : code == 4u ? "bf" : nullptr;  // 4: kDLBfloat
+    const char* prefix = code == FERRO_DLPACK_INT       ? "i"
+                         : code == FERRO_DLPACK_UINT    ? "u"
+                         : code == FERRO_DLPACK_FLOAT   ? "f"
+                         : code == FERRO_DLPACK_COMPLEX ? "c"
+                         : code == 4u                   ? "bf"
+                                                        : nullptr;  // 4: kDLBfloat
     std::string name;
     if (prefix == nullptr || bits == 0 || lanes == 0) {
         name.append("dtype(code ").append(std::to_string(code)).append(", ").append(std::to_string(bits)).append(" bits");

@@ -26,7 +26,7 @@ struct ferro_host_api;
 enum ferro_unary_op {
     FERRO_UNARY_NEG = 0,
     FERRO_UNARY_CONJ = 1,
-    FERRO_UNARY_ABS = 2,       /* complex -> real of the same precision */
+    FERRO_UNARY_ABS = 2, /* complex -> real of the same precision */
     FERRO_UNARY_EXP = 3,
     FERRO_UNARY_LOG = 4,
     FERRO_UNARY_SIN = 5,
@@ -35,9 +35,9 @@ enum ferro_unary_op {
     FERRO_UNARY_TANH = 8,
     FERRO_UNARY_SQRT = 9,
     FERRO_UNARY_RSQRT = 10,
-    FERRO_UNARY_SIGN = 11,     /* complex: z/|z| (0 at 0), as torch.sgn */
-    FERRO_UNARY_REAL = 12,     /* complex -> real */
-    FERRO_UNARY_IMAG = 13,     /* complex -> real */
+    FERRO_UNARY_SIGN = 11, /* complex: z/|z| (0 at 0), as torch.sgn */
+    FERRO_UNARY_REAL = 12, /* complex -> real */
+    FERRO_UNARY_IMAG = 13, /* complex -> real */
     FERRO_UNARY_RECIPROCAL = 14,
     FERRO_UNARY_SQUARE = 15,
     FERRO_UNARY_EXPM1 = 16,
@@ -51,12 +51,12 @@ enum ferro_unary_op {
     FERRO_UNARY_ERF = 24,
     FERRO_UNARY_FLOOR = 25,
     FERRO_UNARY_CEIL = 26,
-    FERRO_UNARY_ROUND = 27,    /* half to even, as numpy */
-    FERRO_UNARY_ANGLE = 28,    /* complex -> real */
+    FERRO_UNARY_ROUND = 27,       /* half to even, as numpy */
+    FERRO_UNARY_ANGLE = 28,       /* complex -> real */
     FERRO_UNARY_LOGICAL_NOT = 29, /* any -> bool */
-    FERRO_UNARY_ISNAN = 30,    /* any -> bool */
-    FERRO_UNARY_ISINF = 31,    /* any -> bool */
-    FERRO_UNARY_ISFINITE = 32, /* any -> bool */
+    FERRO_UNARY_ISNAN = 30,       /* any -> bool */
+    FERRO_UNARY_ISINF = 31,       /* any -> bool */
+    FERRO_UNARY_ISFINITE = 32,    /* any -> bool */
     FERRO_UNARY_COUNT_ = 33
 };
 
@@ -64,12 +64,12 @@ enum ferro_binary_op {
     FERRO_BINARY_ADD = 0,
     FERRO_BINARY_SUB = 1,
     FERRO_BINARY_MUL = 2,
-    FERRO_BINARY_DIV = 3,     /* integer operands: floor division, as numpy // */
+    FERRO_BINARY_DIV = 3, /* integer operands: floor division, as numpy // */
     FERRO_BINARY_POW = 4,
     FERRO_BINARY_MAXIMUM = 5, /* NaN-propagating, as numpy.maximum */
     FERRO_BINARY_MINIMUM = 6,
     FERRO_BINARY_ATAN2 = 7,
-    FERRO_BINARY_EQ = 8,      /* comparisons: output bool */
+    FERRO_BINARY_EQ = 8, /* comparisons: output bool */
     FERRO_BINARY_NE = 9,
     FERRO_BINARY_LT = 10,
     FERRO_BINARY_LE = 11,
@@ -77,7 +77,7 @@ enum ferro_binary_op {
     FERRO_BINARY_GE = 13,
     FERRO_BINARY_LOGICAL_AND = 14, /* output bool */
     FERRO_BINARY_LOGICAL_OR = 15,
-    FERRO_BINARY_COMPLEX = 16,     /* (real, imag) -> complex of the same precision */
+    FERRO_BINARY_COMPLEX = 16, /* (real, imag) -> complex of the same precision */
     FERRO_BINARY_COUNT_ = 17
 };
 
@@ -209,15 +209,15 @@ FERRO_STRUCT_TRAITS(ferro_gemm_args, reserved);
 
 typedef struct ferro_device_props {
     uint32_t struct_size;
-    uint32_t flags;               /* FERRO_ENGINE_* bits */
-    char name[128];               /* e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
-    uint64_t memory_bytes;        /* 0 = unknown */
-    uint8_t uuid[16];             /* all zero = none */
-    int32_t dlpack_device_type;   /* FERRO_DLPACK_DEVICE_* */
-    int32_t score;                /* higher = preferred when the user does not choose */
-    uint32_t n_dtypes;            /* dtypes the kernels support, in `dtypes` */
+    uint32_t flags;             /* FERRO_ENGINE_* bits */
+    char name[128];             /* e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
+    uint64_t memory_bytes;      /* 0 = unknown */
+    uint8_t uuid[16];           /* all zero = none */
+    int32_t dlpack_device_type; /* FERRO_DLPACK_DEVICE_* */
+    int32_t score;              /* higher = preferred when the user does not choose */
+    uint32_t n_dtypes;          /* dtypes the kernels support, in `dtypes` */
     ferro_dtype dtypes[16];
-    char details[256];            /* free text: driver, compute capability, ... */
+    char details[256]; /* free text: driver, compute capability, ... */
     uint32_t reserved; /* 1.0-1.9's trailing padding: an engine of those minors may copy it */
     /* Since 1.10 (check FERRO_HAS_FIELD): the threads the engine's kernels run on (the cpu
      * engine's pool); 0 = not said. Modules see it as ferro_engine_target.threads. */
@@ -252,16 +252,13 @@ typedef struct ferro_engine_iface {
      * address of the first byte when the memory is addressable, else NULL. free() may be
      * called while submitted session work still uses the buffer: the engine must not reuse
      * the memory before that work completes (stream-ordered release). */
-    ferro_status (*alloc)(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer,
-                          void** out_address);
+    ferro_status (*alloc)(void* self, uint64_t bytes, uint64_t alignment, ferro_buffer* out_buffer, void** out_address);
     void (*free)(void* self, ferro_buffer buffer);
 
     /* Synchronous transfers between host memory and engine memory; they wait for any session
      * work that writes (h2d) or reads (d2h) the range. */
-    ferro_status (*copy_h2d)(void* self, const void* src, ferro_buffer dst, uint64_t dst_offset,
-                             uint64_t bytes);
-    ferro_status (*copy_d2h)(void* self, ferro_buffer src, uint64_t src_offset, void* dst,
-                             uint64_t bytes);
+    ferro_status (*copy_h2d)(void* self, const void* src, ferro_buffer dst, uint64_t dst_offset, uint64_t bytes);
+    ferro_status (*copy_d2h)(void* self, ferro_buffer src, uint64_t src_offset, void* dst, uint64_t bytes);
 
     /* Sessions. end() submits what was recorded; with `wait` set it returns only after the work
      * has finished (and reports its errors). A session is released by end() in every case. */
@@ -273,15 +270,11 @@ typedef struct ferro_engine_iface {
     ferro_status (*fill)(void* self, ferro_engine_session session, const ferro_fill_args* args);
     ferro_status (*cast)(void* self, ferro_engine_session session, const ferro_cast_args* args);
     ferro_status (*unary)(void* self, ferro_engine_session session, const ferro_unary_args* args);
-    ferro_status (*binary)(void* self, ferro_engine_session session,
-                           const ferro_binary_args* args);
+    ferro_status (*binary)(void* self, ferro_engine_session session, const ferro_binary_args* args);
     ferro_status (*where)(void* self, ferro_engine_session session, const ferro_where_args* args);
-    ferro_status (*reduce)(void* self, ferro_engine_session session,
-                           const ferro_reduce_args* args);
-    ferro_status (*copy_strided)(void* self, ferro_engine_session session,
-                                 const ferro_copy_args* args);
-    ferro_status (*gemm_batched)(void* self, ferro_engine_session session,
-                                 const ferro_gemm_args* args);
+    ferro_status (*reduce)(void* self, ferro_engine_session session, const ferro_reduce_args* args);
+    ferro_status (*copy_strided)(void* self, ferro_engine_session session, const ferro_copy_args* args);
+    ferro_status (*gemm_batched)(void* self, ferro_engine_session session, const ferro_gemm_args* args);
 
     /* The engine's native context for context executors, valid until session_end: a struct
      * whose layout the engine's context_abi string names (e.g. "ferro.cpu.ctx.v1", see
@@ -296,8 +289,7 @@ typedef struct ferro_engine_iface {
      * pointer on cuda) as a buffer, for borrowing application memory and DLPack import. The
      * memory stays owned by its owner; the buffer is released with release_import, never
      * with free. NULL (or FERRO_UNIMPLEMENTED) = this engine cannot adopt memory. */
-    ferro_status (*import_memory)(void* self, void* address, uint64_t bytes,
-                                  ferro_buffer* out_buffer);
+    ferro_status (*import_memory)(void* self, void* address, uint64_t bytes, ferro_buffer* out_buffer);
     void (*release_import)(void* self, ferro_buffer buffer);
 } ferro_engine_iface;
 FERRO_STRUCT_TRAITS(ferro_engine_iface, release_import);
@@ -327,8 +319,7 @@ typedef struct ferro_engine_desc {
     ferro_status (*probe)(const struct ferro_host_api* host, ferro_probe_result* out);
 
     /* Create the engine for device `ordinal` (< device_count). */
-    ferro_status (*create)(const struct ferro_host_api* host, uint32_t ordinal,
-                           ferro_engine_instance* out);
+    ferro_status (*create)(const struct ferro_host_api* host, uint32_t ordinal, ferro_engine_instance* out);
 } ferro_engine_desc;
 FERRO_STRUCT_TRAITS(ferro_engine_desc, create);
 

@@ -43,11 +43,11 @@ FERRO_STRUCT_TRAITS(ferro_attr_spec, doc);
 typedef struct ferro_infer_args {
     uint32_t struct_size;
     uint32_t n_inputs;
-    const ferro_attr_value* attrs;   /* borrowed for the call */
-    const ferro_signature* inputs;   /* borrowed for the call */
-    ferro_signature* outputs;        /* host storage of outputs_capacity entries */
+    const ferro_attr_value* attrs; /* borrowed for the call */
+    const ferro_signature* inputs; /* borrowed for the call */
+    ferro_signature* outputs;      /* host storage of outputs_capacity entries */
     uint32_t outputs_capacity;
-    uint32_t n_outputs;              /* out: how many outputs were written */
+    uint32_t n_outputs; /* out: how many outputs were written */
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema being inferred, an element of the family's
      * `ops` array, so one function can serve many ops (its index is schema - ops). Borrowed for
      * the call. */
@@ -66,13 +66,13 @@ typedef struct ferro_vjp_args {
     uint32_t n_inputs;
     uint32_t n_outputs;
     uint32_t reserved;
-    const ferro_attr_value* attrs;     /* normalised, schema order */
-    const ferro_signature* input_sigs; /* always present: shapes of every input */
-    const ferro_tensor* inputs;        /* saved inputs (save_inputs mask), NULL elsewhere */
-    const ferro_tensor* outputs;       /* saved outputs (save_outputs mask), NULL elsewhere */
-    const ferro_tensor* cotangents;    /* per output; NULL = zero (prune that work) */
+    const ferro_attr_value* attrs;      /* normalised, schema order */
+    const ferro_signature* input_sigs;  /* always present: shapes of every input */
+    const ferro_tensor* inputs;         /* saved inputs (save_inputs mask), NULL elsewhere */
+    const ferro_tensor* outputs;        /* saved outputs (save_outputs mask), NULL elsewhere */
+    const ferro_tensor* cotangents;     /* per output; NULL = zero (prune that work) */
     const ferro_bool* needs_input_grad; /* per input: compute its cotangent only when set */
-    ferro_tensor* input_cotangents;    /* out, per input: a new reference, or NULL = zero */
+    ferro_tensor* input_cotangents;     /* out, per input: a new reference, or NULL = zero */
     /* Since 1.8 (check FERRO_HAS_FIELD): the residuals the forward's plan wrote for this rule
      * (ferro_plan_instance.residuals), in its order; 0 and NULL when it wrote none. Borrowed for
      * the call. They carry no derivative: a rule that records (create_graph) must not build its
@@ -101,10 +101,10 @@ typedef struct ferro_jvp_args {
     uint32_t n_outputs;
     uint32_t reserved;
     const ferro_attr_value* attrs;
-    const ferro_tensor* inputs;          /* every primal input */
-    const ferro_tensor* outputs;         /* every primal output */
-    const ferro_tensor* input_tangents;  /* per input; NULL = zero */
-    ferro_tensor* output_tangents;       /* out, per output: a new reference, or NULL = zero */
+    const ferro_tensor* inputs;         /* every primal input */
+    const ferro_tensor* outputs;        /* every primal output */
+    const ferro_tensor* input_tangents; /* per input; NULL = zero */
+    ferro_tensor* output_tangents;      /* out, per output: a new reference, or NULL = zero */
     /* Since 1.9 (check FERRO_HAS_FIELD): the schema of the op differentiated. */
     const struct ferro_op_schema* schema;
     /* Since 1.12 (check FERRO_HAS_FIELD): as in ferro_vjp_args. */
@@ -184,14 +184,13 @@ typedef struct ferro_plan_iface {
     uint32_t struct_size;
     uint32_t reserved;
     /* Runs inside the host-managed session; enqueues engine primitives through the host. */
-    ferro_status (*execute_in_session)(void* self, const struct ferro_host_api* host,
-                                       const ferro_exec_args* args);
+    ferro_status (*execute_in_session)(void* self, const struct ferro_host_api* host, const ferro_exec_args* args);
     /* Runs in its own region after the host has flushed the session, with the engine's native
      * context (layout named by the engine's context_abi). A session executor reaches the same
      * context through host->session_native_context (1.5), which the in-tree modules use; this
      * entry stays for plugins that have it. */
-    ferro_status (*execute_in_context)(void* self, const struct ferro_host_api* host,
-                                       const ferro_exec_args* args, const void* native_context);
+    ferro_status (*execute_in_context)(void* self, const struct ferro_host_api* host, const ferro_exec_args* args,
+                                       const void* native_context);
     void (*destroy)(void* self);
 } ferro_plan_iface;
 FERRO_STRUCT_TRAITS(ferro_plan_iface, destroy);
@@ -288,8 +287,8 @@ FERRO_STRUCT_TRAITS(ferro_examples_args, reserved);
 typedef struct ferro_module_iface {
     uint32_t struct_size;
     uint32_t reserved;
-    ferro_status (*prepare)(void* self, const struct ferro_host_api* host,
-                            const ferro_prepare_args* args, ferro_plan_instance* out);
+    ferro_status (*prepare)(void* self, const struct ferro_host_api* host, const ferro_prepare_args* args,
+                            ferro_plan_instance* out);
     void (*destroy)(void* self);
     /* Since 1.3 (check FERRO_HAS_FIELD; may be NULL): fills args->examples with sample calls
      * of op args->op_index. Deterministic (seeded), so two engines get the same values. */
@@ -342,8 +341,7 @@ FERRO_STRUCT_TRAITS(ferro_module_create_args, family);
 
 /* Module factory: fills *out for the target engine, or declines (returns NULL, leaves
  * out->iface NULL, writes the reason). Same answer convention as prepare. */
-typedef ferro_status (*ferro_create_module_fn)(const struct ferro_host_api* host,
-                                               const ferro_module_create_args* args,
+typedef ferro_status (*ferro_create_module_fn)(const struct ferro_host_api* host, const ferro_module_create_args* args,
                                                ferro_module_instance* out);
 
 /* A family this plugin defines. Borrowed for the lifetime of the plugin library. */

@@ -21,8 +21,7 @@ namespace ferro::plugin {
 
 // The provider's view of the family's ops: `Op` is the provider's enum, `op_name(Op)` its name
 // in the family (the contract headers give both), `count` the number of ops the provider knows.
-template <class Op>
-class FamilyBinding {
+template <class Op> class FamilyBinding {
 public:
     // Binds to args->family: its id must be `id` and its version's major `major`. Every op of
     // the family is matched by name with the provider's ops; ops the provider does not know stay
@@ -54,9 +53,7 @@ public:
     }
 
     // The provider's op for prepare's op_index, or nullopt for an op it does not know.
-    std::optional<Op> op(uint32_t op_index) const {
-        return op_index < ops_.size() ? ops_[op_index] : std::nullopt;
-    }
+    std::optional<Op> op(uint32_t op_index) const { return op_index < ops_.size() ? ops_[op_index] : std::nullopt; }
     // "fft.rfft": the family's qualified name of an op, for messages.
     std::string qualified(uint32_t op_index) const {
         if (family_ == nullptr || op_index >= family_->n_ops || family_->ops[op_index].name == nullptr) {

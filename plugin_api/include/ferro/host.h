@@ -25,9 +25,9 @@ typedef struct ferro_op_call_args {
     const ferro_named_attr* attrs; /* borrowed for the call; omitted attrs take defaults */
     uint32_t n_inputs;
     uint32_t outputs_capacity;
-    const ferro_tensor* inputs;    /* borrowed for the call */
-    ferro_tensor* outputs;         /* out: new references, released by the caller */
-    uint32_t n_outputs;            /* out: how many were written */
+    const ferro_tensor* inputs; /* borrowed for the call */
+    ferro_tensor* outputs;      /* out: new references, released by the caller */
+    uint32_t n_outputs;         /* out: how many were written */
     uint32_t reserved;
     /* Since 1.7, optional (NULL: none). One tensor per output to write the results into, as
      * numpy's and torch's out=: borrowed for the call; `outputs` is then left alone and
@@ -47,7 +47,7 @@ typedef struct ferro_host_api {
     uint32_t abi_major; /* the host's FERRO_ABI_MAJOR */
     uint32_t abi_minor; /* the host's FERRO_ABI_MINOR */
     uint32_t reserved;
-    void* host_data;    /* host-private; identifies the runtime */
+    void* host_data; /* host-private; identifies the runtime */
 
     /* ---- statuses ---- */
     /* New status with `code` and a copy of `message`. Owned by the caller (usually returned
@@ -63,8 +63,7 @@ typedef struct ferro_host_api {
     /* Log through the host's logger (spdlog, or the application's callback). `source` names the
      * plugin or component ("linalg"). Cheap to call below the active level, but check
      * log_enabled before formatting expensive messages. */
-    void (*log)(const struct ferro_host_api* host, uint32_t level, const char* source,
-                const char* message);
+    void (*log)(const struct ferro_host_api* host, uint32_t level, const char* source, const char* message);
     ferro_bool (*log_enabled)(const struct ferro_host_api* host, uint32_t level);
 
     /* ---- tensors ---- */
@@ -76,22 +75,18 @@ typedef struct ferro_host_api {
     /* The engine name ("cpu", "vulkan:0"); borrowed while the caller holds `tensor`. */
     const char* (*tensor_engine)(ferro_tensor tensor);
     /* New uninitialised row-major tensor on `engine` ("cpu", "cuda:0"). Owned by the caller. */
-    ferro_status (*tensor_empty)(const struct ferro_host_api* host, const char* engine,
-                                 ferro_dtype dtype, int32_t ndim, const int64_t* shape,
-                                 ferro_tensor* out);
+    ferro_status (*tensor_empty)(const struct ferro_host_api* host, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                 const int64_t* shape, ferro_tensor* out);
     /* New row-major tensor on `engine` holding a copy of `data` (row-major, packed). */
-    ferro_status (*tensor_from_host)(const struct ferro_host_api* host, const char* engine,
-                                     ferro_dtype dtype, int32_t ndim, const int64_t* shape,
-                                     const void* data, ferro_tensor* out);
+    ferro_status (*tensor_from_host)(const struct ferro_host_api* host, const char* engine, ferro_dtype dtype, int32_t ndim,
+                                     const int64_t* shape, const void* data, ferro_tensor* out);
     /* Copy the tensor's elements, row-major packed, into `dst` (`bytes` must match). */
     ferro_status (*tensor_to_host)(ferro_tensor tensor, void* dst, uint64_t bytes);
 
     /* ---- ops (how AD rules compute) ---- */
-    ferro_status (*op_find)(const struct ferro_host_api* host, const char* qualified_name,
-                            ferro_op* out);
+    ferro_status (*op_find)(const struct ferro_host_api* host, const char* qualified_name, ferro_op* out);
     /* Call an op eagerly. During backward with create_graph, calls are recorded on the tape. */
-    ferro_status (*op_call)(const struct ferro_host_api* host, ferro_op op,
-                            ferro_op_call_args* args);
+    ferro_status (*op_call)(const struct ferro_host_api* host, ferro_op op, ferro_op_call_args* args);
     /* Whether the calling thread records gradients now. */
     ferro_bool (*grad_enabled)(const struct ferro_host_api* host);
 

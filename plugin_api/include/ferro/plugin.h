@@ -49,18 +49,17 @@ typedef struct ferro_plugin_desc {
 } ferro_plugin_desc;
 FERRO_STRUCT_TRAITS(ferro_plugin_desc, extensions);
 
-typedef ferro_status (*ferro_plugin_query_fn)(const ferro_host_api* host,
-                                              const ferro_plugin_desc** out_desc);
+typedef ferro_status (*ferro_plugin_query_fn)(const ferro_host_api* host, const ferro_plugin_desc** out_desc);
 
 /* FERRO_PLUGIN_EXPORT(fn) defines the exported entry, forwarding to `fn`, when the plugin is
  * built as a loadable module (FERRO_PLUGIN_MODULE defined, as ferro_add_plugin() does). In a
  * static build it expands to nothing, so tests can link several plugins into one binary and
  * call their query functions directly. */
 #if defined(FERRO_PLUGIN_MODULE)
-#define FERRO_PLUGIN_EXPORT(fn)                                                                    \
-    FERRO_EXTERN_C FERRO_EXPORT_SYMBOL ferro_status ferro_plugin_query(                            \
-        const ferro_host_api* host, const ferro_plugin_desc** out_desc) {                          \
-        return fn(host, out_desc);                                                                 \
+#define FERRO_PLUGIN_EXPORT(fn)                                                                              \
+    FERRO_EXTERN_C FERRO_EXPORT_SYMBOL ferro_status ferro_plugin_query(const ferro_host_api* host,           \
+                                                                       const ferro_plugin_desc** out_desc) { \
+        return fn(host, out_desc);                                                                           \
     }
 #else
 #define FERRO_PLUGIN_EXPORT(fn)

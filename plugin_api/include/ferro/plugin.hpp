@@ -39,8 +39,7 @@ private:
 class StatusError : public std::exception {
 public:
     StatusError(const ferro_host_api* host, ferro_status status) : host_(host), status_(status) {}
-    StatusError(StatusError&& other) noexcept
-        : host_(other.host_), status_(std::exchange(other.status_, nullptr)) {}
+    StatusError(StatusError&& other) noexcept : host_(other.host_), status_(std::exchange(other.status_, nullptr)) {}
     StatusError(const StatusError&) = delete;
     StatusError& operator=(const StatusError&) = delete;
     StatusError& operator=(StatusError&&) = delete;
@@ -65,8 +64,7 @@ inline void check(const ferro_host_api* host, ferro_status status) {
 // Runs `body` and converts whatever it throws into a status for the host:
 // Error -> its code, StatusError -> the original status, std::bad_alloc -> RESOURCE_EXHAUSTED,
 // any other exception -> INTERNAL. Wrap the body of every function the host calls in it.
-template <class Body>
-ferro_status guard(const ferro_host_api* host, Body&& body) noexcept {
+template <class Body> ferro_status guard(const ferro_host_api* host, Body&& body) noexcept {
     try {
         body();
         return nullptr;
@@ -104,8 +102,7 @@ inline bool stay_resident(const void* address) noexcept {
 }
 
 // Logging through the host, which routes to spdlog or the application's callback.
-inline void log(const ferro_host_api* host, uint32_t level, const char* source,
-                const std::string& message) noexcept {
+inline void log(const ferro_host_api* host, uint32_t level, const char* source, const std::string& message) noexcept {
     if (host->log_enabled(host, level)) host->log(host, level, source, message.c_str());
 }
 

@@ -84,7 +84,7 @@ inline ferro_dtype complex_dtype(ferro_dtype dtype) {
 // full expression, so calls nest: r.mul(g, r.conj(b))).
 class Arg {
 public:
-    Arg(ferro_tensor t) : t_(t) {}  // NOLINT(google-explicit-constructor): intended
+    Arg(ferro_tensor t) : t_(t) {}            // NOLINT(google-explicit-constructor): intended
     Arg(const TensorRef& t) : t_(t.get()) {}  // NOLINT(google-explicit-constructor)
     ferro_tensor get() const noexcept { return t_; }
 
@@ -100,8 +100,7 @@ struct DeclaredOp {
 // The place of `name` in a family's declared list, at compile time: a name the list lacks does
 // not compile. Families wrap it: `consteval DeclaredOp linalg_op(std::string_view name) {
 // return declared_op(kRuleCalls, name); }`, then `r.call(linalg_op("linalg.solve"), ...)`.
-template <size_t N>
-consteval DeclaredOp declared_op(const std::array<const char*, N>& declared, std::string_view name) {
+template <size_t N> consteval DeclaredOp declared_op(const std::array<const char*, N>& declared, std::string_view name) {
     for (uint32_t i = 0; i < N; ++i) {
         if (name == declared[i]) return {i};
     }
@@ -137,8 +136,9 @@ public:
     ferro_op op(DeclaredOp id) const {
         if (id.index < n_family_) return family_[id.index];
         if (id.index < declared_.size()) return find(declared_[id.index]);
-        throw Error(FERRO_INVALID_ARGUMENT, "Rules::op: no declared op at " + std::to_string(id.index) + " (the family declared " +
-                                                std::to_string(declared_.size()) + "; pass its list to Rules)");
+        throw Error(FERRO_INVALID_ARGUMENT, "Rules::op: no declared op at " + std::to_string(id.index) +
+                                                " (the family declared " + std::to_string(declared_.size()) +
+                                                "; pass its list to Rules)");
     }
     ferro_op find(const char* name) const {
         ferro_op op = nullptr;
@@ -147,8 +147,8 @@ public:
     }
 
     // Calls `op` and returns its outputs.
-    std::vector<TensorRef> call_all(ferro_op op, std::span<const ferro_tensor> inputs,
-                                    std::span<const ferro_named_attr> attrs, uint32_t max_outputs = 8) const {
+    std::vector<TensorRef> call_all(ferro_op op, std::span<const ferro_tensor> inputs, std::span<const ferro_named_attr> attrs,
+                                    uint32_t max_outputs = 8) const {
         std::vector<ferro_tensor> out(max_outputs, nullptr);
         ferro_op_call_args args = call_args(attrs, inputs, out.data(), max_outputs);
         check(host_, host_->op_call(host_, op, &args));
@@ -163,8 +163,7 @@ public:
         return call_all(handle(op), inputs, attrs, max_outputs);
     }
     template <class Op>
-    std::vector<TensorRef> call_all(Op op, std::initializer_list<Arg> inputs,
-                                    std::initializer_list<ferro_named_attr> attrs = {},
+    std::vector<TensorRef> call_all(Op op, std::initializer_list<Arg> inputs, std::initializer_list<ferro_named_attr> attrs = {},
                                     uint32_t max_outputs = 8) const {
         std::vector<ferro_tensor> in;
         in.reserve(inputs.size());
@@ -189,7 +188,8 @@ public:
         if (inputs.size() > 8) throw Error(FERRO_INVALID_ARGUMENT, "Rules::call: use call_all for > 8 inputs");
         size_t n = 0;
         for (const Arg& a : inputs) in[n++] = a.get();
-        return call(handle(op), std::span<const ferro_tensor>(in, n), std::span<const ferro_named_attr>(attrs.begin(), attrs.size()));
+        return call(handle(op), std::span<const ferro_tensor>(in, n),
+                    std::span<const ferro_named_attr>(attrs.begin(), attrs.size()));
     }
 
     ferro_signature signature(Arg t) const {
@@ -230,8 +230,10 @@ public:
         const unsigned char b = re != 0 ? 1 : 0;
         const void* data = nullptr;
         switch (s.dtype) {
-            case FERRO_DTYPE_F32: case FERRO_DTYPE_C64: data = f; break;
-            case FERRO_DTYPE_F64: case FERRO_DTYPE_C128: data = d; break;
+            case FERRO_DTYPE_F32:
+            case FERRO_DTYPE_C64: data = f; break;
+            case FERRO_DTYPE_F64:
+            case FERRO_DTYPE_C128: data = d; break;
             case FERRO_DTYPE_I64: data = &i; break;
             case FERRO_DTYPE_BOOL: data = &b; break;
             default: throw Error(FERRO_INVALID_ARGUMENT, "Rules::scalar: unsupported dtype of the reference tensor");
@@ -241,15 +243,16 @@ public:
         return TensorRef(host_, out);
     }
     TensorRef zeros(std::span<const int64_t> shape, ferro_dtype dtype, const char* engine) const {
-        return call(FERRO_CORE_OP_ZEROS, {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
-                                       attr_str("engine", engine)});
+        return call(FERRO_CORE_OP_ZEROS, {},
+                    {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)), attr_str("engine", engine)});
     }
     // Uniform samples in [lo, hi) (real and imaginary parts alike) from core.rand's seeded
     // generator, on `engine`: the same seed gives the same values on every engine.
     TensorRef rand(std::span<const int64_t> shape, ferro_dtype dtype, int64_t seed, const char* engine, double lo = -1,
                    double hi = 1) const {
-        const TensorRef u = call(FERRO_CORE_OP_RAND, {}, {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)),
-                                                   attr_i64("seed", seed), attr_str("engine", engine)});
+        const TensorRef u = call(FERRO_CORE_OP_RAND, {},
+                                 {attr_i64s("shape", shape), attr_str("dtype", dtype_attr_name(dtype)), attr_i64("seed", seed),
+                                  attr_str("engine", engine)});
         const double width = hi - lo;
         const TensorRef scaled = mul(u, scalar(u, width));
         return add(scaled, scalar(u, lo, is_complex(dtype) ? lo : 0));
@@ -321,8 +324,6 @@ private:
 };
 
 // The shape of a signature, as a span.
-inline std::span<const int64_t> shape_of(const ferro_signature& s) {
-    return {s.shape, static_cast<size_t>(s.ndim)};
-}
+inline std::span<const int64_t> shape_of(const ferro_signature& s) { return {s.shape, static_cast<size_t>(s.ndim)}; }
 
 }  // namespace ferro::plugin

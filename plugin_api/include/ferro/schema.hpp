@@ -100,10 +100,9 @@ inline ferro_plugin_desc plugin_desc(const char* name, const char* version, cons
 // rules call (ABI 1.12's FERRO_EXT_RULE_CALLS; borrowed, keep it static).
 class OneFamilyPlugin {
 public:
-    OneFamilyPlugin(const char* name, const char* version, const char* plugin_description,
-                    const char* family_description, uint32_t n_ops, const ferro_op_schema* ops,
-                    ferro_create_module_fn create_module, const char* family_version = nullptr,
-                    std::span<const char* const> rule_calls = {}) {
+    OneFamilyPlugin(const char* name, const char* version, const char* plugin_description, const char* family_description,
+                    uint32_t n_ops, const ferro_op_schema* ops, ferro_create_module_fn create_module,
+                    const char* family_version = nullptr, std::span<const char* const> rule_calls = {}) {
         family_.struct_size = sizeof family_;
         family_.n_ops = n_ops;
         family_.id = name;

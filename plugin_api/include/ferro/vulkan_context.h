@@ -39,7 +39,7 @@ typedef struct ferro_vulkan_buffer_info {
 
 typedef struct ferro_vulkan_context {
     uint32_t struct_size;
-    uint32_t api_version; /* the device's VK_MAKE_API_VERSION */
+    uint32_t api_version;  /* the device's VK_MAKE_API_VERSION */
     void* instance;        /* VkInstance */
     void* physical_device; /* VkPhysicalDevice */
     void* device;          /* VkDevice; created with bufferDeviceAddress and shaderInt64 enabled,
@@ -47,14 +47,13 @@ typedef struct ferro_vulkan_context {
     void* queue;           /* VkQueue the engine submits to; submit only inside lock_queue */
     uint32_t queue_family_index;
     uint32_t reserved;
-    uint64_t command_pool;  /* VkCommandPool of the session's command buffer (transient) */
-    void* command_buffer;   /* VkCommandBuffer of the session, recording */
+    uint64_t command_pool; /* VkCommandPool of the session's command buffer (transient) */
+    void* command_buffer;  /* VkCommandBuffer of the session, recording */
     /* PFN_vkGetInstanceProcAddr of the loader the engine uses (the plugin does not link
      * libvulkan; neither need executors). */
     void (*(*get_instance_proc_addr)(void* instance, const char* name))(void);
     /* Where `buffer` (any buffer of this engine, e.g. a tensor view's) lives. Thread-safe. */
-    ferro_status (*buffer_info)(const struct ferro_vulkan_context* ctx, ferro_buffer buffer,
-                                ferro_vulkan_buffer_info* out);
+    ferro_status (*buffer_info)(const struct ferro_vulkan_context* ctx, ferro_buffer buffer, ferro_vulkan_buffer_info* out);
     /* Take (lock != 0) or release the engine's queue lock, for executors that must submit work
      * of their own (a library that only records needs neither). */
     void (*lock_queue)(const struct ferro_vulkan_context* ctx, int32_t lock);

@@ -21,8 +21,7 @@ namespace {
 
 // A fixed-width bit set: sets of labels (up to 512) and of operands (up to 128). One word
 // compiles to plain integer operations.
-template <size_t W>
-struct Bits {
+template <size_t W> struct Bits {
     std::array<uint64_t, W> words{};
 
     static Bits bit(int i) {
@@ -79,7 +78,8 @@ struct Bits {
     friend bool operator<(const Bits& a, const Bits& b) { return a.words < b.words; }
     template <class F> void for_each(F&& f) const {
         for (size_t i = 0; i < W; ++i) {
-            for (uint64_t w = words[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(w))));
+            for (uint64_t w = words[i]; w != 0; w &= w - 1)
+                f(static_cast<int>(i * 64 + static_cast<size_t>(std::countr_zero(w))));
         }
     }
     struct Hash {
@@ -92,15 +92,18 @@ struct Bits {
 };
 
 // W words of labels, K words of operands.
-template <size_t W, size_t K>
-class ConnectedDp {
+template <size_t W, size_t K> class ConnectedDp {
     using Labels = Bits<W>;
     using Operands = Bits<K>;
 
 public:
     ConnectedDp(const Network& net, Objective objective, double max_pairs)
-        : net_(net), objective_(objective), max_pairs_(max_pairs), n_(static_cast<int>(net.inputs.size())),
-          holders_(net.size.size()), in_output_(net.size.size(), false) {
+        : net_(net),
+          objective_(objective),
+          max_pairs_(max_pairs),
+          n_(static_cast<int>(net.inputs.size())),
+          holders_(net.size.size()),
+          in_output_(net.size.size(), false) {
         for (int t = 0; t < n_; ++t) {
             Labels own;
             for (int l : net.inputs[static_cast<size_t>(t)]) {
@@ -153,7 +156,8 @@ private:
         std::vector<int> parent(static_cast<size_t>(n_));
         std::iota(parent.begin(), parent.end(), 0);
         const auto find = [&](int t) {
-            while (parent[static_cast<size_t>(t)] != t) t = parent[static_cast<size_t>(t)] = parent[static_cast<size_t>(parent[static_cast<size_t>(t)])];
+            while (parent[static_cast<size_t>(t)] != t)
+                t = parent[static_cast<size_t>(t)] = parent[static_cast<size_t>(parent[static_cast<size_t>(t)])];
             return t;
         };
         for (size_t l = 0; l < holders_.size(); ++l) {
@@ -267,8 +271,7 @@ private:
     double pairs_ = 0;
 };
 
-template <size_t W>
-std::optional<Path> search(const Network& net, Objective objective, double max_pairs) {
+template <size_t W> std::optional<Path> search(const Network& net, Objective objective, double max_pairs) {
     if (net.inputs.size() <= 64) return ConnectedDp<W, 1>(net, objective, max_pairs).run();
     return ConnectedDp<W, 2>(net, objective, max_pairs).run();
 }

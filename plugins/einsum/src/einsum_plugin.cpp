@@ -4,8 +4,8 @@
 #include "einsum.hpp"
 
 #include <ferro/plugin.hpp>
-#include <ferro/schema.hpp>
 #include <ferro/rules.hpp>
+#include <ferro/schema.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -119,16 +119,14 @@ struct Module {
     std::vector<ferro_dtype> dtypes;
 };
 
-uint64_t retained_bytes(const Program& p) {
-    return sizeof(Program) + p.steps.size() * (sizeof(Step) + sizeof(int64_t) * 9 * 3);
-}
+uint64_t retained_bytes(const Program& p) { return sizeof(Program) + p.steps.size() * (sizeof(Step) + sizeof(int64_t) * 9 * 3); }
 
 void log_program(const ferro_host_api* host, const Expression& e, const Program& p, const char* mode) {
     if (!host->log_enabled(host, FERRO_LOG_DEBUG)) return;
     plugin::log(host, FERRO_LOG_DEBUG, "einsum",
                 std::to_string(e.inputs.size()) + " operands: " + std::to_string(p.steps.size()) + " primitive steps, " +
-                    std::to_string(p.cost.flops) + " flops, workspace " + std::to_string(p.workspace_bytes >> 20) +
-                    " MiB" + mode);
+                    std::to_string(p.cost.flops) + " flops, workspace " + std::to_string(p.workspace_bytes >> 20) + " MiB" +
+                    mode);
 }
 
 ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare_args* args, ferro_plan_instance* out) {
@@ -137,9 +135,9 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         const std::span<const ferro_signature> in(args->inputs, args->n_inputs);
         const ferro_dtype dtype = result_dtype(in);
         if (std::find(module.dtypes.begin(), module.dtypes.end(), dtype) == module.dtypes.end()) {
-            plugin::write_reason(args->decline_reason, args->decline_capacity,
-                                 std::string("engine ") + module.engine + " has no " + plugin::dtype_attr_name(dtype) +
-                                     " kernels");
+            plugin::write_reason(
+                args->decline_reason, args->decline_capacity,
+                std::string("engine ") + module.engine + " has no " + plugin::dtype_attr_name(dtype) + " kernels");
             return;
         }
         const Expression e = expression_of(args->attrs, in);
@@ -211,7 +209,7 @@ ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* ar
     });
 }
 
-constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare, destroy_module, examples,
+constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface),  0, prepare, destroy_module, examples,
                                           FERRO_MODULE_KEEPS_RESIDUALS};
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {

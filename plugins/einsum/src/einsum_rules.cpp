@@ -40,20 +40,19 @@ TensorRef call_einsum(const plugin::Rules& r, const std::vector<ferro_tensor>& o
 // A constant of `like`'s dtype and engine from a creation op ("core.ones" of [n], "core.eye").
 TensorRef ones(const plugin::Rules& r, ferro_tensor like, int64_t n) {
     const int64_t shape[1] = {n};
-    return r.call(FERRO_CORE_OP_ONES, {}, {plugin::attr_i64s("shape", shape),
-                                    plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
-                                    plugin::attr_str("engine", r.host()->tensor_engine(like))});
+    return r.call(FERRO_CORE_OP_ONES, {},
+                  {plugin::attr_i64s("shape", shape), plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
+                   plugin::attr_str("engine", r.host()->tensor_engine(like))});
 }
 TensorRef eye(const plugin::Rules& r, ferro_tensor like, int64_t n) {
-    return r.call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n),
-                                   plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
-                                   plugin::attr_str("engine", r.host()->tensor_engine(like))});
+    return r.call(FERRO_CORE_OP_EYE, {},
+                  {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(r.signature(like).dtype)),
+                   plugin::attr_str("engine", r.host()->tensor_engine(like))});
 }
 
 // Operand i's cotangent, given the output's (g) and the other operands (operands[i] unused).
 TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const std::vector<int64_t>& sizes, ferro_tensor g,
-                            std::span<const ferro_tensor> operands, std::span<const std::span<const int64_t>> shapes,
-                            size_t i) {
+                            std::span<const ferro_tensor> operands, std::span<const std::span<const int64_t>> shapes, size_t i) {
     const std::span<const int64_t> shape = shapes[i];
     const std::vector<int>& axes = e.inputs[i];
     // The axes that carry a gradient (not broadcast), and their distinct labels.
@@ -160,8 +159,7 @@ bool lies_as(const StepValue& v, const TreeNode& node) {
 // Node k's value as a view of the values a recorded einsum kept (its residual 0), where `v`
 // says it lies (lies_as): the slot's run of elements, shaped in its memory order, then its axes
 // put in the node's order.
-TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t offset, const TreeNode& node,
-                     const StepValue& v) {
+TensorRef value_view(const plugin::Rules& r, const TensorRef& buffer, int64_t offset, const TreeNode& node, const StepValue& v) {
     const size_t rank = node.labels.size();
     std::vector<int64_t> strides(rank, 0);  // size-1 axes: 0, so they sort last
     int64_t numel = 1;
@@ -202,7 +200,8 @@ bool values_from_residuals(const plugin::Rules& r, const Expression& e, const Ke
     const Program p = compile_recorded(e, signatures(r, inputs), options, output_strides.data());
     const uint64_t element = FERRO_DTYPE_BITS(p.dtype) / 8;
     const ferro_signature kept_sig = r.signature(kept.values);
-    if (kept_sig.dtype != p.dtype || kept_sig.ndim != 1 || static_cast<uint64_t>(kept_sig.shape[0]) != p.residual_bytes / element) {
+    if (kept_sig.dtype != p.dtype || kept_sig.ndim != 1 ||
+        static_cast<uint64_t>(kept_sig.shape[0]) != p.residual_bytes / element) {
         throw plugin::Error(FERRO_INTERNAL, "einsum: the values a recorded forward kept do not match its program");
     }
     for (size_t k = n; k < nodes.size(); ++k) {
@@ -228,8 +227,8 @@ bool values_from_residuals(const plugin::Rules& r, const Expression& e, const Ke
 // a forward that kept none takes (a label of size 0, an operand broadcasting a label, fewer
 // than two operands wanting a gradient when it ran).
 std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, const Kept& kept,
-                                   const std::vector<TreeNode>& nodes, const Path& path,
-                                   std::span<const ferro_tensor> inputs, const std::vector<bool>& needed) {
+                                   const std::vector<TreeNode>& nodes, const Path& path, std::span<const ferro_tensor> inputs,
+                                   const std::vector<bool>& needed) {
     const size_t n = inputs.size();
     std::vector<TensorRef> value(nodes.size());
     for (size_t k = 0; k < n; ++k) {
@@ -253,8 +252,7 @@ std::vector<TensorRef> node_values(const plugin::Rules& r, const Expression& e, 
 struct Demand {
     std::vector<bool> held, needed;
 };
-template <class Marked>
-Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
+template <class Marked> Demand demand(const std::vector<TreeNode>& nodes, size_t n, Marked&& marked) {
     const size_t count = nodes.size();
     Demand d{std::vector<bool>(count), std::vector<bool>(count)};
     for (size_t k = 0; k < count; ++k) d.held[k] = k < n ? marked(k) : d.held[at(nodes[k].left)] || d.held[at(nodes[k].right)];
@@ -348,13 +346,15 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const Expression e = expression_of(a.attrs, sigs);
         const std::vector<std::span<const int64_t>> shapes = shapes_of(sigs);
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
-        const auto wanted = static_cast<size_t>(std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
+        const auto wanted = static_cast<size_t>(
+            std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
         if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
             return tree_vjp(r, e, shapes, a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {
-            if (a.needs_input_grad[i]) a.input_cotangents[i] = operand_cotangent(r, e, sizes, a.cotangents[0], inputs, shapes, i).release();
+            if (a.needs_input_grad[i])
+                a.input_cotangents[i] = operand_cotangent(r, e, sizes, a.cotangents[0], inputs, shapes, i).release();
         }
     });
 }
@@ -366,7 +366,8 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const std::vector<ferro_signature> sigs = signatures(r, inputs);
         const Expression e = expression_of(a.attrs, sigs);
-        const auto moving = static_cast<size_t>(std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
+        const auto moving = static_cast<size_t>(
+            std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
         if (a.n_inputs >= kTreeMinOperands && moving >= 2) {
             return tree_jvp(r, e, contraction_tree(e, shapes_of(sigs), forward_path(r, a.attrs, inputs)), a);
         }

@@ -111,7 +111,8 @@ PathOptions path_options_of(const ferro_attr_value* a, int n_operands) {
         const uint32_t n = a[kPath].count;
         if (n % 2 != 0) fail("path has " + std::to_string(n) + " entries; it lists pairs (i, j), flattened");
         for (uint32_t i = 0; i < n; i += 2) {
-            o.explicit_path.emplace_back(static_cast<int>(a[kPath].v.i64_array[i]), static_cast<int>(a[kPath].v.i64_array[i + 1]));
+            o.explicit_path.emplace_back(static_cast<int>(a[kPath].v.i64_array[i]),
+                                         static_cast<int>(a[kPath].v.i64_array[i + 1]));
         }
         o.has_explicit_path = true;
     }
@@ -144,8 +145,8 @@ const ferro_op_schema* schemas() {
         {sizeof(ferro_op_schema), 0, "einsum",
          "Einstein summation over any number of operands (numpy.einsum / torch.einsum notation), contracted "
          "pairwise along an optimised path",
-         FERRO_VARIADIC, 1, 1, kAttrCount, attrs, 4, 0, float_dtypes, infer_einsum, FERRO_MASK_ALL, 1,
-         FERRO_MASK_ALL, 0, einsum_vjp, einsum_jvp},
+         FERRO_VARIADIC, 1, 1, kAttrCount, attrs, 4, 0, float_dtypes, infer_einsum, FERRO_MASK_ALL, 1, FERRO_MASK_ALL, 0,
+         einsum_vjp, einsum_jvp},
         {sizeof(ferro_op_schema), 0, "path",
          "the contraction path einsum would take (opt_einsum linear form), its flop count and largest "
          "intermediate, without contracting",

@@ -76,8 +76,8 @@ std::vector<char32_t> decode(std::string_view text) {
 
 Expression build(const Terms& t, std::span<const int> ranks, const Spelling& spell) {
     if (t.inputs.size() != ranks.size()) {
-        fail("the subscripts name " + std::to_string(t.inputs.size()) + " operand" + (t.inputs.size() == 1 ? "" : "s") +
-             " but " + std::to_string(ranks.size()) + " " + (ranks.size() == 1 ? "was" : "were") + " given");
+        fail("the subscripts name " + std::to_string(t.inputs.size()) + " operand" + (t.inputs.size() == 1 ? "" : "s") + " but " +
+             std::to_string(ranks.size()) + " " + (ranks.size() == 1 ? "was" : "were") + " given");
     }
     // Axes each operand's `...` stands for; they align from the right, as in broadcasting.
     std::vector<int> ellipsis_axes(ranks.size(), 0);
@@ -87,8 +87,8 @@ Expression build(const Terms& t, std::span<const int> ranks, const Spelling& spe
         const int named = static_cast<int>(std::count_if(term.begin(), term.end(), [](const Token& x) { return !x.ellipsis; }));
         const bool has_ellipsis = named != static_cast<int>(term.size());
         if (named > ranks[k] || (!has_ellipsis && named != ranks[k])) {
-            fail("operand " + std::to_string(k) + " has " + std::to_string(ranks[k]) + " dimension" +
-                 (ranks[k] == 1 ? "" : "s") + " but its subscripts name " + std::to_string(named) +
+            fail("operand " + std::to_string(k) + " has " + std::to_string(ranks[k]) + " dimension" + (ranks[k] == 1 ? "" : "s") +
+                 " but its subscripts name " + std::to_string(named) +
                  (has_ellipsis || named > ranks[k] ? "" : " (use ... for the others)"));
         }
         if (has_ellipsis) ellipsis_axes[k] = ranks[k] - named;

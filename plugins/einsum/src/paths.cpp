@@ -6,8 +6,8 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
-#include <queue>
 #include <limits>
+#include <queue>
 #include <set>
 #include <tuple>
 
@@ -97,8 +97,13 @@ private:
 class Greedy {
 public:
     Greedy(const Network& net, double alpha, double temperature, Random* random)
-        : net_(net), alpha_(alpha), temperature_(temperature), random_(random), output_(net.size.size(), net.output),
-          count_(net.size.size(), 0), holders_(net.size.size()) {
+        : net_(net),
+          alpha_(alpha),
+          temperature_(temperature),
+          random_(random),
+          output_(net.size.size(), net.output),
+          count_(net.size.size(), 0),
+          holders_(net.size.size()) {
         for (const auto& in : net.inputs) add(LabelSet(net.size.size(), in));
     }
 
@@ -170,8 +175,8 @@ private:
     }
     void push(int a, int b) {
         if (a > b) std::swap(a, b);
-        const double cost = result_of(a, b).size(net_.size) -
-                            alpha_ * (sets_[static_cast<size_t>(a)].size(net_.size) + sets_[static_cast<size_t>(b)].size(net_.size));
+        const double cost = result_of(a, b).size(net_.size) - alpha_ * (sets_[static_cast<size_t>(a)].size(net_.size) +
+                                                                        sets_[static_cast<size_t>(b)].size(net_.size));
         queue_.push({cost, a, b});
     }
     bool valid(const Candidate& c) const { return alive_[static_cast<size_t>(c.a)] && alive_[static_cast<size_t>(c.b)]; }
@@ -312,7 +317,9 @@ private:
             self(self, nodes_[static_cast<size_t>(v)].right);
         };
         visit(visit, root_);
-        std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return nodes_[static_cast<size_t>(a)].flops > nodes_[static_cast<size_t>(b)].flops; });
+        std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
+            return nodes_[static_cast<size_t>(a)].flops > nodes_[static_cast<size_t>(b)].flops;
+        });
         return out;
     }
 
@@ -325,7 +332,8 @@ private:
             auto widest = frontier.end();
             for (auto it = frontier.begin(); it != frontier.end(); ++it) {
                 const Node& f = nodes_[static_cast<size_t>(*it)];
-                if (f.left >= 0 && (widest == frontier.end() || f.flops > nodes_[static_cast<size_t>(*widest)].flops)) widest = it;
+                if (f.left >= 0 && (widest == frontier.end() || f.flops > nodes_[static_cast<size_t>(*widest)].flops))
+                    widest = it;
             }
             if (widest == frontier.end()) break;
             const Node& f = nodes_[static_cast<size_t>(*widest)];
@@ -343,9 +351,9 @@ private:
         sub.output = nodes_[static_cast<size_t>(r)].kept.members();
         const Path best = optimal_path(sub, objective);
         const PathCost cost = path_cost(sub, best);
-        const bool wins = objective == Objective::flops
-                              ? cost.flops < old_flops * (1 - 1e-9)
-                              : std::tie(cost.largest, cost.flops) < std::tie(old_size, old_flops) && cost.flops <= old_flops * (1 + 1e-9);
+        const bool wins = objective == Objective::flops ? cost.flops < old_flops * (1 - 1e-9)
+                                                        : std::tie(cost.largest, cost.flops) < std::tie(old_size, old_flops) &&
+                                                              cost.flops <= old_flops * (1 + 1e-9);
         if (!wins) return false;
         std::vector<int> current = frontier;
         for (const auto& [i, j] : best) {
@@ -375,7 +383,9 @@ Path ssa_to_linear(const SsaPath& ssa, int n_inputs) {
     Path path;
     int next = n_inputs;
     for (const auto& [a, b] : ssa) {
-        const auto pos = [&](int id) { return static_cast<int>(std::find(current.begin(), current.end(), id) - current.begin()); };
+        const auto pos = [&](int id) {
+            return static_cast<int>(std::find(current.begin(), current.end(), id) - current.begin());
+        };
         const int i = pos(a), j = pos(b);
         path.emplace_back(i, j);
         current.erase(current.begin() + std::max(i, j));
@@ -507,10 +517,11 @@ Path random_greedy_path(const Network& net, const RandomGreedyOptions& options) 
 Path improve_path(const Network& net, const Path& path, Objective objective, double max_seconds) {
     if (net.inputs.size() < 3) return path;
     Tree tree(net, path);
-    const auto deadline = max_seconds > 0 ? std::chrono::steady_clock::now() +
-                                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                    std::chrono::duration<double>(max_seconds))
-                                          : std::chrono::steady_clock::time_point::max();
+    const auto deadline =
+        max_seconds > 0
+            ? std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(max_seconds))
+            : std::chrono::steady_clock::time_point::max();
     tree.improve(objective, deadline);
     Path better = tree.path();
     // Ties go to the improved tree.

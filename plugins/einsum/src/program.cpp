@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace ferro::einsum {
@@ -42,8 +42,8 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 class Compiler {
 public:
     // recorded: every step's value but the last is kept, in output 1.
-    Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
-             int64_t* output_strides, bool recorded = false)
+    Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options, int64_t* output_strides,
+             bool recorded = false)
         : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded) {
         size_ = label_sizes(e, shapes_of(inputs));
         p_.dtype = result_dtype(inputs);
@@ -246,7 +246,8 @@ private:
 
     // Group labels ordered as they nest in t's memory (outermost first).
     static std::vector<int> by_stride(const Operand& t, std::vector<int> group) {
-        std::stable_sort(group.begin(), group.end(), [&](int a, int b) { return std::abs(t.stride_of(a)) > std::abs(t.stride_of(b)); });
+        std::stable_sort(group.begin(), group.end(),
+                         [&](int a, int b) { return std::abs(t.stride_of(a)) > std::abs(t.stride_of(b)); });
         return group;
     }
     // Whether `order` is one strided dimension of t: each axis steps over the next one whole.
@@ -290,11 +291,13 @@ private:
             live.erase(live.begin() + std::max(i, j));
             live.erase(live.begin() + std::min(i, j));
             std::vector<int> keep = output_.labels;
-            for (int id : live) keep.insert(keep.end(), a.labels[static_cast<size_t>(id)].begin(), a.labels[static_cast<size_t>(id)].end());
+            for (int id : live)
+                keep.insert(keep.end(), a.labels[static_cast<size_t>(id)].begin(), a.labels[static_cast<size_t>(id)].end());
             std::vector<int> result;
             for (const auto* side : {&a.labels[static_cast<size_t>(x)], &a.labels[static_cast<size_t>(y)]}) {
                 for (int l : *side) {
-                    if (std::find(keep.begin(), keep.end(), l) != keep.end() && std::find(result.begin(), result.end(), l) == result.end()) {
+                    if (std::find(keep.begin(), keep.end(), l) != keep.end() &&
+                        std::find(result.begin(), result.end(), l) == result.end()) {
                         result.push_back(l);
                     }
                 }
@@ -704,8 +707,7 @@ std::string describe(const Step& s) {
     std::string d = names[s.kind];
     if (s.kind == Step::gemm) {
         return d + " batch " + std::to_string(s.batch) + " m " + std::to_string(s.m) + " n " + std::to_string(s.n) + " k " +
-               std::to_string(s.k) + ", strides a " + list(s.a.strides) + " b " + list(s.b.strides) + " c " +
-               list(s.out.strides);
+               std::to_string(s.k) + ", strides a " + list(s.a.strides) + " b " + list(s.b.strides) + " c " + list(s.out.strides);
     }
     if (s.kind == Step::zero) return d + " " + list(s.out.shape) + " -> " + list(s.out.strides);
     const std::string b = s.kind == Step::mul ? " " + list(s.b.strides) : "";

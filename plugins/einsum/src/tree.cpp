@@ -31,12 +31,11 @@ int64_t joined_size(int64_t a, int64_t b) {
 
 }  // namespace
 
-std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std::span<const int64_t>> shapes,
-                                       const Path& path) {
+std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std::span<const int64_t>> shapes, const Path& path) {
     const size_t n = e.inputs.size();
     if (path.size() + 1 != n) {
-        throw plugin::Error(FERRO_INTERNAL, "einsum: a path of " + std::to_string(path.size()) + " steps for " +
-                                                std::to_string(n) + " operands");
+        throw plugin::Error(FERRO_INTERNAL,
+                            "einsum: a path of " + std::to_string(path.size()) + " steps for " + std::to_string(n) + " operands");
     }
     std::vector<TreeNode> nodes(n);
     // How many nodes of the current list carry each label (once per node).
@@ -53,8 +52,8 @@ std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std:
     for (const auto& [i, j] : path) {
         const auto count = static_cast<int>(current.size());
         if (i == j || i < 0 || j < 0 || i >= count || j >= count) {
-            throw plugin::Error(FERRO_INTERNAL, "einsum: path step (" + std::to_string(i) + ", " + std::to_string(j) +
-                                                    ") over " + std::to_string(count) + " operands");
+            throw plugin::Error(FERRO_INTERNAL, "einsum: path step (" + std::to_string(i) + ", " + std::to_string(j) + ") over " +
+                                                    std::to_string(count) + " operands");
         }
         TreeNode step;
         step.left = current[static_cast<size_t>(i)];

@@ -23,8 +23,7 @@ struct TreeNode {
 // labels of its children that the output or an operand not yet contracted still has, in the
 // order they come (left child first); a label both children carry at size 1 stays size 1
 // (broadcast later).
-std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std::span<const int64_t>> shapes,
-                                       const Path& path);
+std::vector<TreeNode> contraction_tree(const Expression& e, std::span<const std::span<const int64_t>> shapes, const Path& path);
 
 // The pairwise expression of step node `k`: its children's labels to its own.
 Expression step_expression(const Expression& e, const std::vector<TreeNode>& nodes, int k);

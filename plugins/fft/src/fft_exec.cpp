@@ -56,7 +56,8 @@ int fftw_threads_for(const Transform& t, int threads) {
 int64_t dtype_bytes(ferro_dtype d) {
     switch (d) {
         case FERRO_DTYPE_F32: return 4;
-        case FERRO_DTYPE_F64: case FERRO_DTYPE_C64: return 8;
+        case FERRO_DTYPE_F64:
+        case FERRO_DTYPE_C64: return 8;
         case FERRO_DTYPE_C128: return 16;
         default: return 0;
     }
@@ -73,7 +74,6 @@ int64_t numel(const std::vector<int64_t>& shape) {
     for (int64_t d : shape) n *= d;
     return n;
 }
-
 
 }  // namespace
 
@@ -93,10 +93,10 @@ struct Pass {
 
 struct Plan {
     Transform t;
-    bool single = false;       // f32 / c64
-    int threads = 1;           // the engine's thread budget (FFTW's threads on large transforms)
-    void* fftw = nullptr;      // fftw_plan or fftwf_plan; null when there is nothing to transform
-    bool direct_ok = false;    // the input's layout is the fitted array's (alignment checked per call)
+    bool single = false;     // f32 / c64
+    int threads = 1;         // the engine's thread budget (FFTW's threads on large transforms)
+    void* fftw = nullptr;    // fftw_plan or fftwf_plan; null when there is nothing to transform
+    bool direct_ok = false;  // the input's layout is the fitted array's (alignment checked per call)
     int64_t fit_bytes = 0;
     std::vector<int64_t> fit_strides, out_strides;
     // fft*/ifft* of real input: an r2c transform into a half spectrum (the last transformed axis
@@ -108,7 +108,7 @@ struct Plan {
     // Estimate plans: the long-strided axes run as buffered passes (Pass) after FFTW's plan for
     // the others (before it for c2r); `fftw` is null when a c2c transform's every axis is a pass.
     std::vector<Pass> passes;
-    int slots = 0;            // per-thread pass buffers in the workspace, from pass_offset
+    int slots = 0;  // per-thread pass buffers in the workspace, from pass_offset
     int64_t slot_bytes = 0;
     int64_t pass_offset = 0;
     // With passes, FFTW's plan runs on the engine's pool as well, in main_parts parts of its
@@ -145,7 +145,8 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
     std::vector<fftw_iodim64> dims, loops;
     for (size_t i = 0; i < t.axes.size(); ++i) {
         const int64_t a = t.axes[i];
-        if (std::find(main.begin(), main.end(), a) != main.end()) dims.push_back({t.lengths[i], p.fit_strides[a], out_strides[a]});
+        if (std::find(main.begin(), main.end(), a) != main.end())
+            dims.push_back({t.lengths[i], p.fit_strides[a], out_strides[a]});
     }
     for (size_t a : loop_axes(t, main)) loops.push_back({t.out_shape[a], p.fit_strides[a], out_strides[a]});
     if (first_loop > 0) loops.at(0).n = first_loop;
@@ -177,16 +178,15 @@ void* plan_fftw(const Plan& p, Kind kind, const std::vector<int64_t>& out_stride
 
 // Runs one pass from `src` to `dst` (the same array for a pass in place): blocks of lines are
 // spread over the engine's pool, each chunk of blocks using the buffer of its own slot.
-template <class R>
-struct PassRun {
+template <class R> struct PassRun {
     using C = std::complex<R>;
     const Pass* pass;
     const C* src;
     C* dst;
-    char* slots;           // 64-byte aligned, slot_bytes apart
+    char* slots;  // 64-byte aligned, slot_bytes apart
     int64_t slot_bytes;
-    int64_t grain;         // blocks per chunk: chunk `begin / grain` owns slot `begin / grain`
-    int64_t line_blocks;   // blocks per [n, inner] slab
+    int64_t grain;        // blocks per chunk: chunk `begin / grain` owns slot `begin / grain`
+    int64_t line_blocks;  // blocks per [n, inner] slab
 
     void blocks(int64_t begin, int64_t end) const {
         const Pass& q = *pass;
@@ -208,15 +208,19 @@ void run_pass(const Plan& p, const Pass& pass, const void* src, void* dst, const
     const int64_t blocks = pass.outer * line_blocks;
     const int64_t used = std::max<int64_t>(1, std::min<int64_t>(p.slots, ctx->num_threads));
     const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data) + static_cast<uintptr_t>(p.pass_offset);
-    PassRun<R> job{&pass, static_cast<const std::complex<R>*>(src), static_cast<std::complex<R>*>(dst),
-                   reinterpret_cast<char*>((base + 63) & ~uintptr_t{63}), p.slot_bytes, (blocks + used - 1) / used, line_blocks};
+    PassRun<R> job{&pass,
+                   static_cast<const std::complex<R>*>(src),
+                   static_cast<std::complex<R>*>(dst),
+                   reinterpret_cast<char*>((base + 63) & ~uintptr_t{63}),
+                   p.slot_bytes,
+                   (blocks + used - 1) / used,
+                   line_blocks};
     const auto body = [](void* user, int64_t begin, int64_t end) { static_cast<const PassRun<R>*>(user)->blocks(begin, end); };
     ctx->parallel_for(ctx, blocks, job.grain, body, &job);
 }
 
 // FFTW's plan from `in` to `out`: one call, or its parts on the engine's pool (Plan::main_parts).
-template <class R>
-void run_main(const Plan& p, Kind kind, void* in, void* out, const ferro_cpu_context* ctx) {
+template <class R> void run_main(const Plan& p, Kind kind, void* in, void* out, const ferro_cpu_context* ctx) {
     using FftwPlan = typename Fftw<R>::plan;
     if (p.main_parts == 0) return Fftw<R>::run(static_cast<FftwPlan>(p.fftw), kind, in, out);
     struct Parts {
@@ -238,8 +242,7 @@ void run_main(const Plan& p, Kind kind, void* in, void* out, const ferro_cpu_con
 
 // Gathers the input (any strides, dtype Src) into the fitted row-major array (dtype Dst):
 // truncated or zero-padded per axis, promoted real -> complex, conjugated when asked.
-template <class Src, class Dst>
-void gather(const Plan& p, const ferro_tensor_view& in, Dst* dst) {
+template <class Src, class Dst> void gather(const Plan& p, const ferro_tensor_view& in, Dst* dst) {
     const Transform& t = p.t;
     const Src* src = static_cast<const Src*>(in.data);
     const int nd = static_cast<int>(t.fit_shape.size());
@@ -283,8 +286,7 @@ void gather(const Plan& p, const ferro_tensor_view& in, Dst* dst) {
 // long): X[k] = half[k] where k is in the half, else conj(half[-k]) with -k taken modulo n on
 // every transformed axis. Scaled, and conjugated for the inverse transform (ifft of real x is
 // conj(fft(x)) / n). Rows of the output's last axis are spread over the engine's pool.
-template <class R>
-struct Expand {
+template <class R> struct Expand {
     using C = std::complex<R>;
     const Plan* p;
     const C* half;
@@ -330,13 +332,12 @@ void expand_half(const Plan& p, const std::complex<R>* half, std::complex<R>* ou
     for (size_t i = 0; i < t.axes.size(); ++i) job.n[static_cast<size_t>(t.axes[i])] = t.lengths[i];
     const int64_t inner = std::max<int64_t>(t.out_shape.back(), 1);
     const int64_t rows = numel(t.out_shape) / inner;
-    ctx->parallel_for(ctx, rows, std::max<int64_t>(1, (int64_t{1} << 15) / inner),
-                      [](void* user, int64_t begin, int64_t end) { static_cast<const Expand<R>*>(user)->rows(begin, end); },
-                      &job);
+    ctx->parallel_for(
+        ctx, rows, std::max<int64_t>(1, (int64_t{1} << 15) / inner),
+        [](void* user, int64_t begin, int64_t end) { static_cast<const Expand<R>*>(user)->rows(begin, end); }, &job);
 }
 
-template <class R>
-void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) {
+template <class R> void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) {
     using C = std::complex<R>;
     const Transform& t = p.t;
     const ferro_tensor_view& in = a.inputs[0];
@@ -350,7 +351,9 @@ void run(const Plan& p, const ferro_exec_args& a, const ferro_cpu_context* ctx) 
     if (!p.direct_ok || Fftw<R>::alignment_of(fit) != 0) {
         if (p.direct_ok) {  // no workspace was asked for: an input view at an odd offset
             own.reset(Fftw<R>::malloc(static_cast<size_t>(p.fit_bytes)));
-            if (!own) throw plugin::Error(FERRO_RESOURCE_EXHAUSTED, qualified(t.op) + ": out of memory for an aligned copy of the input");
+            if (!own)
+                throw plugin::Error(FERRO_RESOURCE_EXHAUSTED,
+                                    qualified(t.op) + ": out of memory for an aligned copy of the input");
             fit = own.get();
         } else {
             const uintptr_t base = reinterpret_cast<uintptr_t>(a.workspace.data);
@@ -437,8 +440,7 @@ void init_fftw() {
 namespace {
 
 // FFTW's plan over `main_axes`: into the half spectrum for a real input's c2c, else the output.
-template <class R>
-void plan_main(Plan& p, const std::vector<int64_t>& main_axes) {
+template <class R> void plan_main(Plan& p, const std::vector<int64_t>& main_axes) {
     const Transform& t = p.t;
     const Kind kind = p.real_input ? Kind::r2c : t.kind;
     const std::vector<int64_t>& out_strides = p.real_input ? p.half_strides : p.out_strides;
@@ -448,7 +450,8 @@ void plan_main(Plan& p, const std::vector<int64_t>& main_axes) {
     if (!p.passes.empty() && p.slots > 1 && !loops.empty()) {
         const size_t outer = loops[0];
         const int64_t loop = t.out_shape[outer], chunk = (loop + p.slots - 1) / p.slots, parts = (loop + chunk - 1) / chunk;
-        const int64_t in_elem = kind == Kind::r2c ? sizeof(R) : 2 * sizeof(R), out_elem = kind == Kind::c2r ? sizeof(R) : 2 * sizeof(R);
+        const int64_t in_elem = kind == Kind::r2c ? sizeof(R) : 2 * sizeof(R),
+                      out_elem = kind == Kind::c2r ? sizeof(R) : 2 * sizeof(R);
         const int64_t in_step = chunk * p.fit_strides[outer] * in_elem, out_step = chunk * out_strides[outer] * out_elem;
         // Parts at 64-byte steps keep the alignment FFTW planned for.
         if (parts > 1 && in_step % 64 == 0 && out_step % 64 == 0) {
@@ -543,8 +546,8 @@ Plan* make_plan(const Transform& t, const ferro_signature& input, int threads, u
     for (int d = 0; d < input.ndim; ++d) {
         if (input.shape[d] != 1 && input.strides[d] != plan->fit_strides[static_cast<size_t>(d)]) contiguous = false;
     }
-    plan->direct_ok = contiguous && t.fit_shape == t.in_shape && fit_dtype == t.in_dtype && !t.conj_in &&
-                      t.kind != Kind::c2r && !t.axes.empty();
+    plan->direct_ok = contiguous && t.fit_shape == t.in_shape && fit_dtype == t.in_dtype && !t.conj_in && t.kind != Kind::c2r &&
+                      !t.axes.empty();
     // The gathered input lives in the workspace; an input FFTW reads in place needs none (and
     // the rare misaligned view of one gets a copy of its own). The half spectrum of a real
     // input's transform follows it.

@@ -50,8 +50,7 @@ inline std::complex<double> mul(std::complex<double> a, std::complex<double> b) 
 
 // w_N^m for 0 <= m < N.
 inline std::complex<double> twiddle(const FourStep& f, int64_t m) {
-    return mul(f.hi[static_cast<size_t>(m >> f.lo_bits)],
-               f.lo[static_cast<size_t>(m & ((int64_t{1} << f.lo_bits) - 1))]);
+    return mul(f.hi[static_cast<size_t>(m >> f.lo_bits)], f.lo[static_cast<size_t>(m & ((int64_t{1} << f.lo_bits) - 1))]);
 }
 
 // The largest divisor of n that is at most sqrt(n).
@@ -71,31 +70,22 @@ int64_t lines_per_block(int64_t len, int64_t elem, int64_t lines) {
 }
 
 // Rows a cache line apart beyond their length: 4 KiB-aliased rows would share cache sets.
-int64_t padded(int64_t len, int64_t elem) {
-    return ((len * elem + 63) / 64 * 64 + 64) / elem;
-}
+int64_t padded(int64_t len, int64_t elem) { return ((len * elem + 63) / 64 * 64 + 64) / elem; }
 
-int64_t aligned(int64_t bytes) {
-    return (bytes + 63) / 64 * 64;
-}
+int64_t aligned(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-template <class R>
-void plan_all(FourStep& f, const Transform& t) {
+template <class R> void plan_all(FourStep& f, const Transform& t) {
     const unsigned flags = planner_flags(t.planner);
     f.col_plan = plan_lines<R>(t, f.n1, f.col_block, f.dist, f.dist, t.sign, flags);
-    if (f.n2 % f.col_block != 0)
-        f.col_tail_plan = plan_lines<R>(t, f.n1, f.n2 % f.col_block, f.dist, f.dist, t.sign, flags);
+    if (f.n2 % f.col_block != 0) f.col_tail_plan = plan_lines<R>(t, f.n1, f.n2 % f.col_block, f.dist, f.dist, t.sign, flags);
     f.row_plan = plan_lines<R>(t, f.n2, f.row_block, f.a_ld, f.a_ld, t.sign, flags);
-    if (f.n1 % f.row_block != 0)
-        f.row_tail_plan = plan_lines<R>(t, f.n2, f.n1 % f.row_block, f.a_ld, f.a_ld, t.sign, flags);
+    if (f.n1 % f.row_block != 0) f.row_tail_plan = plan_lines<R>(t, f.n2, f.n1 % f.row_block, f.a_ld, f.a_ld, t.sign, flags);
 }
 
 // Row j2 of a step-1 buffer (the n1-point DFT of column j2) times scale * w_N^(j2 k1), k1 < n1.
 // Twiddles come from two tables (twiddle()) for kGroup values of k1 and one per group, and are
 // combined by one complex product each: w^(j2 (a + e)) = w^(j2 a) w^(j2 e).
-template <class R>
-[[gnu::always_inline]] inline void twiddle_row_body(const FourStep& f, std::complex<R>* row,
-                                                    int64_t j2) {
+template <class R> [[gnu::always_inline]] inline void twiddle_row_body(const FourStep& f, std::complex<R>* row, int64_t j2) {
     R base_re[kGroup], base_im[kGroup];
     const int64_t group = std::min(kGroup, f.n1);
     for (int64_t e = 0; e < group; ++e) {
@@ -118,15 +108,13 @@ template <class R>
     }
 }
 
-template <class R>
-void twiddle_rows_baseline(const FourStep& f, std::complex<R>* rows, int64_t count, int64_t j2) {
+template <class R> void twiddle_rows_baseline(const FourStep& f, std::complex<R>* rows, int64_t count, int64_t j2) {
     for (int64_t k = 0; k < count; ++k) twiddle_row_body(f, rows + k * f.dist, j2 + k);
 }
 
 #if defined(__x86_64__)
 template <class R>
-[[gnu::target("avx2,fma")]] void twiddle_rows_avx2(const FourStep& f, std::complex<R>* rows,
-                                                   int64_t count, int64_t j2) {
+[[gnu::target("avx2,fma")]] void twiddle_rows_avx2(const FourStep& f, std::complex<R>* rows, int64_t count, int64_t j2) {
     for (int64_t k = 0; k < count; ++k) twiddle_row_body(f, rows + k * f.dist, j2 + k);
 }
 #endif
@@ -134,8 +122,7 @@ template <class R>
 // Rows j2 .. j2 + count of a step-1 buffer, twiddled, with AVX2 and FMA where the CPU has them:
 // in a one-thread prototype of a 2^20-point c64 transform the baseline build's products took
 // 1.3-1.6 ms, 0.3 ms with them.
-template <class R>
-void twiddle_rows(const FourStep& f, std::complex<R>* rows, int64_t count, int64_t j2) {
+template <class R> void twiddle_rows(const FourStep& f, std::complex<R>* rows, int64_t count, int64_t j2) {
 #if defined(__x86_64__)
     static const bool avx2 = [] {
         __builtin_cpu_init();
@@ -146,8 +133,7 @@ void twiddle_rows(const FourStep& f, std::complex<R>* rows, int64_t count, int64
     twiddle_rows_baseline(f, rows, count, j2);
 }
 
-template <class R>
-struct FourStepRun {
+template <class R> struct FourStepRun {
     using C = std::complex<R>;
     using Plan = typename Fftw<R>::plan;
     const FourStep* f;
@@ -158,9 +144,7 @@ struct FourStepRun {
     // Blocks per chunk of each step: chunk `begin / grain` owns slot `begin / grain`.
     int64_t col_grain, row_grain;
 
-    C* slot(int64_t begin, int64_t grain) const {
-        return reinterpret_cast<C*>(slots + (begin / grain) * f->slot_bytes);
-    }
+    C* slot(int64_t begin, int64_t grain) const { return reinterpret_cast<C*>(slots + (begin / grain) * f->slot_bytes); }
 
     void columns(int64_t begin, int64_t end) const {
         const FourStep& q = *f;
@@ -169,8 +153,7 @@ struct FourStepRun {
         for (int64_t b = begin; b < end; ++b) {
             const int64_t c = b * q.col_block, count = std::min(q.col_block, q.n2 - c);
             transpose(x + c, q.n2, lines, q.dist, q.n1, count);
-            Fftw<R>::run(static_cast<Plan>(count == q.col_block ? q.col_plan : q.col_tail_plan),
-                         Kind::c2c, lines, spectra);
+            Fftw<R>::run(static_cast<Plan>(count == q.col_block ? q.col_plan : q.col_tail_plan), Kind::c2c, lines, spectra);
             twiddle_rows(q, spectra, count, c);
             transpose(spectra, q.dist, a + c, q.a_ld, count, q.n1);
         }
@@ -181,20 +164,17 @@ struct FourStepRun {
         C* spectra = slot(begin, row_grain);
         for (int64_t b = begin; b < end; ++b) {
             const int64_t r = b * q.row_block, count = std::min(q.row_block, q.n1 - r);
-            Fftw<R>::run(static_cast<Plan>(count == q.row_block ? q.row_plan : q.row_tail_plan),
-                         Kind::c2c, a + r * q.a_ld, spectra);
+            Fftw<R>::run(static_cast<Plan>(count == q.row_block ? q.row_plan : q.row_tail_plan), Kind::c2c, a + r * q.a_ld,
+                         spectra);
             transpose(spectra, q.a_ld, out + r, q.n1, count, q.n2);
         }
     }
 };
 
-template <class R>
-void run_typed(const FourStep& f, const void* fit, void* out, void* workspace,
-               const ferro_cpu_context* ctx) {
+template <class R> void run_typed(const FourStep& f, const void* fit, void* out, void* workspace, const ferro_cpu_context* ctx) {
     using C = std::complex<R>;
     const uintptr_t base =
-        (reinterpret_cast<uintptr_t>(workspace) + static_cast<uintptr_t>(f.region_offset) + 63) &
-        ~uintptr_t{63};
+        (reinterpret_cast<uintptr_t>(workspace) + static_cast<uintptr_t>(f.region_offset) + 63) & ~uintptr_t{63};
     const int64_t n = f.n1 * f.n2;
     const int64_t col_blocks = (f.n2 + f.col_block - 1) / f.col_block;
     const int64_t row_blocks = (f.n1 + f.row_block - 1) / f.row_block;
@@ -211,16 +191,10 @@ void run_typed(const FourStep& f, const void* fit, void* out, void* workspace,
         job.out = static_cast<C*>(out) + i * n;
         ctx->parallel_for(
             ctx, col_blocks, job.col_grain,
-            [](void* user, int64_t b, int64_t e) {
-                static_cast<const FourStepRun<R>*>(user)->columns(b, e);
-            },
-            &job);
+            [](void* user, int64_t b, int64_t e) { static_cast<const FourStepRun<R>*>(user)->columns(b, e); }, &job);
         ctx->parallel_for(
             ctx, row_blocks, job.row_grain,
-            [](void* user, int64_t b, int64_t e) {
-                static_cast<const FourStepRun<R>*>(user)->rows(b, e);
-            },
-            &job);
+            [](void* user, int64_t b, int64_t e) { static_cast<const FourStepRun<R>*>(user)->rows(b, e); }, &job);
     }
 }
 
@@ -231,24 +205,20 @@ void FourStepDeleter::operator()(FourStep* f) const {
         std::lock_guard lock(planner_mutex());
         for (void* p : {f->col_plan, f->col_tail_plan, f->row_plan, f->row_tail_plan}) {
             if (p == nullptr) continue;
-            if (f->single)
-                Fftw<float>::destroy(static_cast<fftwf_plan>(p));
-            else
-                Fftw<double>::destroy(static_cast<fftw_plan>(p));
+            if (f->single) Fftw<float>::destroy(static_cast<fftwf_plan>(p));
+            else Fftw<double>::destroy(static_cast<fftw_plan>(p));
         }
     }
     delete f;
 }
 
 FourStepPtr plan_four_step(const Transform& t, bool single, int threads, int64_t& workspace) {
-    if (t.kind != Kind::c2c || t.axes.size() != 1 ||
-        t.axes[0] + 1 != static_cast<int64_t>(t.out_shape.size())) {
+    if (t.kind != Kind::c2c || t.axes.size() != 1 || t.axes[0] + 1 != static_cast<int64_t>(t.out_shape.size())) {
         return nullptr;
     }
     const int64_t n = t.lengths[0];
     const int64_t elem = single ? 8 : 16;
-    if (t.planner == Planner::estimate ? n < kFourStepPoints || n * elem < l2_cache_bytes()
-                                       : n < kFourStepPointsMeasured) {
+    if (t.planner == Planner::estimate ? n < kFourStepPoints || n * elem < l2_cache_bytes() : n < kFourStepPointsMeasured) {
         return nullptr;
     }
     const int64_t n1 = smaller_factor(n);
@@ -264,14 +234,12 @@ FourStepPtr plan_four_step(const Transform& t, bool single, int threads, int64_t
     f->single = single;
     f->scale = t.scale;
     // Tables in long double, rounded once: w^m = exp(sign 2 pi i m / N).
-    f->lo_bits = static_cast<int>(
-        std::bit_width(static_cast<uint64_t>(std::ceil(std::sqrt(static_cast<double>(n)))) - 1));
+    f->lo_bits = static_cast<int>(std::bit_width(static_cast<uint64_t>(std::ceil(std::sqrt(static_cast<double>(n)))) - 1));
     const int64_t lo_count = int64_t{1} << f->lo_bits, hi_count = (n + lo_count - 1) / lo_count;
     const auto w = [&](int64_t m) {
-        const long double angle = t.sign * 2 * std::numbers::pi_v<long double> *
-                                  static_cast<long double>(m) / static_cast<long double>(n);
-        return std::complex<double>(static_cast<double>(std::cos(angle)),
-                                    static_cast<double>(std::sin(angle)));
+        const long double angle =
+            t.sign * 2 * std::numbers::pi_v<long double> * static_cast<long double>(m) / static_cast<long double>(n);
+        return std::complex<double>(static_cast<double>(std::cos(angle)), static_cast<double>(std::sin(angle)));
     };
     for (int64_t m = 0; m < lo_count; ++m) f->lo.push_back(w(m));
     for (int64_t m = 0; m < hi_count; ++m) f->hi.push_back(w(m * lo_count));
@@ -281,19 +249,14 @@ FourStepPtr plan_four_step(const Transform& t, bool single, int threads, int64_t
     f->slot_bytes = aligned(std::max(2 * f->col_block * f->dist, f->row_block * f->a_ld) * elem);
     f->region_offset = workspace;
     workspace += f->a_bytes + f->slots * f->slot_bytes + 64;
-    if (single)
-        plan_all<float>(*f, t);
-    else
-        plan_all<double>(*f, t);
+    if (single) plan_all<float>(*f, t);
+    else plan_all<double>(*f, t);
     return f;
 }
 
-void run_four_step(const FourStep& f, const void* fit, void* out, void* workspace,
-                   const ferro_cpu_context* ctx) {
-    if (f.single)
-        run_typed<float>(f, fit, out, workspace, ctx);
-    else
-        run_typed<double>(f, fit, out, workspace, ctx);
+void run_four_step(const FourStep& f, const void* fit, void* out, void* workspace, const ferro_cpu_context* ctx) {
+    if (f.single) run_typed<float>(f, fit, out, workspace, ctx);
+    else run_typed<double>(f, fit, out, workspace, ctx);
 }
 
 }  // namespace ferro::fft

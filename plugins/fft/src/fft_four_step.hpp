@@ -61,7 +61,6 @@ using FourStepPtr = std::unique_ptr<FourStep, FourStepDeleter>;
 FourStepPtr plan_four_step(const Transform& t, bool single, int threads, int64_t& workspace);
 
 // From the fitted array (batch x N, row-major) to the output (the same), scaled.
-void run_four_step(const FourStep& f, const void* fit, void* out, void* workspace,
-                   const ferro_cpu_context* ctx);
+void run_four_step(const FourStep& f, const void* fit, void* out, void* workspace, const ferro_cpu_context* ctx);
 
 }  // namespace ferro::fft

@@ -63,8 +63,8 @@ ferro_status examples(void*, const ferro_host_api* host, ferro_examples_args* ar
         for (uint32_t i = 0; i < n; ++i) {
             ferro_example& e = args->examples[i];
             e = {};
-            const std::span<const int64_t> shape = one_d ? (i == 0 ? std::span<const int64_t>(one_d_shape) : one_d_odd)
-                                                         : std::span<const int64_t>(n_d_shape);
+            const std::span<const int64_t> shape =
+                one_d ? (i == 0 ? std::span<const int64_t>(one_d_shape) : one_d_odd) : std::span<const int64_t>(n_d_shape);
             e.inputs[0] = r.rand(shape, args->dtype, 31 + i, args->engine).release();
             e.n_inputs = 1;
             if (i == 1 && one_d) {

@@ -31,10 +31,11 @@ public:
 
     const char* engine(Arg a) const { return host()->tensor_engine(a.get()); }
     // An N-D transform of the family with every length and axis explicit.
-    TensorRef transform(Op op, Arg x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& axes,
-                        Norm norm, const ferro_attr_value& planner) const {
-        return call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, {x}, {plugin::attr_i64s("s", lengths), plugin::attr_i64s("axes", axes),
-                              plugin::attr_str("norm", norm_name(norm)), plugin::attr_str("planner", planner.v.str)});
+    TensorRef transform(Op op, Arg x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& axes, Norm norm,
+                        const ferro_attr_value& planner) const {
+        return call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, {x},
+                    {plugin::attr_i64s("s", lengths), plugin::attr_i64s("axes", axes), plugin::attr_str("norm", norm_name(norm)),
+                     plugin::attr_str("planner", planner.v.str)});
     }
 };
 
@@ -69,9 +70,9 @@ TensorRef mirror_weights(const Ops& r, Arg like, const Transform& t) {
     shape[static_cast<size_t>(axis)] = m;
     const ferro_dtype real = plugin::real_dtype(r.signature(like).dtype);
     ferro_tensor out = nullptr;
-    plugin::check(r.host(), r.host()->tensor_from_host(r.host(), r.engine(like), real, static_cast<int32_t>(shape.size()),
-                                                       shape.data(), real == FERRO_DTYPE_F32 ? static_cast<const void*>(wf.data())
-                                                                                            : w.data(), &out));
+    plugin::check(r.host(),
+                  r.host()->tensor_from_host(r.host(), r.engine(like), real, static_cast<int32_t>(shape.size()), shape.data(),
+                                             real == FERRO_DTYPE_F32 ? static_cast<const void*>(wf.data()) : w.data(), &out));
     return TensorRef(r.host(), out);
 }
 
@@ -101,8 +102,8 @@ ferro_status vjp(Op op, const ferro_host_api* host, const ferro_vjp_args* args) 
         TensorRef g;
         switch (t.kind) {
             case Kind::c2c:
-                g = r.transform(t.inverse ? Op::fftn : Op::ifftn, a.cotangents[0], t.lengths, t.axes,
-                                adjoint_norm(t, !t.inverse), planner);
+                g = r.transform(t.inverse ? Op::fftn : Op::ifftn, a.cotangents[0], t.lengths, t.axes, adjoint_norm(t, !t.inverse),
+                                planner);
                 break;
             case Kind::r2c: {
                 // ifftn pads the half spectrum with zeros up to the full lengths itself.
@@ -111,7 +112,8 @@ ferro_status vjp(Op op, const ferro_host_api* host, const ferro_vjp_args* args) 
                 break;
             }
             case Kind::c2r: {
-                const TensorRef spectrum = r.transform(Op::rfftn, a.cotangents[0], t.lengths, t.axes, adjoint_norm(t, false), planner);
+                const TensorRef spectrum =
+                    r.transform(Op::rfftn, a.cotangents[0], t.lengths, t.axes, adjoint_norm(t, false), planner);
                 g = r.mul(spectrum, mirror_weights(r, spectrum, t));
                 if (t.conj_in) g = r.conj(g);
                 break;
@@ -129,7 +131,9 @@ ferro_status jvp(Op op, const ferro_host_api* host, const ferro_jvp_args* args) 
         const ferro_op_schema& s = schemas()[static_cast<uint32_t>(op)];
         std::vector<ferro_named_attr> attrs(s.n_attrs);
         for (uint32_t i = 0; i < s.n_attrs; ++i) attrs[i] = {s.attrs[i].name, a.attrs[i]};
-        a.output_tangents[0] = r.call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs).release();
+        a.output_tangents[0] =
+            r.call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs)
+                .release();
     });
 }
 

@@ -21,7 +21,12 @@ constexpr const char* planner_doc =
 
 ferro_attr_spec axes_default_last_two() {
     // None is numpy's too: every axis, or the last len(s), as fftn.
-    ferro_attr_spec s{sizeof s, FERRO_ATTR_I64_ARRAY, FERRO_ATTR_FLAG_OPTIONAL, 0, "axes", {},
+    ferro_attr_spec s{sizeof s,
+                      FERRO_ATTR_I64_ARRAY,
+                      FERRO_ATTR_FLAG_OPTIONAL,
+                      0,
+                      "axes",
+                      {},
                       "the axes to transform (None: all, or the last len(s), as fftn)"};
     s.default_value.type = FERRO_ATTR_I64_ARRAY;
     s.default_value.count = 2;
@@ -33,8 +38,7 @@ const ferro_attr_spec one_d_attrs[] = {
     plugin::spec_optional("n", FERRO_ATTR_I64,
                           "length of the transformed axis: the input is zero-padded or truncated to it (None: the "
                           "input's length; irfft and hfft: 2 (m - 1) for m input points)"),
-    plugin::spec_i64("axis", -1, "the axis to transform"),
-    plugin::spec_str("norm", "backward", norm_doc),
+    plugin::spec_i64("axis", -1, "the axis to transform"), plugin::spec_str("norm", "backward", norm_doc),
     plugin::spec_str("planner", "estimate", planner_doc)};
 const ferro_attr_spec two_d_attrs[] = {
     plugin::spec_optional("s", FERRO_ATTR_I64_ARRAY, "transform lengths per axis (None: the input's; see n)"),
@@ -42,12 +46,10 @@ const ferro_attr_spec two_d_attrs[] = {
     plugin::spec_str("planner", "estimate", planner_doc)};
 const ferro_attr_spec n_d_attrs[] = {
     plugin::spec_optional("s", FERRO_ATTR_I64_ARRAY, "transform lengths per axis (None: the input's; see n)"),
-    plugin::spec_optional("axes", FERRO_ATTR_I64_ARRAY,
-                          "axes to transform (None: all, or the last len(s) when s is given)"),
+    plugin::spec_optional("axes", FERRO_ATTR_I64_ARRAY, "axes to transform (None: all, or the last len(s) when s is given)"),
     plugin::spec_str("norm", "backward", norm_doc), plugin::spec_str("planner", "estimate", planner_doc)};
 
-template <Op op>
-ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
     return plugin::guard(host, [&] {
         const Transform t = describe(op, a->attrs, a->inputs[0]);
         ferro_signature& out = a->outputs[0];
@@ -63,8 +65,7 @@ ferro_status infer(const ferro_host_api* host, ferro_infer_args* a) {
 template <Op op> ferro_status vjp_of(const ferro_host_api* host, const ferro_vjp_args* a) { return vjp(op, host, a); }
 template <Op op> ferro_status jvp_of(const ferro_host_api* host, const ferro_jvp_args* a) { return jvp(op, host, a); }
 
-template <Op op>
-ferro_op_schema schema() {
+template <Op op> ferro_op_schema schema() {
     const OpInfo& info = infos[static_cast<uint32_t>(op)];
     const ferro_attr_spec* attrs = info.arity == Arity::one ? one_d_attrs : info.arity == Arity::two ? two_d_attrs : n_d_attrs;
     ferro_op_schema s{};
@@ -86,8 +87,7 @@ ferro_op_schema schema() {
     return s;
 }
 
-template <size_t... I>
-const ferro_op_schema* table(std::index_sequence<I...>) {
+template <size_t... I> const ferro_op_schema* table(std::index_sequence<I...>) {
     static const ferro_op_schema all[] = {schema<static_cast<Op>(I)>()...};
     return all;
 }

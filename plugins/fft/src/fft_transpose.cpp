@@ -10,19 +10,16 @@ namespace ferro::fft {
 namespace {
 
 template <class C>
-void transpose_edges(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows,
-                     int64_t cols, int64_t tiled_rows, int64_t tiled_cols) {
+void transpose_edges(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows, int64_t cols, int64_t tiled_rows,
+                     int64_t tiled_cols) {
     for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t j = i < tiled_rows ? tiled_cols : 0; j < cols; ++j)
-            dst[j * dst_ld + i] = src[i * src_ld + j];
+        for (int64_t j = i < tiled_rows ? tiled_cols : 0; j < cols; ++j) dst[j * dst_ld + i] = src[i * src_ld + j];
     }
 }
 
 // The portable tiles: four rows at a time, so that each destination line takes four elements
 // in a row.
-template <class C>
-void transpose_baseline(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows,
-                        int64_t cols) {
+template <class C> void transpose_baseline(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows, int64_t cols) {
     const int64_t tr = rows / 4 * 4, tc = cols / 4 * 4;
     for (int64_t i = 0; i < tr; i += 4) {
         for (int64_t j = 0; j < tc; ++j) {
@@ -74,12 +71,10 @@ void transpose_baseline(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, in
 // another page, which the hardware prefetchers do not follow.
 constexpr int64_t kBlock = 32;
 
-template <class C>
-void prefetch_block(const C* base, int64_t ld, int64_t rows, int64_t cols) {
+template <class C> void prefetch_block(const C* base, int64_t ld, int64_t rows, int64_t cols) {
     for (int64_t r = 0; r < rows; ++r) {
         const char* row = reinterpret_cast<const char*>(base + r * ld);
-        for (int64_t b = 0; b < cols * static_cast<int64_t>(sizeof(C)); b += 64)
-            _mm_prefetch(row + b, _MM_HINT_T0);
+        for (int64_t b = 0; b < cols * static_cast<int64_t>(sizeof(C)); b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
     }
 }
 
@@ -92,10 +87,8 @@ void prefetch_block(const C* base, int64_t ld, int64_t rows, int64_t cols) {
 // into the output, 8 KiB a line), one thread: 3.40 -> 2.94 ms; the transform on two threads:
 // 3.85 -> 3.25 ms (medians of 5 alternated processes). The padded buffers keep the bands:
 // written lines first too, the three copies took 4-16% longer than with this rule.
-template <class C, int per, void (*Tile)(const double*, int64_t, double*, int64_t),
-          bool DstLinesFirst>
-[[gnu::target("avx")]] void transpose_avx(const C* src, int64_t src_ld, C* dst, int64_t dst_ld,
-                                          int64_t rows, int64_t cols) {
+template <class C, int per, void (*Tile)(const double*, int64_t, double*, int64_t), bool DstLinesFirst>
+[[gnu::target("avx")]] void transpose_avx(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows, int64_t cols) {
     constexpr int64_t band = DstLinesFirst ? 8 : 4;
     const int64_t tr = rows / 4 * 4, tc = cols / 4 * 4;
     const auto* s = reinterpret_cast<const double*>(src);
@@ -107,16 +100,13 @@ template <class C, int per, void (*Tile)(const double*, int64_t, double*, int64_
             // The next block: along the row, else the next band of rows.
             const int64_t ni = j1 < tc ? i0 : i1, nj = j1 < tc ? j1 : 0;
             if (ni < tr) {
-                prefetch_block(src + ni * src_ld + nj, src_ld, std::min(kBlock, tr - ni),
-                               std::min(kBlock, tc - nj));
+                prefetch_block(src + ni * src_ld + nj, src_ld, std::min(kBlock, tr - ni), std::min(kBlock, tc - nj));
             }
             for (int64_t i = i0; i < i1; i += band) {
                 for (int64_t j = j0; j < j1; j += 4) {
-                    Tile(s + (i * src_ld + j) * per, src_ld * per, d + (j * dst_ld + i) * per,
-                         dst_ld * per);
+                    Tile(s + (i * src_ld + j) * per, src_ld * per, d + (j * dst_ld + i) * per, dst_ld * per);
                     if (DstLinesFirst && i + 4 < i1) {
-                        Tile(s + ((i + 4) * src_ld + j) * per, src_ld * per,
-                             d + (j * dst_ld + i + 4) * per, dst_ld * per);
+                        Tile(s + ((i + 4) * src_ld + j) * per, src_ld * per, d + (j * dst_ld + i + 4) * per, dst_ld * per);
                     }
                 }
             }
@@ -135,9 +125,7 @@ bool has_avx() {
 #endif
 
 // AVX tiles where the CPU has them (an element of C is `sizeof(C) / 8` doubles).
-template <class C>
-void transpose_dispatched(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows,
-                          int64_t cols) {
+template <class C> void transpose_dispatched(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, int64_t rows, int64_t cols) {
 #if defined(__x86_64__)
     if (has_avx()) {
         constexpr int per = sizeof(C) / sizeof(double);
@@ -152,23 +140,23 @@ void transpose_dispatched(const C* src, int64_t src_ld, C* dst, int64_t dst_ld, 
 
 }  // namespace
 
-void transpose(const std::complex<float>* src, int64_t src_ld, std::complex<float>* dst,
-               int64_t dst_ld, int64_t rows, int64_t cols) {
+void transpose(const std::complex<float>* src, int64_t src_ld, std::complex<float>* dst, int64_t dst_ld, int64_t rows,
+               int64_t cols) {
     transpose_dispatched(src, src_ld, dst, dst_ld, rows, cols);
 }
 
-void transpose(const std::complex<double>* src, int64_t src_ld, std::complex<double>* dst,
-               int64_t dst_ld, int64_t rows, int64_t cols) {
+void transpose(const std::complex<double>* src, int64_t src_ld, std::complex<double>* dst, int64_t dst_ld, int64_t rows,
+               int64_t cols) {
     transpose_dispatched(src, src_ld, dst, dst_ld, rows, cols);
 }
 
-void transpose_portable(const std::complex<float>* src, int64_t src_ld, std::complex<float>* dst,
-                        int64_t dst_ld, int64_t rows, int64_t cols) {
+void transpose_portable(const std::complex<float>* src, int64_t src_ld, std::complex<float>* dst, int64_t dst_ld, int64_t rows,
+                        int64_t cols) {
     transpose_baseline(src, src_ld, dst, dst_ld, rows, cols);
 }
 
-void transpose_portable(const std::complex<double>* src, int64_t src_ld, std::complex<double>* dst,
-                        int64_t dst_ld, int64_t rows, int64_t cols) {
+void transpose_portable(const std::complex<double>* src, int64_t src_ld, std::complex<double>* dst, int64_t dst_ld, int64_t rows,
+                        int64_t cols) {
     transpose_baseline(src, src_ld, dst, dst_ld, rows, cols);
 }
 

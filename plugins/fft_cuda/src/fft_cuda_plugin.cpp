@@ -53,7 +53,8 @@ int64_t bytes_of(ferro_dtype d) { return FERRO_DTYPE_BITS(d) / 8; }
 }
 
 void check_cuda(const std::string& call, cudaError_t r) {
-    if (r != cudaSuccess) throw plugin::Error(ferro::cuda::status_code(r), "fft (cuda): " + call + " failed: " + ferro::cuda::error_text(r));
+    if (r != cudaSuccess)
+        throw plugin::Error(ferro::cuda::status_code(r), "fft (cuda): " + call + " failed: " + ferro::cuda::error_text(r));
 }
 
 // Makes `device` current for the scope (prepare runs on the application's thread: put its
@@ -101,14 +102,14 @@ int64_t product(const std::vector<int64_t>& v) {
 struct Plan {
     Transform t;
     int device = 0;
-    bool empty = false;      // an empty output: nothing to do
-    bool fill = false;       // the input is shorter than the transform somewhere: zero W/R first
+    bool empty = false;        // an empty output: nothing to do
+    bool fill = false;         // the input is shorter than the transform somewhere: zero W/R first
     bool gather_real = false;  // the gather writes R (r2c input), else W
     std::vector<int64_t> gather_shape;
     std::vector<int64_t> w_strides, r_strides;  // per input axis, in elements
     uint64_t w_elements = 0, r_elements = 0;
     uint64_t w_offset = 0, r_offset = 0, work_offset = 0, scale_offset = 0;
-    CufftPlan first, second;  // c2c / r2c: first only; c2r: first (complex axes, may be unused) and second (the c2r)
+    CufftPlan first, second;   // c2c / r2c: first only; c2r: first (complex axes, may be unused) and second (the c2r)
     int hermitian_points = 0;  // c2r: the imaginary parts of points 0 (and n/2) are zeroed
     int64_t half_axis_len = 0;
     bool c2r_as_cast = false;  // c2r of length 1: the real part
@@ -159,7 +160,8 @@ void lay_out(Plan& p) {
     const ferro_dtype complex = plugin::complex_dtype(t.out_dtype), real = plugin::real_dtype(t.out_dtype);
     std::vector<int64_t> batch_axes;
     for (size_t a = 0; a < ndim; ++a) {
-        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) batch_axes.push_back(static_cast<int64_t>(a));
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end())
+            batch_axes.push_back(static_cast<int64_t>(a));
     }
     std::vector<int64_t> len = t.in_shape;  // W's extent per axis
     for (size_t i = 0; i < t.axes.size(); ++i) len[t.axes[i]] = t.lengths[i];
@@ -271,14 +273,20 @@ void run_cufft(CufftPlan& c, const ferro_cuda_context& ctx, void* work, void* in
     if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(c.handle, work);
     if (r != CUFFT_SUCCESS) fail_cufft("cufftSetStream/cufftSetWorkArea", r);
     switch (c.type) {
-        case CUFFT_C2C: r = cufftExecC2C(c.handle, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), direction); break;
+        case CUFFT_C2C:
+            r = cufftExecC2C(c.handle, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), direction);
+            break;
         case CUFFT_Z2Z:
             r = cufftExecZ2Z(c.handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleComplex*>(out), direction);
             break;
         case CUFFT_R2C: r = cufftExecR2C(c.handle, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)); break;
-        case CUFFT_D2Z: r = cufftExecD2Z(c.handle, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)); break;
+        case CUFFT_D2Z:
+            r = cufftExecD2Z(c.handle, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out));
+            break;
         case CUFFT_C2R: r = cufftExecC2R(c.handle, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)); break;
-        case CUFFT_Z2D: r = cufftExecZ2D(c.handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out)); break;
+        case CUFFT_Z2D:
+            r = cufftExecZ2D(c.handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out));
+            break;
         default: break;
     }
     if (r != CUFFT_SUCCESS) fail_cufft("executing the transform", r);
@@ -299,7 +307,11 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     // Gather: zeros where the input is shorter, then the part of the input that is read.
     if (p.fill) {  // (views borrow their shape and strides: these must outlive the call)
         const std::vector<int64_t> all{static_cast<int64_t>(p.gather_real ? p.r_elements : p.w_elements)}, unit{1};
-        ferro_fill_args zero{sizeof zero, 0, p.gather_real ? slice(args, p.r_offset, real, all, unit) : slice(args, p.w_offset, complex, all, unit), {}};
+        ferro_fill_args zero{
+            sizeof zero,
+            0,
+            p.gather_real ? slice(args, p.r_offset, real, all, unit) : slice(args, p.w_offset, complex, all, unit),
+            {}};
         plugin::check(host, host->session_fill(session, &zero));
     }
     const ferro_tensor_view dst = p.gather_real ? slice(args, p.r_offset, real, p.gather_shape, p.r_strides)
@@ -372,8 +384,8 @@ constexpr ferro_plan_iface plan_iface{sizeof(ferro_plan_iface), 0, execute_in_se
 
 struct Module {
     plugin::FamilyBinding<Op> family;  // the fft family's ops, bound by name
-    std::string engine;  // "cuda:0"
-    int device = 0;      // its CUDA ordinal
+    std::string engine;                // "cuda:0"
+    int device = 0;                    // its CUDA ordinal
 };
 
 // Why this module cannot run the call, or empty: cuFFT plans have rank 1 to 3.
@@ -394,8 +406,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         const std::optional<Op> op = m.family.op(args->op_index);
         if (!op) {
             plugin::write_reason(args->decline_reason, args->decline_capacity,
-                                 "the cuFFT module does not know " + m.family.qualified(args->op_index) + " (fft family version " +
-                                     kVersion + ")");
+                                 "the cuFFT module does not know " + m.family.qualified(args->op_index) +
+                                     " (fft family version " + kVersion + ")");
             return;
         }
         auto p = std::make_unique<Plan>();

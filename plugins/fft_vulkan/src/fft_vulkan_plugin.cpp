@@ -12,12 +12,12 @@
 // after the previous use on the engine's one queue.
 #include "vkfft_app.hpp"
 
+#include <ferro/vulkan_context.h>
 #include <ferro/family/fft.hpp>
 #include <ferro/family_binding.hpp>
 #include <ferro/plugin.hpp>
 #include <ferro/rules.hpp>
 #include <ferro/schema.hpp>
-#include <ferro/vulkan_context.h>
 
 #include <algorithm>
 #include <cstring>
@@ -46,10 +46,10 @@ struct Kernels {
     };
     const ferro_host_api* host = nullptr;
     std::vector<Stage> stages;
-    uint64_t work_elements = 0;               // complex elements of the buffer
+    uint64_t work_elements = 0;  // complex elements of the buffer
     ferro_dtype complex = FERRO_DTYPE_INVALID;
-    ferro_tensor work = nullptr;              // the buffer VkFFT is bound to
-    std::mutex mutex;                         // guards making the applications
+    ferro_tensor work = nullptr;  // the buffer VkFFT is bound to
+    std::mutex mutex;             // guards making the applications
     bool made = false;
 
     ~Kernels() {
@@ -76,16 +76,16 @@ struct Kernels {
 };
 
 struct Module {
-    plugin::FamilyBinding<Op> family;  // the fft family's ops, bound by name
-    std::string engine;  // "vulkan:0"
-    bool f64 = false;    // the device computes in double precision
-    std::mutex mutex;    // guards kernels (prepare may run concurrently)
+    plugin::FamilyBinding<Op> family;                       // the fft family's ops, bound by name
+    std::string engine;                                     // "vulkan:0"
+    bool f64 = false;                                       // the device computes in double precision
+    std::mutex mutex;                                       // guards kernels (prepare may run concurrently)
     std::map<std::string, std::weak_ptr<Kernels>> kernels;  // by Kernels::key()
 };
 
 // A view of `t` (a tensor of the module: the shared buffer, a scale) with another dtype, shape and strides.
-ferro_tensor_view view_of(const ferro_host_api* host, ferro_tensor t, ferro_dtype dtype,
-                          const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+ferro_tensor_view view_of(const ferro_host_api* host, ferro_tensor t, ferro_dtype dtype, const std::vector<int64_t>& shape,
+                          const std::vector<int64_t>& strides) {
     ferro_tensor_view v{};
     plugin::check(host, host->tensor_view(t, &v));
     v.dtype = dtype;
@@ -98,15 +98,15 @@ ferro_tensor_view view_of(const ferro_host_api* host, ferro_tensor t, ferro_dtyp
 struct Plan {
     const ferro_host_api* host = nullptr;
     Transform t;
-    bool empty = false;        // nothing to compute (an empty output)
-    bool fill = false;         // the input is shorter than the transform somewhere: zero first
+    bool empty = false;  // nothing to compute (an empty output)
+    bool fill = false;   // the input is shorter than the transform somewhere: zero first
     std::shared_ptr<Kernels> kernels;
-    int hermitian_points = 0;                  // c2r: 1 (point 0) or 2 (points 0 and n/2)
-    std::vector<int64_t> gather_shape;         // the part of the input that is read
-    std::vector<int64_t> complex_strides;      // the buffer, in complex elements, per input axis
-    std::vector<int64_t> real_strides;         // the same in real elements (r2c input, c2r output)
-    std::vector<int64_t> zero_strides;         // broadcasts the scale
-    ferro_tensor scale = nullptr;              // t.scale as one element of the output dtype, or NULL
+    int hermitian_points = 0;              // c2r: 1 (point 0) or 2 (points 0 and n/2)
+    std::vector<int64_t> gather_shape;     // the part of the input that is read
+    std::vector<int64_t> complex_strides;  // the buffer, in complex elements, per input axis
+    std::vector<int64_t> real_strides;     // the same in real elements (r2c input, c2r output)
+    std::vector<int64_t> zero_strides;     // broadcasts the scale
+    ferro_tensor scale = nullptr;          // t.scale as one element of the output dtype, or NULL
 
     ~Plan() {
         if (scale != nullptr) host->tensor_release(scale);
@@ -121,7 +121,8 @@ void lay_out(Plan& p, Kernels& k) {
     const size_t ndim = t.in_shape.size();
     std::vector<int64_t> order;  // input axes, outermost first
     for (size_t a = 0; a < ndim; ++a) {
-        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end()) order.push_back(static_cast<int64_t>(a));
+        if (std::find(t.axes.begin(), t.axes.end(), static_cast<int64_t>(a)) == t.axes.end())
+            order.push_back(static_cast<int64_t>(a));
     }
     uint64_t batches = 1;
     for (int64_t a : order) batches *= static_cast<uint64_t>(t.in_shape[a]);
@@ -263,8 +264,8 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
         plugin::check(host, host->session_fill(session, &zero));
     }
     const bool real_work = t.kind == Kind::r2c;
-    const ferro_tensor_view dst = view_of(host, k.work, real_work ? t.in_dtype : complex, p.gather_shape,
-                                          real_work ? p.real_strides : p.complex_strides);
+    const ferro_tensor_view dst =
+        view_of(host, k.work, real_work ? t.in_dtype : complex, p.gather_shape, real_work ? p.real_strides : p.complex_strides);
     gather_input(host, session, t, in, p.gather_shape, dst);
 
     // The transforms, each after a barrier that makes the previous writes visible.
@@ -275,8 +276,8 @@ void execute(Plan& p, const ferro_host_api* host, const ferro_exec_args& args) {
     }
 
     // Scatter, scaled for the norm; ihfft conjugates the result in place.
-    const ferro_tensor_view result = view_of(host, k.work, t.out_dtype, t.out_shape,
-                                             t.kind == Kind::c2r ? p.real_strides : p.complex_strides);
+    const ferro_tensor_view result =
+        view_of(host, k.work, t.out_dtype, t.out_shape, t.kind == Kind::c2r ? p.real_strides : p.complex_strides);
     if (p.scale != nullptr) {
         const ferro_tensor_view scale = view_of(host, p.scale, t.out_dtype, t.out_shape, p.zero_strides);
         scatter_output(host, session, t, result, &scale, out);
@@ -299,8 +300,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         const std::optional<Op> op = m.family.op(args->op_index);
         if (!op) {
             plugin::write_reason(args->decline_reason, args->decline_capacity,
-                                 "the VkFFT module does not know " + m.family.qualified(args->op_index) + " (fft family version " +
-                                     kVersion + ")");
+                                 "the VkFFT module does not know " + m.family.qualified(args->op_index) +
+                                     " (fft family version " + kVersion + ")");
             return;
         }
         auto p = std::make_unique<Plan>();

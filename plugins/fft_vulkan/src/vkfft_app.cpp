@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+// clang-format off
 #define FERRO_VKFFT_FUNCTIONS(X)                                                                       \
     X(vkAllocateCommandBuffers) X(vkAllocateDescriptorSets) X(vkAllocateMemory) X(vkBeginCommandBuffer)   \
     X(vkBindBufferMemory) X(vkCmdBindDescriptorSets) X(vkCmdBindPipeline) X(vkCmdCopyBuffer)              \
@@ -25,6 +26,7 @@
     X(vkGetBufferMemoryRequirements) X(vkGetPhysicalDeviceMemoryProperties)                               \
     X(vkGetPhysicalDeviceProperties) X(vkMapMemory) X(vkQueueSubmit) X(vkResetFences) X(vkUnmapMemory)   \
     X(vkUpdateDescriptorSets) X(vkWaitForFences) X(vkCreateFence) X(vkDestroyFence) X(vkQueueWaitIdle)
+// clang-format on
 
 // What VkFFT calls (valid only while vkfft_mutex is held: see install()).
 #define FERRO_VK_GLOBAL(name) [[maybe_unused]] static PFN_##name name = nullptr;
@@ -54,13 +56,12 @@ VkFunctions load_functions(const ferro_vulkan_context& ctx) {
     auto device = static_cast<VkDevice>(ctx.device);
     VkFunctions f;
     std::string missing;
-#define FERRO_VK_LOAD(name)                                                                                   \
-    {                                                                                                        \
-        Void p = get_device_proc_addr != nullptr ? reinterpret_cast<Void>(get_device_proc_addr(device, #name)) \
-                                                 : nullptr;                                                  \
-        if (p == nullptr) p = ctx.get_instance_proc_addr(ctx.instance, #name);                              \
-        if (p == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #name;                      \
-        f.name = reinterpret_cast<PFN_##name>(p);                                                            \
+#define FERRO_VK_LOAD(name)                                                                                               \
+    {                                                                                                                     \
+        Void p = get_device_proc_addr != nullptr ? reinterpret_cast<Void>(get_device_proc_addr(device, #name)) : nullptr; \
+        if (p == nullptr) p = ctx.get_instance_proc_addr(ctx.instance, #name);                                            \
+        if (p == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #name;                                    \
+        f.name = reinterpret_cast<PFN_##name>(p);                                                                         \
     }
     FERRO_VKFFT_FUNCTIONS(FERRO_VK_LOAD)
 #undef FERRO_VK_LOAD
@@ -92,11 +93,13 @@ const char* result_name(VkFFTResult r) {
 }
 
 [[noreturn]] void fail(const char* what, VkFFTResult r) {
-    const bool memory = r == VKFFT_ERROR_MALLOC_FAILED || r == VKFFT_ERROR_FAILED_TO_ALLOCATE ||
-                        r == VKFFT_ERROR_FAILED_TO_ALLOCATE_MEMORY;
+    const bool memory =
+        r == VKFFT_ERROR_MALLOC_FAILED || r == VKFFT_ERROR_FAILED_TO_ALLOCATE || r == VKFFT_ERROR_FAILED_TO_ALLOCATE_MEMORY;
     const bool unsupported = r == VKFFT_ERROR_UNSUPPORTED_RADIX || r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH ||
                              r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C;
-    throw plugin::Error(memory ? FERRO_RESOURCE_EXHAUSTED : unsupported ? FERRO_UNIMPLEMENTED : FERRO_INTERNAL,
+    throw plugin::Error(memory        ? FERRO_RESOURCE_EXHAUSTED
+                        : unsupported ? FERRO_UNIMPLEMENTED
+                                      : FERRO_INTERNAL,
                         std::string("fft (vulkan): VkFFT ") + what + " failed: VkFFTResult " +
                             std::to_string(static_cast<int>(r)) + " (" + result_name(r) + ")");
 }
@@ -145,10 +148,9 @@ VkfftApp::VkfftApp(const ferro_vulkan_context& ctx, const VkfftShape& shape, con
     VkFenceCreateInfo fence_info{};
     fence_info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
     if (VkResult r = s.fns.vkCreateFence(s.device, &fence_info, nullptr, &s.fence); r != VK_SUCCESS) {
-        throw plugin::Error(r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
-                                ? FERRO_RESOURCE_EXHAUSTED
-                                : FERRO_INTERNAL,
-                            "fft (vulkan): vkCreateFence failed (VkResult " + std::to_string(r) + ")");
+        throw plugin::Error(
+            r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? FERRO_RESOURCE_EXHAUSTED : FERRO_INTERNAL,
+            "fft (vulkan): vkCreateFence failed (VkResult " + std::to_string(r) + ")");
     }
     VkFFTConfiguration c{};
     c.FFTdim = shape.dims;
@@ -157,7 +159,7 @@ VkfftApp::VkfftApp(const ferro_vulkan_context& ctx, const VkfftShape& shape, con
     c.performR2C = shape.real ? 1 : 0;
     c.omitDimension[0] = shape.omit_first ? 1 : 0;
     c.doublePrecision = shape.f64 ? 1 : 0;
-    c.normalize = 0;  // the plan scales (numpy's three norms)
+    c.normalize = 0;                          // the plan scales (numpy's three norms)
     c.makeForwardPlanOnly = inverse ? 0 : 1;  // a plan runs one direction: half the kernels
     c.makeInversePlanOnly = inverse ? 1 : 0;
     c.physicalDevice = &s.physical;

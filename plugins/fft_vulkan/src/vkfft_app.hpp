@@ -14,11 +14,11 @@ namespace ferro::fft::vulkan {
 // `batches` such blocks one after the other. r2c/c2r use VkFFT's in-place layout: rows of
 // size[0] reals padded to 2 (size[0] / 2 + 1).
 struct VkfftShape {
-    uint32_t dims = 1;            // 1..3
+    uint32_t dims = 1;  // 1..3
     uint64_t size[3] = {1, 1, 1};
     uint64_t batches = 1;
-    bool real = false;            // r2c forward, c2r inverse
-    bool omit_first = false;      // size[0] is laid out but not transformed
+    bool real = false;        // r2c forward, c2r inverse
+    bool omit_first = false;  // size[0] is laid out but not transformed
     bool f64 = false;
 };
 

@@ -67,10 +67,8 @@ void require_matrix(Op op, const ferro_signature& s, int index, bool square) {
 }
 
 void require_float(Op op, const ferro_signature& s, int index) {
-    if (s.dtype != FERRO_DTYPE_F32 && s.dtype != FERRO_DTYPE_F64 && s.dtype != FERRO_DTYPE_C64 &&
-        s.dtype != FERRO_DTYPE_C128) {
-        invalid(op, "input " + std::to_string(index) + " must be f32, f64, c64 or c128, got " +
-                        plugin::dtype_attr_name(s.dtype));
+    if (s.dtype != FERRO_DTYPE_F32 && s.dtype != FERRO_DTYPE_F64 && s.dtype != FERRO_DTYPE_C64 && s.dtype != FERRO_DTYPE_C128) {
+        invalid(op, "input " + std::to_string(index) + " must be f32, f64, c64 or c128, got " + plugin::dtype_attr_name(s.dtype));
     }
 }
 
@@ -80,8 +78,7 @@ std::vector<int64_t> broadcast_batch(Op op, std::span<const int64_t> a, std::spa
         const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
         const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
         if (da != db && da != 1 && db != 1) {
-            invalid(op, "the batch shapes of input 0 " + shape_str(a) + " and input 1 " + shape_str(b) +
-                            " do not broadcast");
+            invalid(op, "the batch shapes of input 0 " + shape_str(a) + " and input 1 " + shape_str(b) + " do not broadcast");
         }
         out[out.size() - 1 - i] = da == 1 ? db : da;
     }

@@ -52,8 +52,7 @@ private:
 inline int64_t scratch_array(int64_t count, int64_t element_bytes) { return align64(count * element_bytes); }
 
 // f(T{}) for a float dtype (ferro/dtype.hpp's visitor); the op's infer admitted no other.
-template <class F>
-void visit_float(ferro_dtype d, F&& f) {
+template <class F> void visit_float(ferro_dtype d, F&& f) {
     if (!plugin::visit_dtype<std::complex, plugin::Dtypes::inexact>(d, std::forward<F>(f))) {
         throw plugin::Error(FERRO_INTERNAL, "linalg: unexpected dtype");
     }
@@ -108,8 +107,7 @@ inline std::string singular(lapack_int info) {
 }
 
 // One call of a per-matrix op on one dtype: the batch runner and the accessors its kernel uses.
-template <class T>
-class MatrixCall {
+template <class T> class MatrixCall {
 public:
     using R = Real<T>;
     using Kernel = void (*)(const MatrixCall& call, Item& item);
@@ -145,18 +143,22 @@ public:
                 Failure* failure;
             } job{this, kernel, &failure};
             const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(size * size * size, 1));
-            ctx->parallel_for(ctx, count, grain, [](void* user, int64_t begin, int64_t end) {
-                auto& j = *static_cast<Job*>(user);
-                try {
-                    std::vector<std::max_align_t> scratch(static_cast<size_t>(j.self->p_.scratch_bytes / sizeof(std::max_align_t) + 2));
-                    for (int64_t b = begin; b < end; ++b) {
-                        Item item{b, Carver(scratch.data()), *j.failure};
-                        j.kernel(*j.self, item);
+            ctx->parallel_for(
+                ctx, count, grain,
+                [](void* user, int64_t begin, int64_t end) {
+                    auto& j = *static_cast<Job*>(user);
+                    try {
+                        std::vector<std::max_align_t> scratch(
+                            static_cast<size_t>(j.self->p_.scratch_bytes / sizeof(std::max_align_t) + 2));
+                        for (int64_t b = begin; b < end; ++b) {
+                            Item item{b, Carver(scratch.data()), *j.failure};
+                            j.kernel(*j.self, item);
+                        }
+                    } catch (...) {
+                        j.failure->record(begin, FERRO_RESOURCE_EXHAUSTED, "could not allocate its LAPACK workspace");
                     }
-                } catch (...) {
-                    j.failure->record(begin, FERRO_RESOURCE_EXHAUSTED, "could not allocate its LAPACK workspace");
-                }
-            }, &job);
+                },
+                &job);
         } else {
             for (int64_t b = 0; b < count; ++b) {
                 Item item{b, Carver(workspace.data), failure};
@@ -171,7 +173,9 @@ public:
     }
 
     // Input i's and output i's item b, and their strides `from_end` dimensions from the last.
-    template <class U> const U* input(uint32_t i, int64_t b) const { return static_cast<const U*>(a_.inputs[i].data) + in_[i](b); }
+    template <class U> const U* input(uint32_t i, int64_t b) const {
+        return static_cast<const U*>(a_.inputs[i].data) + in_[i](b);
+    }
     template <class U> U* output(uint32_t i, int64_t b) const { return static_cast<U*>(a_.outputs[i].data) + out_[i](b); }
     int64_t in_stride(uint32_t i, int from_end) const { return a_.inputs[i].strides[a_.inputs[i].ndim - from_end]; }
     int64_t out_stride(uint32_t i, int from_end) const { return a_.outputs[i].strides[a_.outputs[i].ndim - from_end]; }
@@ -237,9 +241,7 @@ private:
 template <class U, class T> const U* input(const MatrixCall<T>& call, uint32_t i, int64_t b) {
     return call.template input<U>(i, b);
 }
-template <class U, class T> U* output(const MatrixCall<T>& call, uint32_t i, int64_t b) {
-    return call.template output<U>(i, b);
-}
+template <class U, class T> U* output(const MatrixCall<T>& call, uint32_t i, int64_t b) { return call.template output<U>(i, b); }
 
 // An op's kernel for each float dtype, from a type with `template <class T> static void
 // run(const MatrixCall<T>&, Item&)`.

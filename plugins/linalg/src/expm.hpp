@@ -15,8 +15,7 @@
 namespace ferro::linalg {
 
 // exp(A) in place for one n x n row-major matrix. `work` holds 6 n^2 elements, `ipiv` n.
-template <class T>
-void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
+template <class T> void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
     using R = lapack::Real<T>;
     const int64_t nn = n * n;
     T *A2 = work, *A4 = work + nn, *A6 = work + 2 * nn, *U = work + 3 * nn, *V = work + 4 * nn, *W = work + 5 * nn;
@@ -30,12 +29,25 @@ void expm(T* a, int64_t n, T* work, lapack_int* ipiv) {
     static constexpr double b3[] = {120, 60, 12, 1};
     static constexpr double b5[] = {30240, 15120, 3360, 420, 30, 1};
     static constexpr double b7[] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1};
-    static constexpr double b9[] = {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.};
-    static constexpr double b13[] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-                                     129060195264000.,   10559470521600.,    670442572800.,     33522128640.,
-                                     1323241920.,        40840800.,          960960.,           16380., 182., 1.};
+    static constexpr double b9[] = {17643225600., 8821612800., 2075673600., 302702400., 30270240.,
+                                    2162160.,     110880.,     3960.,       90.,        1.};
+    static constexpr double b13[] = {64764752532480000.,
+                                     32382376266240000.,
+                                     7771770303897600.,
+                                     1187353796428800.,
+                                     129060195264000.,
+                                     10559470521600.,
+                                     670442572800.,
+                                     33522128640.,
+                                     1323241920.,
+                                     40840800.,
+                                     960960.,
+                                     16380.,
+                                     182.,
+                                     1.};
     constexpr bool single = std::is_same_v<R, float>;
-    const double theta[] = {single ? 4.258730016922831e-1 : 1.495585217958292e-2, single ? 1.880152677804762e0 : 2.539398330063230e-1,
+    const double theta[] = {single ? 4.258730016922831e-1 : 1.495585217958292e-2,
+                            single ? 1.880152677804762e0 : 2.539398330063230e-1,
                             single ? 3.925724783138660e0 : 9.504178996162932e-1, 2.097847961257068e0, 5.371920351148152e0};
     const int degrees[] = {3, 5, 7, 9, 13};
     const int max_index = single ? 2 : 4;

@@ -34,6 +34,8 @@ constexpr int col = LAPACK_COL_MAJOR;
 template <class T> inline constexpr size_t kOverreadPad = 64 / sizeof(T);
 
 // LU with partial pivoting: A = P L U.
+// Overload sets, one type per line (kept as laid out).
+// clang-format off
 inline lapack_int getrf(lapack_int m, lapack_int n, float* a, lapack_int lda, lapack_int* p) { return LAPACKE_sgetrf_work(col, m, n, a, lda, p); }
 inline lapack_int getrf(lapack_int m, lapack_int n, double* a, lapack_int lda, lapack_int* p) { return LAPACKE_dgetrf_work(col, m, n, a, lda, p); }
 inline lapack_int getrf(lapack_int m, lapack_int n, c64* a, lapack_int lda, lapack_int* p) { return LAPACKE_cgetrf_work(col, m, n, a, lda, p); }
@@ -88,6 +90,7 @@ inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, float* a, lapa
 inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, double* b, lapack_int ldb, double* s, double rcond, lapack_int* rank, double* w, lapack_int lw, double*, lapack_int* iw) { return LAPACKE_dgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, iw); }
 inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, c64* a, lapack_int lda, c64* b, lapack_int ldb, float* s, float rcond, lapack_int* rank, c64* w, lapack_int lw, float* rw, lapack_int* iw) { return LAPACKE_cgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, rw, iw); }
 inline lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, c128* a, lapack_int lda, c128* b, lapack_int ldb, double* s, double rcond, lapack_int* rank, c128* w, lapack_int lw, double* rw, lapack_int* iw) { return LAPACKE_zgelsd_work(col, m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, rw, iw); }
+// clang-format on
 
 // A workspace size a query reported (in the first element of its work array).
 template <class T> int64_t query_size(T v) {

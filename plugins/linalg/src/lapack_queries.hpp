@@ -31,14 +31,14 @@ template <class T> void query_gesdd(Plan& p, char job) {
     T w{};
     lapack_int iw = 0;
     const lapack_int vrows = job == 'A' ? m : k;
-    lapack::gesdd(job, n, m, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), nullptr, std::max(vrows, 1), &w,
-                  -1, nullptr, &iw);
+    lapack::gesdd(job, n, m, nullptr, std::max(n, 1), nullptr, nullptr, std::max(n, 1), nullptr, std::max(vrows, 1), &w, -1,
+                  nullptr, &iw);
     p.lwork = std::max<int64_t>(lapack::query_size(w), 1);
     // LAPACK 3.7+ documents these rwork sizes for ?gesdd (no query for rwork).
     const int64_t mx = std::max(p.m, p.n), mn = p.k;
     p.lrwork = !lapack::is_complex_v<T> ? 0
-               : job == 'N'           ? std::max<int64_t>(7 * mn, 1)
-                                      : std::max<int64_t>({5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn, 1});
+               : job == 'N'             ? std::max<int64_t>(7 * mn, 1)
+                                        : std::max<int64_t>({5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn, 1});
     p.liwork = std::max<int64_t>(8 * mn, 1);
 }
 // The matrix, the singular values, U' and Vt' (ucols and vrows of them: k thin, all with

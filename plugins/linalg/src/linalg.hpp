@@ -37,15 +37,15 @@ struct Plan : Geometry {
     // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
     bool hermitian = false;
     double atol = 0, rtol = 0;
-    double ord = 2;                  // vector_norm
-    bool residuals = true;           // lstsq: computed (m > n and a driver other than gelsy)
-    std::vector<int64_t> reduced;    // vector_norm: reduced axes of input 0
+    double ord = 2;                // vector_norm
+    bool residuals = true;         // lstsq: computed (m > n and a driver other than gelsy)
+    std::vector<int64_t> reduced;  // vector_norm: reduced axes of input 0
     MatrixOrd matrix_ord = MatrixOrd::fro;
-    int64_t row_axis = 0, col_axis = 1;  // matrix_norm
-    double eps = 0;                  // inverse_gaps
-    bool squares = false;            // inverse_gaps: of x^2
+    int64_t row_axis = 0, col_axis = 1;         // matrix_norm
+    double eps = 0;                             // inverse_gaps
+    bool squares = false;                       // inverse_gaps: of x^2
     int64_t lwork = 0, lrwork = 0, liwork = 0;  // LAPACK work arrays (elements)
-    int64_t scratch_bytes = 0;   // per matrix: copies + pivots + work arrays
+    int64_t scratch_bytes = 0;                  // per matrix: copies + pivots + work arrays
 };
 
 // ---- shapes and messages ----
@@ -88,8 +88,8 @@ ferro_signature solve_rhs(Op op, const ferro_signature& a, const ferro_signature
 struct MatrixInput {
     const ferro_signature& sig;
     std::span<const int64_t> batch;
-    int64_t m, n, k;     // k = min(m, n)
-    ferro_dtype real;    // the real dtype of input 0's
+    int64_t m, n, k;   // k = min(m, n)
+    ferro_dtype real;  // the real dtype of input 0's
 };
 // The infer of a matrix op: `outputs(in)` writes the output signatures and returns their count.
 template <class Outputs>

@@ -21,8 +21,9 @@ public:
         return rand({shape.begin(), shape.size()}, a_.dtype, seed, a_.engine);
     }
     TensorRef eye(int64_t n) const {
-        return call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(a_.dtype)),
-                                     plugin::attr_str("engine", a_.engine)});
+        return call(FERRO_CORE_OP_EYE, {},
+                    {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(a_.dtype)),
+                     plugin::attr_str("engine", a_.engine)});
     }
     // random + n I: far from singular.
     TensorRef well_conditioned(std::initializer_list<int64_t> shape, int64_t seed) const {
@@ -66,14 +67,18 @@ void make(Op op, Samples& s) {
     using plugin::attr_str;
     static constexpr int64_t last_axis[] = {-1};
     switch (op) {
-        case Op::solve: case Op::solve_with_lu: {
+        case Op::solve:
+        case Op::solve_with_lu: {
             TensorRef A = s.well_conditioned({2, 4, 4}, 1), B = s.random({2, 4, 3}, 2);
             s.add_example({&A, &B}, {}, "batched 4 x 4, 3 right-hand sides");
             TensorRef A2 = s.well_conditioned({4, 4}, 3), b = s.random({4}, 4);
             s.add_example({&A2, &b}, {}, "one vector right-hand side");
             return;
         }
-        case Op::inv: case Op::det: case Op::slogdet: case Op::cond: {
+        case Op::inv:
+        case Op::det:
+        case Op::slogdet:
+        case Op::cond: {
             TensorRef A = s.well_conditioned({2, 4, 4}, 5);
             s.add_example({&A}, {}, "batched 4 x 4, well conditioned");
             return;
@@ -90,7 +95,8 @@ void make(Op op, Samples& s) {
             s.add_example({&wide}, {}, "wide 3 x 5, reduced");
             return;
         }
-        case Op::eigh: case Op::eigvalsh: {
+        case Op::eigh:
+        case Op::eigvalsh: {
             TensorRef H = s.hermitian({2, 4, 4}, 10);
             s.add_example({&H}, {}, "batched Hermitian 4 x 4", FERRO_EXAMPLE_HERMITIAN);
             return;
@@ -100,7 +106,9 @@ void make(Op op, Samples& s) {
             s.add_example({&A}, {attr_bool("full_matrices", false)}, "batched 5 x 3, thin");
             return;
         }
-        case Op::svdvals: case Op::pinv: case Op::matrix_rank: {
+        case Op::svdvals:
+        case Op::pinv:
+        case Op::matrix_rank: {
             TensorRef A = s.random({2, 5, 3}, 12);
             s.add_example({&A}, {}, "batched 5 x 3");
             return;
@@ -112,12 +120,14 @@ void make(Op op, Samples& s) {
             s.add_example({&L, &Br}, {attr_bool("upper", false), attr_bool("left", false)}, "lower, X A = B");
             return;
         }
-        case Op::lu_factor: case Op::lu: {
+        case Op::lu_factor:
+        case Op::lu: {
             TensorRef A = s.well_conditioned({2, 4, 4}, 17);
             s.add_example({&A}, {}, "batched 4 x 4");
             return;
         }
-        case Op::lu_unpack: case Op::lu_solve: {
+        case Op::lu_unpack:
+        case Op::lu_solve: {
             auto factors = s.call_all("linalg.lu_factor", {s.well_conditioned({2, 4, 4}, 18)});
             if (op == Op::lu_unpack) {
                 s.add_example({&factors[0], &factors[1]}, {}, "lu_factor of a batched 4 x 4");
@@ -127,7 +137,8 @@ void make(Op op, Samples& s) {
             s.add_example({&factors[0], &factors[1], &B}, {}, "lu_factor of a batched 4 x 4, 3 right-hand sides");
             return;
         }
-        case Op::eig: case Op::eigvals: {
+        case Op::eig:
+        case Op::eigvals: {
             TensorRef A = s.well_conditioned({4, 4}, 20);
             s.add_example({&A}, {}, "general 4 x 4");
             return;

@@ -87,10 +87,10 @@ void copy_transposing(const T* s, int64_t lds, T* d, int64_t ldd, int64_t rows, 
 // dst(i, j) = src(i, j) (conjugated when asked) for the `part` of a rows x cols matrix;
 // strides in elements. Elements outside the part are left alone.
 template <class T>
-void copy_part(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows,
-               int64_t cols, bool conj, Part part) {
+void copy_part(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows, int64_t cols,
+               bool conj, Part part) {
     auto in_part = [part](int64_t i, int64_t j) { return part == Part::all || (part == Part::lower ? j <= i : j >= i); };
-    conj = conj && is_complex_v<T>;  // real data: the straight copies below serve
+    conj = conj && is_complex_v<T>;             // real data: the straight copies below serve
     if (!conj && src_cs == 1 && dst_cs == 1) {  // rows are contiguous on both sides
         for (int64_t i = 0; i < rows; ++i) {
             const int64_t lo = part == Part::upper ? std::min(i, cols) : 0;
@@ -112,19 +112,20 @@ void copy_part(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst
         const Part swapped = part == Part::lower ? Part::upper : part == Part::upper ? Part::lower : Part::all;
         return copy_transposing(src, src_cs, dst, dst_rs, cols, rows, conj, swapped);
     }
-    for_each_tiled(rows, cols, src_cs, dst_rs, dst_cs,
-                   [&](int64_t i, int64_t j) {
-                       if (in_part(i, j)) dst[i * dst_rs + j * dst_cs] = conj_if(src[i * src_rs + j * src_cs], conj);
-                   },
-                   [part](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-                       return (part == Part::lower && j0 > i1 - 1) || (part == Part::upper && i0 > j1 - 1);
-                   });
+    for_each_tiled(
+        rows, cols, src_cs, dst_rs, dst_cs,
+        [&](int64_t i, int64_t j) {
+            if (in_part(i, j)) dst[i * dst_rs + j * dst_cs] = conj_if(src[i * src_rs + j * src_cs], conj);
+        },
+        [part](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+            return (part == Part::lower && j0 > i1 - 1) || (part == Part::upper && i0 > j1 - 1);
+        });
 }
 
 // dst(i, j) = src(i, j) (conjugated when asked) for a rows x cols matrix; strides in elements.
 template <class T>
-void copy2d(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows,
-            int64_t cols, bool conj = false) {
+void copy2d(const T* src, int64_t src_rs, int64_t src_cs, T* dst, int64_t dst_rs, int64_t dst_cs, int64_t rows, int64_t cols,
+            bool conj = false) {
     copy_part(src, src_rs, src_cs, dst, dst_rs, dst_cs, rows, cols, conj, Part::all);
 }
 

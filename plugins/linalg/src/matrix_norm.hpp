@@ -16,8 +16,7 @@
 namespace ferro::linalg {
 
 // Scratch for the singular values of one rows x cols matrix (?gesdd without vectors).
-template <class T>
-struct SingularValues {
+template <class T> struct SingularValues {
     using R = lapack::Real<T>;
     int64_t rows, cols, k;
     std::vector<T> a, work;
@@ -41,12 +40,14 @@ struct SingularValues {
         copy2d(m, rs, cs, a.data(), 1, rows, rows, cols);
         for (int64_t i = 0; i < rows * cols; ++i) {
             if (!std::isfinite(std::abs(a[static_cast<size_t>(i)]))) {
-                throw plugin::Error(FERRO_INVALID_ARGUMENT, std::string(op) + ": a matrix contains NaN or Inf (its singular values are undefined)");
+                throw plugin::Error(FERRO_INVALID_ARGUMENT,
+                                    std::string(op) + ": a matrix contains NaN or Inf (its singular values are undefined)");
             }
         }
-        const lapack_int info = lapack::gesdd('N', static_cast<lapack_int>(rows), static_cast<lapack_int>(cols), a.data(),
-                                              std::max<lapack_int>(static_cast<lapack_int>(rows), 1), s.data(), nullptr, 1, nullptr, 1,
-                                              work.data(), static_cast<lapack_int>(work.size()), rwork.data(), iwork.data());
+        const lapack_int info =
+            lapack::gesdd('N', static_cast<lapack_int>(rows), static_cast<lapack_int>(cols), a.data(),
+                          std::max<lapack_int>(static_cast<lapack_int>(rows), 1), s.data(), nullptr, 1, nullptr, 1, work.data(),
+                          static_cast<lapack_int>(work.size()), rwork.data(), iwork.data());
         if (info > 0) throw plugin::Error(FERRO_FAILED_PRECONDITION, std::string(op) + ": the SVD did not converge");
         return s;
     }
@@ -75,7 +76,10 @@ lapack::Real<T> one_matrix_norm(const T* m, int64_t rs, int64_t cs, int64_t rows
                 for (int64_t j = 0; j < cols; ++j) sum += (mag(i, j) / largest) * (mag(i, j) / largest);
             return largest * std::sqrt(sum);
         }
-        case MatrixOrd::one: case MatrixOrd::minus_one: case MatrixOrd::inf: case MatrixOrd::minus_inf: {
+        case MatrixOrd::one:
+        case MatrixOrd::minus_one:
+        case MatrixOrd::inf:
+        case MatrixOrd::minus_inf: {
             // Column sums (1, -1) or row sums (inf, -inf), then the max or the min.
             const bool by_column = ord == MatrixOrd::one || ord == MatrixOrd::minus_one;
             const bool largest = ord == MatrixOrd::one || ord == MatrixOrd::inf;
@@ -86,12 +90,14 @@ lapack::Real<T> one_matrix_norm(const T* m, int64_t rs, int64_t cs, int64_t rows
                 R sum = 0;
                 for (int64_t e = 0; e < length; ++e) sum += by_column ? mag(e, g) : mag(g, e);
                 result = std::isnan(sum) || std::isnan(result) ? std::numeric_limits<R>::quiet_NaN()
-                         : largest                              ? std::max(result, sum)
-                                                                : std::min(result, sum);
+                         : largest                             ? std::max(result, sum)
+                                                               : std::min(result, sum);
             }
             return result;
         }
-        case MatrixOrd::two: case MatrixOrd::minus_two: case MatrixOrd::nuc: {
+        case MatrixOrd::two:
+        case MatrixOrd::minus_two:
+        case MatrixOrd::nuc: {
             if (sv.k == 0) return 0;  // nuc of an empty matrix (2 and -2 were refused by infer)
             const auto& s = sv.of(m, rs, cs, op);
             if (ord == MatrixOrd::two) return s[0];
@@ -103,8 +109,7 @@ lapack::Real<T> one_matrix_norm(const T* m, int64_t rs, int64_t cs, int64_t rows
     return result;
 }
 
-template <class T>
-void matrix_norm(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* out) {
+template <class T> void matrix_norm(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* out) {
     std::vector<int64_t> kept;
     for (int64_t d = 0; d < in.ndim; ++d) {
         if (d != p.row_axis && d != p.col_axis) kept.push_back(d);
@@ -121,13 +126,13 @@ void matrix_norm(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* ou
 
 // cond: ||A|| ||A^-1|| in the `ord` norm; for 2 and -2 the ratio of extreme singular values
 // (any shape). A singular matrix has condition number inf.
-template <class T>
-void cond(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* out) {
+template <class T> void cond(const Plan& p, const ferro_tensor_view& in, lapack::Real<T>* out) {
     using R = lapack::Real<T>;
     std::vector<int64_t> batch_axes;
     for (int64_t d = 0; d + 2 < in.ndim; ++d) batch_axes.push_back(d);
     const AxesWalk outer(in, batch_axes);
-    const int64_t rows = in.shape[in.ndim - 2], cols = in.shape[in.ndim - 1], rs = in.strides[in.ndim - 2], cs = in.strides[in.ndim - 1];
+    const int64_t rows = in.shape[in.ndim - 2], cols = in.shape[in.ndim - 1], rs = in.strides[in.ndim - 2],
+                  cs = in.strides[in.ndim - 1];
     const R inf = std::numeric_limits<R>::infinity();
     SingularValues<T> sv(rows, cols);
     const bool spectral = p.matrix_ord == MatrixOrd::two || p.matrix_ord == MatrixOrd::minus_two;

@@ -11,11 +11,32 @@ namespace {
 using RowFn = OpRow (*)();
 
 // In the order of Op (ferro/family/linalg.hpp); each row says which op it is, checked below.
-constexpr RowFn kRows[] = {
-    op_rows::solve, op_rows::inv, op_rows::det, op_rows::slogdet, op_rows::cholesky, op_rows::qr, op_rows::eigh, op_rows::eigvalsh,
-    op_rows::svd, op_rows::svdvals, op_rows::triangular_solve, op_rows::lu_factor, op_rows::lu, op_rows::lu_unpack, op_rows::lu_solve,
-    op_rows::eig, op_rows::eigvals, op_rows::matrix_exp, op_rows::pinv, op_rows::matrix_rank, op_rows::vector_norm,
-    op_rows::matrix_norm, op_rows::cond, op_rows::lstsq, op_rows::inverse_gaps, op_rows::solve_with_lu};
+constexpr RowFn kRows[] = {op_rows::solve,
+                           op_rows::inv,
+                           op_rows::det,
+                           op_rows::slogdet,
+                           op_rows::cholesky,
+                           op_rows::qr,
+                           op_rows::eigh,
+                           op_rows::eigvalsh,
+                           op_rows::svd,
+                           op_rows::svdvals,
+                           op_rows::triangular_solve,
+                           op_rows::lu_factor,
+                           op_rows::lu,
+                           op_rows::lu_unpack,
+                           op_rows::lu_solve,
+                           op_rows::eig,
+                           op_rows::eigvals,
+                           op_rows::matrix_exp,
+                           op_rows::pinv,
+                           op_rows::matrix_rank,
+                           op_rows::vector_norm,
+                           op_rows::matrix_norm,
+                           op_rows::cond,
+                           op_rows::lstsq,
+                           op_rows::inverse_gaps,
+                           op_rows::solve_with_lu};
 static_assert(std::size(kRows) == static_cast<size_t>(Op::count));
 
 std::vector<OpRow> build_rows() {
@@ -23,8 +44,8 @@ std::vector<OpRow> build_rows() {
     for (size_t i = 0; i < std::size(kRows); ++i) {
         table.push_back(kRows[i]());
         if (table.back().op != static_cast<Op>(i)) {
-            throw plugin::Error(FERRO_INTERNAL, std::string("linalg: the table's row ") + std::to_string(i) +
-                                                    " is not op " + op_name(static_cast<Op>(i)));
+            throw plugin::Error(FERRO_INTERNAL, std::string("linalg: the table's row ") + std::to_string(i) + " is not op " +
+                                                    op_name(static_cast<Op>(i)));
         }
     }
     return table;

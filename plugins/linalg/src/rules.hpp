@@ -23,9 +23,13 @@ using plugin::TensorRef;
 // The linalg ops the rules call (the family's FERRO_EXT_RULE_CALLS link): the host resolves
 // them once per runtime; rules name them with linalg_op("linalg.svd").
 inline constexpr std::array kRuleCalls{
-    "linalg.det",        "linalg.eig",   "linalg.eigh", "linalg.inv",  "linalg.inverse_gaps",
-    "linalg.lu_solve",   "linalg.lu_unpack", "linalg.matrix_exp", "linalg.matrix_norm",
-    "linalg.pinv",       "linalg.qr",    "linalg.solve", "linalg.svd",  "linalg.triangular_solve",
+    "linalg.det",          "linalg.eig",
+    "linalg.eigh",         "linalg.inv",
+    "linalg.inverse_gaps", "linalg.lu_solve",
+    "linalg.lu_unpack",    "linalg.matrix_exp",
+    "linalg.matrix_norm",  "linalg.pinv",
+    "linalg.qr",           "linalg.solve",
+    "linalg.svd",          "linalg.triangular_solve",
 };
 consteval plugin::DeclaredOp linalg_op(std::string_view name) { return plugin::declared_op(kRuleCalls, name); }
 
@@ -44,13 +48,14 @@ public:
     }
     // The main diagonal of the last two axes, as the last axis.
     TensorRef diagonal(Arg a) const {
-        return call(FERRO_CORE_OP_DIAGONAL, {a}, {plugin::attr_i64("offset", 0), plugin::attr_i64("axis1", -2),
-                                           plugin::attr_i64("axis2", -1)});
+        return call(FERRO_CORE_OP_DIAGONAL, {a},
+                    {plugin::attr_i64("offset", 0), plugin::attr_i64("axis1", -2), plugin::attr_i64("axis2", -1)});
     }
     // The n x n identity with `like`'s dtype and engine.
     TensorRef eye(Arg like, int64_t n) const {
-        return call(FERRO_CORE_OP_EYE, {}, {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(signature(like).dtype)),
-                                     plugin::attr_str("engine", host()->tensor_engine(like.get()))});
+        return call(FERRO_CORE_OP_EYE, {},
+                    {plugin::attr_i64("n", n), plugin::attr_str("dtype", plugin::dtype_attr_name(signature(like).dtype)),
+                     plugin::attr_str("engine", host()->tensor_engine(like.get()))});
     }
     // diag(v) for a batch of vectors v [..., n]: [..., n, n].
     TensorRef diag_embed(Arg v) const { return mul(eye(v, dim(v, 1)), unsqueeze(v, -2)); }
@@ -69,8 +74,9 @@ public:
             for (int64_t j = 0; j < cols; ++j) s[i * cols + j] = static_cast<float>(d[i * cols + j] = f(i, j));
         const int64_t shape[2] = {rows, cols};
         ferro_tensor out = nullptr;
-        plugin::check(host(), host()->tensor_from_host(host(), host()->tensor_engine(like.get()), dtype, 2, shape,
-                                                       dtype == FERRO_DTYPE_F32 ? static_cast<const void*>(s.data()) : d.data(), &out));
+        plugin::check(host(),
+                      host()->tensor_from_host(host(), host()->tensor_engine(like.get()), dtype, 2, shape,
+                                               dtype == FERRO_DTYPE_F32 ? static_cast<const void*>(s.data()) : d.data(), &out));
         return TensorRef(host(), out);
     }
     template <class F> TensorRef constant_matrix(Arg like, int64_t n, F&& f) const {
@@ -86,8 +92,9 @@ public:
     TensorRef strictly_lower(Arg x) const { return tril(x, -1); }
     // Solves with a triangular A (linalg.triangular_solve): A X = B, or X A = B.
     TensorRef tri_solve(Arg A, Arg B, bool upper, bool left = true, bool unit = false) const {
-        return call(linalg_op("linalg.triangular_solve"), {A, B}, {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left),
-                                                        plugin::attr_bool("unitriangular", unit)});
+        return call(
+            linalg_op("linalg.triangular_solve"), {A, B},
+            {plugin::attr_bool("upper", upper), plugin::attr_bool("left", left), plugin::attr_bool("unitriangular", unit)});
     }
     // Zeros with `like`'s batch dimensions (all but its last two), then `matrix` (rows, cols).
     TensorRef zeros_shaped(Arg like, std::initializer_list<int64_t> matrix) const {
@@ -98,9 +105,7 @@ public:
     }
     // i * Im(x), as a tensor of x's dtype (zero for real x).
     TensorRef i_imag(Arg x) const { return sub(x, real(x)); }
-    TensorRef real_part(Arg x) const {
-        return plugin::is_complex(signature(x).dtype) ? real(x) : borrow(x.get());
-    }
+    TensorRef real_part(Arg x) const { return plugin::is_complex(signature(x).dtype) ? real(x) : borrow(x.get()); }
 
     // linalg ops (their own rules make these rules differentiable).
     TensorRef solve(Arg a, Arg b) const { return call(linalg_op("linalg.solve"), {a, b}); }
@@ -143,7 +148,8 @@ inline void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const cha
         throw plugin::Error(FERRO_NOT_DIFFERENTIABLE,
                             std::string(op) + ": the loss depends on the phase of the complex " + vectors +
                                 " (each is defined only up to a factor e^{i phi}), so its gradient is ill-defined (gauge "
-                                "term " + std::to_string(value) + " > 0.01); use a phase-invariant loss such as |V| or V V^H");
+                                "term " +
+                                std::to_string(value) + " > 0.01); use a phase-invariant loss such as |V| or V V^H");
     }
 }
 
@@ -153,13 +159,12 @@ inline void check_gauge(const Ops& r, Arg gauge_terms, const char* op, const cha
 struct SolveCotangents {
     TensorRef gA, gB;
 };
-template <class SolveWith>
-SolveCotangents solve_cotangents(const Ops& r, const ferro_vjp_args& a, SolveWith&& solve_with) {
+template <class SolveWith> SolveCotangents solve_cotangents(const Ops& r, const ferro_vjp_args& a, SolveWith&& solve_with) {
     if (!a.cotangents[0]) return {};
     const ferro_tensor X = a.outputs[0];
     const bool vec = solve_vector_rhs(a.input_sigs[0], a.input_sigs[1]);
-    TensorRef gB = vec ? r.squeeze(solve_with(r.unsqueeze(a.cotangents[0], -1), true), -1)
-                       : solve_with(r.borrow(a.cotangents[0]), true);
+    TensorRef gB =
+        vec ? r.squeeze(solve_with(r.unsqueeze(a.cotangents[0], -1), true), -1) : solve_with(r.borrow(a.cotangents[0]), true);
     TensorRef gA;
     if (a.needs_input_grad[0]) {
         gA = vec ? r.neg(r.mul(r.unsqueeze(gB, -1), r.unsqueeze(r.conj(X), -2))) : r.neg(r.matmul(gB, r.mH(X)));
@@ -172,8 +177,7 @@ template <class SolveWith> TensorRef solve_tangent(const Ops& r, const ferro_jvp
     TensorRef rhs;
     if (a.input_tangents[1]) rhs = r.borrow(a.input_tangents[1]);
     if (a.input_tangents[0]) {
-        TensorRef dAX = vec ? r.squeeze(r.matmul(a.input_tangents[0], r.unsqueeze(X, -1)), -1)
-                            : r.matmul(a.input_tangents[0], X);
+        TensorRef dAX = vec ? r.squeeze(r.matmul(a.input_tangents[0], r.unsqueeze(X, -1)), -1) : r.matmul(a.input_tangents[0], X);
         rhs = rhs ? r.sub(rhs, dAX) : r.neg(dAX);
     }
     if (!rhs) return {};

@@ -82,8 +82,7 @@ inline constexpr int kBaseRows = 64;    // ... down to diagonal blocks of at mos
 
 // op(A) X = B for the n x n triangle `uplo` of a (lda), op = 'N', 'T' or 'C', diag 'U' = unit.
 // B (n x k, ldb) is overwritten by X. Recurses on halves; see the file comment.
-template <class T>
-void split_solve(char uplo, char t, char diag, int n, int k, const T* a, int lda, T* b, int ldb) {
+template <class T> void split_solve(char uplo, char t, char diag, int n, int k, const T* a, int lda, T* b, int ldb) {
     if (n <= kBaseRows) return trsm(uplo, t, diag, n, k, a, lda, b, ldb);
     const int h = n / 2;
     const T* a11 = a;
@@ -104,8 +103,7 @@ void split_solve(char uplo, char t, char diag, int n, int k, const T* a, int lda
     }
 }
 
-template <class T>
-void solve(char uplo, char t, char diag, int64_t n, int64_t k, const T* a, int64_t lda, T* b, int64_t ldb) {
+template <class T> void solve(char uplo, char t, char diag, int64_t n, int64_t k, const T* a, int64_t lda, T* b, int64_t ldb) {
     if (n == 0 || k == 0) return;
     const int in = static_cast<int>(n), ik = static_cast<int>(k), ia = static_cast<int>(lda), ib = static_cast<int>(ldb);
     if (k <= kTrsvColumnsMax) {
@@ -116,10 +114,18 @@ void solve(char uplo, char t, char diag, int64_t n, int64_t k, const T* a, int64
     split_solve(uplo, t, diag, in, ik, a, ia, b, ib);
 }
 
-inline void laswp(int k, float* b, int ldb, int n, const lapack_int* p, int inc) { LAPACKE_slaswp_work(lapack::col, k, b, ldb, 1, n, p, inc); }
-inline void laswp(int k, double* b, int ldb, int n, const lapack_int* p, int inc) { LAPACKE_dlaswp_work(lapack::col, k, b, ldb, 1, n, p, inc); }
-inline void laswp(int k, c64* b, int ldb, int n, const lapack_int* p, int inc) { LAPACKE_claswp_work(lapack::col, k, b, ldb, 1, n, p, inc); }
-inline void laswp(int k, c128* b, int ldb, int n, const lapack_int* p, int inc) { LAPACKE_zlaswp_work(lapack::col, k, b, ldb, 1, n, p, inc); }
+inline void laswp(int k, float* b, int ldb, int n, const lapack_int* p, int inc) {
+    LAPACKE_slaswp_work(lapack::col, k, b, ldb, 1, n, p, inc);
+}
+inline void laswp(int k, double* b, int ldb, int n, const lapack_int* p, int inc) {
+    LAPACKE_dlaswp_work(lapack::col, k, b, ldb, 1, n, p, inc);
+}
+inline void laswp(int k, c64* b, int ldb, int n, const lapack_int* p, int inc) {
+    LAPACKE_claswp_work(lapack::col, k, b, ldb, 1, n, p, inc);
+}
+inline void laswp(int k, c128* b, int ldb, int n, const lapack_int* p, int inc) {
+    LAPACKE_zlaswp_work(lapack::col, k, b, ldb, 1, n, p, inc);
+}
 
 // getrs with the triangular solves above: op(A) X = B from getrf's A = P L U (a, lda, piv).
 template <class T>

@@ -21,8 +21,7 @@ unsigned blocks_for(int64_t n) {
     return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
 }
 
-template <class T>
-__global__ void zero_triangle_kernel(T* a, int64_t count, int64_t rows, int64_t cols, bool upper, bool unit) {
+template <class T> __global__ void zero_triangle_kernel(T* a, int64_t count, int64_t rows, int64_t cols, bool upper, bool unit) {
     const int64_t total = count * rows * cols;
     for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total; e += int64_t{gridDim.x} * blockDim.x) {
         const int64_t within = e % (rows * cols), i = within % rows, j = within / rows;
@@ -45,21 +44,20 @@ __global__ void permutation_kernel(const int64_t* piv, int64_t count, int64_t m,
     if (b < count) permutation_of(piv + b * k, m, k, perm_scratch + b * m, p + b * m * m);
 }
 
-template <class F>
-bool visit(ferro_dtype dtype, F&& f) {
+template <class F> bool visit(ferro_dtype dtype, F&& f) {
     return ::ferro::plugin::visit_dtype<cs::complex, ::ferro::plugin::Dtypes::inexact>(dtype, std::forward<F>(f));
 }
 
 }  // namespace
 
-cudaError_t zero_triangle(cudaStream_t stream, ferro_dtype dtype, void* a, int64_t count, int64_t rows, int64_t cols,
-                          bool upper, bool unit_diagonal) {
+cudaError_t zero_triangle(cudaStream_t stream, ferro_dtype dtype, void* a, int64_t count, int64_t rows, int64_t cols, bool upper,
+                          bool unit_diagonal) {
     const int64_t total = count * rows * cols;
     if (total == 0) return cudaSuccess;
     if (!visit(dtype, [&](auto tag) {
             using T = decltype(tag);
             zero_triangle_kernel<<<blocks_for(total), kBlock, 0, stream>>>(static_cast<T*>(a), count, rows, cols, upper,
-                                                                          unit_diagonal);
+                                                                           unit_diagonal);
         })) {
         return cudaErrorInvalidValue;
     }

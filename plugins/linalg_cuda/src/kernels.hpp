@@ -12,8 +12,8 @@ namespace ferro::linalg::cuda {
 
 // In each rows x cols matrix (leading dimension rows): zero the strictly upper (upper=true)
 // or strictly lower triangle, and set the diagonal to 1 when unit_diagonal.
-cudaError_t zero_triangle(cudaStream_t stream, ferro_dtype dtype, void* a, int64_t count, int64_t rows, int64_t cols,
-                          bool upper, bool unit_diagonal);
+cudaError_t zero_triangle(cudaStream_t stream, ferro_dtype dtype, void* a, int64_t count, int64_t rows, int64_t cols, bool upper,
+                          bool unit_diagonal);
 
 // From getrf's n x n factors and 1-based pivots: det (when logabs is NULL) or the sign and
 // log|det| of each matrix, written to sign_or_det[count] (dtype) and logabs[count] (its real dtype).

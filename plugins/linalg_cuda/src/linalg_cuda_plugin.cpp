@@ -61,8 +61,8 @@ constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare
 
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
-        const std::string why = plugin::context_decline(host, args->target, "the cuSOLVER module", FERRO_CUDA_CONTEXT_ABI, "cuda", 5,
-                                                        "session_native_context");
+        const std::string why = plugin::context_decline(host, args->target, "the cuSOLVER module", FERRO_CUDA_CONTEXT_ABI, "cuda",
+                                                        5, "session_native_context");
         auto m = std::make_unique<Module>();
         std::string missing = why;
         if (missing.empty()) missing = m->family.bind(args, kId, kMajor, static_cast<uint32_t>(Op::count), op_name);

@@ -50,8 +50,7 @@ __host__ __device__ void determinant_of(const T* a, const int64_t* piv, int64_t 
 
 // P (m x m, column-major) with A = P L U from k 1-based pivots: the rows' permutation (perm,
 // m entries of scratch), then P[perm[i], i] = 1.
-template <class T>
-__host__ __device__ void permutation_of(const int64_t* piv, int64_t m, int64_t k, int64_t* perm, T* p) {
+template <class T> __host__ __device__ void permutation_of(const int64_t* piv, int64_t m, int64_t k, int64_t* perm, T* p) {
     for (int64_t i = 0; i < m; ++i) perm[i] = i;
     for (int64_t i = 0; i < k; ++i) {
         const int64_t j = piv[i] - 1;

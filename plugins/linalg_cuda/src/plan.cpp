@@ -8,10 +8,21 @@ namespace ferro::linalg::cuda {
 
 bool supported(Op op) {
     switch (op) {
-        case Op::solve: case Op::inv: case Op::det: case Op::slogdet: case Op::cholesky: case Op::qr: case Op::eigh:
-        case Op::eigvalsh: case Op::svd: case Op::svdvals: case Op::triangular_solve: case Op::lu_factor: case Op::lu:
-        case Op::lu_solve: case Op::solve_with_lu:
-            return true;
+        case Op::solve:
+        case Op::inv:
+        case Op::det:
+        case Op::slogdet:
+        case Op::cholesky:
+        case Op::qr:
+        case Op::eigh:
+        case Op::eigvalsh:
+        case Op::svd:
+        case Op::svdvals:
+        case Op::triangular_solve:
+        case Op::lu_factor:
+        case Op::lu:
+        case Op::lu_solve:
+        case Op::solve_with_lu: return true;
         default: return false;
     }
 }
@@ -45,7 +56,9 @@ CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
     Layout w;
     p.a = w.take(c * m * n, t);
     switch (op) {
-        case Op::solve: case Op::lu_solve: case Op::solve_with_lu:
+        case Op::solve:
+        case Op::lu_solve:
+        case Op::solve_with_lu:
             p.b = w.take(c * n * k, t);
             p.c = w.take(c * n, 8);
             p.e = w.take(c * n, t);
@@ -54,7 +67,8 @@ CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
             p.b = w.take(c * n * n, t);
             p.c = w.take(c * n, 8);
             break;
-        case Op::det: case Op::slogdet:
+        case Op::det:
+        case Op::slogdet:
             p.c = w.take(c * n, 8);
             p.d = w.take(c, t);
             p.e = w.take(c, r);
@@ -63,11 +77,13 @@ CudaPlan make_cuda_plan(Op op, const ferro_prepare_args& args) {
             p.b = w.take(c * m * (p.qr_mode == QrMode::complete ? m : k), t);
             p.c = w.take(c * k, t);
             break;
-        case Op::eigh: case Op::eigvalsh:
+        case Op::eigh:
+        case Op::eigvalsh:
             p.d = w.take(c * n, r);
             p.flags = w.take(c * m * n + c, 1);
             break;
-        case Op::svd: case Op::svdvals: {
+        case Op::svd:
+        case Op::svdvals: {
             const int64_t rows = std::max(m, n), cols = k;  // the factored matrix is rows x cols (A or A^H)
             const int64_t ucols = p.full ? rows : k, vrows = p.full ? cols : k;
             p.b = w.take(c * rows * ucols, t);

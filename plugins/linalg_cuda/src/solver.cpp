@@ -10,8 +10,8 @@
 #include <ferro/cuda_context.h>
 #include <ferro/plugin.hpp>
 
-#include <cublas_v2.h>
 #include <cuComplex.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cusolverDn.h>
 
@@ -215,13 +215,16 @@ private:
 
     // ---- errors ------------------------------------------------------------------------
     [[noreturn]] void fail_cuda(const std::string& call, cudaError_t e) const {
-        throw plugin::Error(ferro::cuda::status_code(e), op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
+        throw plugin::Error(ferro::cuda::status_code(e),
+                            op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
     }
     [[noreturn]] void fail_solver(const std::string& call, cusolverStatus_t e) const {
-        throw plugin::Error(ferro::cuda::status_code(e), op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
+        throw plugin::Error(ferro::cuda::status_code(e),
+                            op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
     }
     [[noreturn]] void fail_blas(const std::string& call, cublasStatus_t e) const {
-        throw plugin::Error(ferro::cuda::status_code(e), op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
+        throw plugin::Error(ferro::cuda::status_code(e),
+                            op_label(p_.op) + " (cuda): " + call + " failed: " + ferro::cuda::error_text(e));
     }
     void check_solver(const char* call, cusolverStatus_t e) const {
         if (e != CUSOLVER_STATUS_SUCCESS) fail_solver(call, e);
@@ -239,20 +242,20 @@ private:
     // Throws the batch's first failure, as the cpu module words it.
     void report() const {
         if (fail_index_ < 0) return;
-        const std::string where = p_.batch.empty() ? "the matrix" : "matrix " + shape_text(batch_index(p_.batch, fail_index_)) + " of the batch";
+        const std::string where =
+            p_.batch.empty() ? "the matrix" : "matrix " + shape_text(batch_index(p_.batch, fail_index_)) + " of the batch";
         throw plugin::Error(fail_code_, op_label(p_.op) + ": " + where + " " + fail_why_);
     }
     // Queues the copy of `count` elements at `device` into `host` (valid after wait()).
-    template <class T>
-    void download(const void* device, int64_t count, std::vector<T>& host) {
+    template <class T> void download(const void* device, int64_t count, std::vector<T>& host) {
         host.resize(static_cast<size_t>(count));
         if (count == 0) return;
-        check_cuda("cudaMemcpyAsync", cudaMemcpyAsync(host.data(), device, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+        check_cuda("cudaMemcpyAsync", cudaMemcpyAsync(host.data(), device, static_cast<size_t>(count) * sizeof(T),
+                                                      cudaMemcpyDeviceToHost, stream()));
     }
     void wait() { plugin::check(host_, ctx_->synchronize(ctx_)); }
     // Waits for the stream and brings `count` elements at `device` to the host.
-    template <class T>
-    std::vector<T> fetch(const void* device, int64_t count) {
+    template <class T> std::vector<T> fetch(const void* device, int64_t count) {
         std::vector<T> host;
         download(device, count, host);
         wait();
@@ -285,14 +288,15 @@ void Run::getrf(const Region& a, const Region& piv, int64_t m, int64_t n, int* i
     const cudaDataType type = data_type(p_.dtype);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgetrf_bufferSize",
-                 L.cusolverDnXgetrf_bufferSize(solver(), params_, m, n, type, ws(a), std::max<int64_t>(m, 1), type, &dev_bytes, &host_bytes));
+                 L.cusolverDnXgetrf_bufferSize(solver(), params_, m, n, type, ws(a), std::max<int64_t>(m, 1), type, &dev_bytes,
+                                               &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     for (int64_t b = 0; b < p_.count; ++b) {
         check_solver("cusolverDnXgetrf",
                      L.cusolverDnXgetrf(solver(), params_, m, n, type, ws(a) + b * m * n * item_, std::max<int64_t>(m, 1),
-                                      reinterpret_cast<int64_t*>(ws(piv)) + b * std::min(m, n), type, work, dev_bytes,
-                                      host_work.data(), host_bytes, info + b));
+                                        reinterpret_cast<int64_t*>(ws(piv)) + b * std::min(m, n), type, work, dev_bytes,
+                                        host_work.data(), host_bytes, info + b));
     }
 }
 
@@ -301,17 +305,19 @@ void Run::getrs(cublasOperation_t trans, int64_t n, int64_t k) {
     const cudaDataType type = data_type(p_.dtype);
     int* info = infos();  // getrs reports bad arguments only
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXgetrs", L.cusolverDnXgetrs(solver(), params_, trans, n, k, type, ws(p_.a) + b * n * n * item_,
-                                                          std::max<int64_t>(n, 1), reinterpret_cast<int64_t*>(ws(p_.c)) + b * n, type,
-                                                          ws(p_.b) + b * n * k * item_, std::max<int64_t>(n, 1), info + b));
+        check_solver("cusolverDnXgetrs",
+                     L.cusolverDnXgetrs(solver(), params_, trans, n, k, type, ws(p_.a) + b * n * n * item_,
+                                        std::max<int64_t>(n, 1), reinterpret_cast<int64_t*>(ws(p_.c)) + b * n, type,
+                                        ws(p_.b) + b * n * k * item_, std::max<int64_t>(n, 1), info + b));
     }
 }
 
 void Run::singular_check(const std::vector<int>& info) {
     for (int64_t b = 0; b < p_.count; ++b) {
         if (info[b] > 0) {
-            record(b, FERRO_INVALID_ARGUMENT, "is singular: U[" + std::to_string(info[b] - 1) + ", " + std::to_string(info[b] - 1) +
-                                                  "] of its LU factorisation is exactly zero");
+            record(b, FERRO_INVALID_ARGUMENT,
+                   "is singular: U[" + std::to_string(info[b] - 1) + ", " + std::to_string(info[b] - 1) +
+                       "] of its LU factorisation is exactly zero");
         }
     }
 }
@@ -356,15 +362,16 @@ void Run::download_diagonal(const Region& diag, int64_t n, std::vector<float>& s
 // After the wait: an exactly zero diagonal entry fails its matrix.
 void Run::check_zero_diagonal(const std::vector<float>& single, const std::vector<double>& other, int64_t n, const char* what) {
     const int64_t parts = is_complex(p_.dtype) ? 2 : 1;
-    auto value = [&](int64_t at) { return real_ == FERRO_DTYPE_F32 ? double{single[static_cast<size_t>(at)]} : other[static_cast<size_t>(at)]; };
+    auto value = [&](int64_t at) {
+        return real_ == FERRO_DTYPE_F32 ? double{single[static_cast<size_t>(at)]} : other[static_cast<size_t>(at)];
+    };
     for (int64_t b = 0; b < p_.count; ++b) {
         for (int64_t i = 0; i < n; ++i) {
             const double re = value((b * n + i) * parts), im = parts == 2 ? value((b * n + i) * parts + 1) : 0.0;
             if (re == 0 && im == 0) {
-                record(b, FERRO_INVALID_ARGUMENT, std::string("is singular: ") + what + "[" + std::to_string(i) + ", " +
-                                                      std::to_string(i) + "]" +
-                                                      (std::strcmp(what, "U") == 0 ? " of its LU factorisation" : "") +
-                                                      " is exactly zero");
+                record(b, FERRO_INVALID_ARGUMENT,
+                       std::string("is singular: ") + what + "[" + std::to_string(i) + ", " + std::to_string(i) + "]" +
+                           (std::strcmp(what, "U") == 0 ? " of its LU factorisation" : "") + " is exactly zero");
                 break;
             }
         }
@@ -408,9 +415,8 @@ void Run::run_det() {
     native();
     int* info = infos();
     getrf(p_.a, p_.c, n, n, info);  // a zero pivot is a zero determinant, not an error
-    check_cuda("the determinant kernel",
-               lu_determinant(stream(), p_.dtype, ws(p_.a), reinterpret_cast<int64_t*>(ws(p_.c)), p_.count, n, ws(p_.d),
-                              slog ? ws(p_.e) : nullptr));
+    check_cuda("the determinant kernel", lu_determinant(stream(), p_.dtype, ws(p_.a), reinterpret_cast<int64_t*>(ws(p_.c)),
+                                                        p_.count, n, ws(p_.d), slog ? ws(p_.e) : nullptr));
     copy(matrices(p_.d, p_.dtype, 1, 1, 1, 1), output(0, 0));
     if (slog) copy(matrices(p_.e, real_, 1, 1, 1, 1), output(1, 0));
 }
@@ -428,16 +434,17 @@ void Run::run_cholesky() {
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXpotrf", L.cusolverDnXpotrf(solver(), params_, uplo, n, type, ws(p_.a) + b * n * n * item_, n, type,
-                                                          work, dev_bytes, host_work.data(), host_bytes, info + b));
+        check_solver("cusolverDnXpotrf", L.cusolverDnXpotrf(solver(), params_, uplo, n, type, ws(p_.a) + b * n * n * item_, n,
+                                                            type, work, dev_bytes, host_work.data(), host_bytes, info + b));
     }
     // potrf leaves the other triangle as it found it.
     check_cuda("zeroing a triangle", zero_triangle(stream(), p_.dtype, ws(p_.a), p_.count, n, n, !p_.upper, false));
     const std::vector<int> codes = fetch<int>(info, p_.count);
     for (int64_t b = 0; b < p_.count; ++b) {
         if (codes[b] > 0) {
-            record(b, FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " + std::to_string(codes[b]) +
-                                                      " is not positive definite");
+            record(
+                b, FERRO_INVALID_ARGUMENT,
+                "is not positive definite: its leading minor of order " + std::to_string(codes[b]) + " is not positive definite");
         }
     }
     report();
@@ -446,43 +453,55 @@ void Run::run_cholesky() {
 
 template <class T> struct Orgqr;
 template <> struct Orgqr<float> {
-    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return L.cusolverDnSorgqr_bufferSize(h, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a,
+                                 int lda, const void* tau, int* lwork) {
+        return L.cusolverDnSorgqr_bufferSize(h, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(tau),
+                                             lwork);
     }
-    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return L.cusolverDnSorgqr(h, m, n, k, static_cast<float*>(a), lda, static_cast<const float*>(tau), static_cast<float*>(work), lwork, info);
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda,
+                                const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnSorgqr(h, m, n, k, static_cast<float*>(a), lda, static_cast<const float*>(tau),
+                                  static_cast<float*>(work), lwork, info);
     }
 };
 template <> struct Orgqr<double> {
-    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return L.cusolverDnDorgqr_bufferSize(h, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a,
+                                 int lda, const void* tau, int* lwork) {
+        return L.cusolverDnDorgqr_bufferSize(h, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(tau),
+                                             lwork);
     }
-    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return L.cusolverDnDorgqr(h, m, n, k, static_cast<double*>(a), lda, static_cast<const double*>(tau), static_cast<double*>(work), lwork, info);
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda,
+                                const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnDorgqr(h, m, n, k, static_cast<double*>(a), lda, static_cast<const double*>(tau),
+                                  static_cast<double*>(work), lwork, info);
     }
 };
 template <> struct Orgqr<cuComplex> {
-    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return L.cusolverDnCungqr_bufferSize(h, m, n, k, static_cast<const cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a,
+                                 int lda, const void* tau, int* lwork) {
+        return L.cusolverDnCungqr_bufferSize(h, m, n, k, static_cast<const cuComplex*>(a), lda,
+                                             static_cast<const cuComplex*>(tau), lwork);
     }
-    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
-        return L.cusolverDnCungqr(h, m, n, k, static_cast<cuComplex*>(a), lda, static_cast<const cuComplex*>(tau), static_cast<cuComplex*>(work),
-                                lwork, info);
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda,
+                                const void* tau, void* work, int lwork, int* info) {
+        return L.cusolverDnCungqr(h, m, n, k, static_cast<cuComplex*>(a), lda, static_cast<const cuComplex*>(tau),
+                                  static_cast<cuComplex*>(work), lwork, info);
     }
 };
 template <> struct Orgqr<cuDoubleComplex> {
-    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a, int lda, const void* tau, int* lwork) {
-        return L.cusolverDnZungqr_bufferSize(h, m, n, k, static_cast<const cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
-                                           lwork);
+    static cusolverStatus_t size(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, const void* a,
+                                 int lda, const void* tau, int* lwork) {
+        return L.cusolverDnZungqr_bufferSize(h, m, n, k, static_cast<const cuDoubleComplex*>(a), lda,
+                                             static_cast<const cuDoubleComplex*>(tau), lwork);
     }
-    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda, const void* tau, void* work, int lwork, int* info) {
+    static cusolverStatus_t run(const ferro::cuda::CudaLibraries& L, cusolverDnHandle_t h, int m, int n, int k, void* a, int lda,
+                                const void* tau, void* work, int lwork, int* info) {
         return L.cusolverDnZungqr(h, m, n, k, static_cast<cuDoubleComplex*>(a), lda, static_cast<const cuDoubleComplex*>(tau),
-                                static_cast<cuDoubleComplex*>(work), lwork, info);
+                                  static_cast<cuDoubleComplex*>(work), lwork, info);
     }
 };
 
-template <class F>
-void visit_cuda_type(ferro_dtype d, F&& f) {
+template <class F> void visit_cuda_type(ferro_dtype d, F&& f) {
     switch (d) {
         case FERRO_DTYPE_F32: f(float{}); break;
         case FERRO_DTYPE_F64: f(double{}); break;
@@ -493,21 +512,22 @@ void visit_cuda_type(ferro_dtype d, F&& f) {
 
 void Run::run_qr() {
     const int64_t m = p_.m, n = p_.n, k = p_.k;
-    if (m > INT32_MAX || n > INT32_MAX) throw plugin::Error(FERRO_UNIMPLEMENTED, op_label(p_.op) + " (cuda): orgqr takes 32-bit sizes");
+    if (m > INT32_MAX || n > INT32_MAX)
+        throw plugin::Error(FERRO_UNIMPLEMENTED, op_label(p_.op) + " (cuda): orgqr takes 32-bit sizes");
     copy(input(0, 2), dense(p_.a, p_.dtype, m, n));
     native();
     const cudaDataType type = data_type(p_.dtype);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgeqrf_bufferSize",
-                 L.cusolverDnXgeqrf_bufferSize(solver(), params_, m, n, type, ws(p_.a), std::max<int64_t>(m, 1), type, ws(p_.c), type,
-                                             &dev_bytes, &host_bytes));
+                 L.cusolverDnXgeqrf_bufferSize(solver(), params_, m, n, type, ws(p_.a), std::max<int64_t>(m, 1), type, ws(p_.c),
+                                               type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXgeqrf", L.cusolverDnXgeqrf(solver(), params_, m, n, type, ws(p_.a) + b * m * n * item_, std::max<int64_t>(m, 1),
-                                                          type, ws(p_.c) + b * k * item_, type, work, dev_bytes, host_work.data(),
-                                                          host_bytes, info + b));
+        check_solver("cusolverDnXgeqrf", L.cusolverDnXgeqrf(solver(), params_, m, n, type, ws(p_.a) + b * m * n * item_,
+                                                            std::max<int64_t>(m, 1), type, ws(p_.c) + b * k * item_, type, work,
+                                                            dev_bytes, host_work.data(), host_bytes, info + b));
     }
     if (p_.qr_mode != QrMode::r) {
         // Q from the reflectors: the first k columns of the factored A, then orgqr / ungqr.
@@ -541,21 +561,22 @@ void Run::run_eigh() {
     const cusolverEigMode_t jobz = p_.op == Op::eigh ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const cublasFillMode_t uplo = p_.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     size_t dev_bytes = 0, host_bytes = 0;
-    check_solver("cusolverDnXsyevd_bufferSize", L.cusolverDnXsyevd_bufferSize(solver(), params_, jobz, uplo, n, type, ws(p_.a),
-                                                                            std::max<int64_t>(n, 1), real, ws(p_.d), type,
-                                                                            &dev_bytes, &host_bytes));
+    check_solver("cusolverDnXsyevd_bufferSize",
+                 L.cusolverDnXsyevd_bufferSize(solver(), params_, jobz, uplo, n, type, ws(p_.a), std::max<int64_t>(n, 1), real,
+                                               ws(p_.d), type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     for (int64_t b = 0; b < p_.count; ++b) {
-        check_solver("cusolverDnXsyevd",
-                     L.cusolverDnXsyevd(solver(), params_, jobz, uplo, n, type, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
-                                      real, ws(p_.d) + b * n * (item_ / (is_complex(p_.dtype) ? 2 : 1)), type, work, dev_bytes,
-                                      host_work.data(), host_bytes, info + b));
+        check_solver("cusolverDnXsyevd", L.cusolverDnXsyevd(solver(), params_, jobz, uplo, n, type, ws(p_.a) + b * n * n * item_,
+                                                            std::max<int64_t>(n, 1), real,
+                                                            ws(p_.d) + b * n * (item_ / (is_complex(p_.dtype) ? 2 : 1)), type,
+                                                            work, dev_bytes, host_work.data(), host_bytes, info + b));
     }
     const std::vector<int> codes = fetch<int>(info, p_.count);
     for (int64_t b = 0; b < p_.count; ++b) {
-        if (codes[b] > 0) record(b, FERRO_FAILED_PRECONDITION, "did not converge (cuSOLVER syevd info " + std::to_string(codes[b]) + ")");
+        if (codes[b] > 0)
+            record(b, FERRO_FAILED_PRECONDITION, "did not converge (cuSOLVER syevd info " + std::to_string(codes[b]) + ")");
     }
     report();
     copy(matrices(p_.d, real_, n, 1, n, n), output(0, 1));
@@ -581,22 +602,23 @@ void Run::run_svd() {
     const int64_t ldu = std::max<int64_t>(rows, 1), ldvt = std::max<int64_t>(vrows, 1);
     size_t dev_bytes = 0, host_bytes = 0;
     check_solver("cusolverDnXgesvd_bufferSize",
-                 L.cusolverDnXgesvd_bufferSize(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a), ldu, real, ws(p_.d), type,
-                                             ws(p_.b), ldu, type, ws(p_.c), ldvt, type, &dev_bytes, &host_bytes));
+                 L.cusolverDnXgesvd_bufferSize(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a), ldu, real, ws(p_.d),
+                                               type, ws(p_.b), ldu, type, ws(p_.c), ldvt, type, &dev_bytes, &host_bytes));
     void* work = temporary(dev_bytes);
     std::vector<char> host_work(host_bytes);
     int* info = infos();
     const int64_t real_item = item_ / (is_complex(p_.dtype) ? 2 : 1);
     for (int64_t b = 0; b < p_.count; ++b) {
         check_solver("cusolverDnXgesvd",
-                     L.cusolverDnXgesvd(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a) + b * rows * cols * item_, ldu, real,
-                                      ws(p_.d) + b * k * real_item, type, ws(p_.b) + b * rows * ucols * item_, ldu, type,
-                                      ws(p_.c) + b * vrows * cols * item_, ldvt, type, work, dev_bytes, host_work.data(), host_bytes,
-                                      info + b));
+                     L.cusolverDnXgesvd(solver(), params_, jobu, jobvt, rows, cols, type, ws(p_.a) + b * rows * cols * item_, ldu,
+                                        real, ws(p_.d) + b * k * real_item, type, ws(p_.b) + b * rows * ucols * item_, ldu, type,
+                                        ws(p_.c) + b * vrows * cols * item_, ldvt, type, work, dev_bytes, host_work.data(),
+                                        host_bytes, info + b));
     }
     const std::vector<int> codes = fetch<int>(info, p_.count);
     for (int64_t b = 0; b < p_.count; ++b) {
-        if (codes[b] > 0) record(b, FERRO_FAILED_PRECONDITION, "did not converge (cuSOLVER gesvd info " + std::to_string(codes[b]) + ")");
+        if (codes[b] > 0)
+            record(b, FERRO_FAILED_PRECONDITION, "did not converge (cuSOLVER gesvd info " + std::to_string(codes[b]) + ")");
     }
     report();
     copy(matrices(p_.d, real_, k, 1, k, k), output(vectors_wanted ? 1 : 0, 1));
@@ -613,13 +635,14 @@ void Run::run_svd() {
 
 template <class T> struct Trsm;
 // NOLINTBEGIN(bugprone-macro-parentheses): T and fn are a type and a member name
-#define FERRO_TRSM(T, fn)                                                                                            \
-    template <> struct Trsm<T> {                                                                                     \
-        static cublasStatus_t run(const ferro::cuda::CudaLibraries& L, cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasDiagType_t diag, \
-                                  int64_t m, int64_t n, void* a, int64_t lda, void* b, int64_t ldb) {                \
-            const T one = one_of<T>();                                                                               \
+#define FERRO_TRSM(T, fn)                                                                                                      \
+    template <> struct Trsm<T> {                                                                                               \
+        static cublasStatus_t run(const ferro::cuda::CudaLibraries& L, cublasHandle_t h, cublasSideMode_t side,                \
+                                  cublasFillMode_t uplo, cublasDiagType_t diag, int64_t m, int64_t n, void* a, int64_t lda,    \
+                                  void* b, int64_t ldb) {                                                                      \
+            const T one = one_of<T>();                                                                                         \
             return L.fn(h, side, uplo, CUBLAS_OP_N, diag, m, n, &one, static_cast<const T*>(a), lda, static_cast<T*>(b), ldb); \
-        }                                                                                                            \
+        }                                                                                                                      \
     };
 // NOLINTEND(bugprone-macro-parentheses)
 template <class T> T one_of() {
@@ -657,8 +680,9 @@ void Run::run_triangular_solve() {
     visit_cuda_type(p_.dtype, [&](auto tag) {
         using T = decltype(tag);
         for (int64_t b = 0; b < p_.count; ++b) {
-            const cublasStatus_t r = Trsm<T>::run(L, blas, side, uplo, diag, brows, bcols, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
-                                                  ws(p_.b) + b * n * k * item_, std::max<int64_t>(brows, 1));
+            const cublasStatus_t r =
+                Trsm<T>::run(L, blas, side, uplo, diag, brows, bcols, ws(p_.a) + b * n * n * item_, std::max<int64_t>(n, 1),
+                             ws(p_.b) + b * n * k * item_, std::max<int64_t>(brows, 1));
             if (r != CUBLAS_STATUS_SUCCESS) fail_blas("cublas?trsm", r);
         }
     });
@@ -676,10 +700,11 @@ void Run::run_lu() {
         copy(matrices(p_.c, FERRO_DTYPE_I64, k, 1, k, k), output(1, 1));
         return;
     }
-    check_cuda("the permutation kernel", permutation_from_pivots(stream(), p_.dtype, reinterpret_cast<int64_t*>(ws(p_.c)), p_.count, m,
-                                                                 k, ws(p_.e), reinterpret_cast<int64_t*>(ws(p_.flags))));
-    copy(matrices(p_.a, p_.dtype, m, k, m, m * n), dense(p_.b, p_.dtype, m, k));   // L: the first k columns
-    copy(matrices(p_.a, p_.dtype, k, n, m, m * n), dense(p_.d, p_.dtype, k, n));   // U: the first k rows
+    check_cuda("the permutation kernel",
+               permutation_from_pivots(stream(), p_.dtype, reinterpret_cast<int64_t*>(ws(p_.c)), p_.count, m, k, ws(p_.e),
+                                       reinterpret_cast<int64_t*>(ws(p_.flags))));
+    copy(matrices(p_.a, p_.dtype, m, k, m, m * n), dense(p_.b, p_.dtype, m, k));  // L: the first k columns
+    copy(matrices(p_.a, p_.dtype, k, n, m, m * n), dense(p_.d, p_.dtype, k, n));  // U: the first k rows
     native();
     check_cuda("zeroing a triangle", zero_triangle(stream(), p_.dtype, ws(p_.b), p_.count, m, k, true, true));
     check_cuda("zeroing a triangle", zero_triangle(stream(), p_.dtype, ws(p_.d), p_.count, k, n, false, false));
@@ -709,9 +734,9 @@ void Run::run_lu_solve() {
         for (int64_t j = 0; j < n; ++j) {
             const int64_t v = piv[static_cast<size_t>(b * n + j)];
             if (v < j + 1 || v > n) {  // the LAPACK module's words
-                record(b, FERRO_INVALID_ARGUMENT, "has pivot " + std::to_string(j) + " = " + std::to_string(v) +
-                                                      " (input 1), expected a value in [" + std::to_string(j + 1) + ", " +
-                                                      std::to_string(n) + "]");
+                record(b, FERRO_INVALID_ARGUMENT,
+                       "has pivot " + std::to_string(j) + " = " + std::to_string(v) + " (input 1), expected a value in [" +
+                           std::to_string(j + 1) + ", " + std::to_string(n) + "]");
                 break;
             }
         }
@@ -754,15 +779,20 @@ void Run::go() {
     if (p_.count == 0) return;
     if (p_.m == 0 || p_.n == 0) return empty_matrices();
     switch (p_.op) {
-        case Op::solve: case Op::solve_with_lu: return run_solve();
+        case Op::solve:
+        case Op::solve_with_lu: return run_solve();
         case Op::inv: return run_inv();
-        case Op::det: case Op::slogdet: return run_det();
+        case Op::det:
+        case Op::slogdet: return run_det();
         case Op::cholesky: return run_cholesky();
         case Op::qr: return run_qr();
-        case Op::eigh: case Op::eigvalsh: return run_eigh();
-        case Op::svd: case Op::svdvals: return run_svd();
+        case Op::eigh:
+        case Op::eigvalsh: return run_eigh();
+        case Op::svd:
+        case Op::svdvals: return run_svd();
         case Op::triangular_solve: return run_triangular_solve();
-        case Op::lu_factor: case Op::lu: return run_lu();
+        case Op::lu_factor:
+        case Op::lu: return run_lu();
         case Op::lu_solve: return run_lu_solve();
         default: throw plugin::Error(FERRO_INTERNAL, op_label(p_.op) + " (cuda): no executor");
     }

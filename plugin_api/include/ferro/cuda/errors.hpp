@@ -12,8 +12,8 @@
 #include "ferro/host.h"
 
 #include <cublas_api.h>
-#include <cufft.h>
 #include <cuda_runtime_api.h>
+#include <cufft.h>
 #include <cusolver_common.h>
 
 #include <string>
@@ -52,14 +52,12 @@ inline uint32_t status_code(cudaError_t e) {
         case cudaErrorMisalignedAddress:
         case cudaErrorIllegalInstruction:
         case cudaErrorInvalidPc:
-        case cudaErrorUnknown:
-            return FERRO_UNAVAILABLE;  // no device, or the context is lost (sticky errors)
+        case cudaErrorUnknown: return FERRO_UNAVAILABLE;  // no device, or the context is lost (sticky errors)
         case cudaErrorLaunchOutOfResources: return FERRO_RESOURCE_EXHAUSTED;
         case cudaErrorInvalidValue:
         case cudaErrorInvalidDevicePointer:
         case cudaErrorInvalidMemcpyDirection:
-        case cudaErrorInvalidConfiguration:
-            return FERRO_INTERNAL;  // we passed something wrong
+        case cudaErrorInvalidConfiguration: return FERRO_INTERNAL;  // we passed something wrong
         default: return FERRO_INTERNAL;
     }
 }
@@ -158,8 +156,7 @@ inline uint32_t status_code(cufftResult e) {
 }
 
 // A status "<who>: <call> failed: <error text>" with the error's code.
-template <class Error>
-ferro_status make_error(const ferro_host_api* host, const char* who, const std::string& call, Error e) {
+template <class Error> ferro_status make_error(const ferro_host_api* host, const char* who, const std::string& call, Error e) {
     std::string text = who;
     text += ": ";
     text += call;

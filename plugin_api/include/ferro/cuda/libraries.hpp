@@ -17,6 +17,7 @@
 namespace ferro::cuda {
 
 // Every cuBLAS/cuSOLVER function the cuda plugins call, by its exported name.
+// clang-format off
 #define FERRO_CUDA_LIBRARY_FUNCTIONS(X)                                                              \
     X(cublas, cublasCreate_v2) X(cublas, cublasDestroy_v2) X(cublas, cublasSetStream_v2)             \
     X(cublas, cublasGemmStridedBatchedEx_64) X(cublas, cublasStrsm_v2_64) X(cublas, cublasDtrsm_v2_64) \
@@ -32,6 +33,7 @@ namespace ferro::cuda {
     X(cusolver, cusolverDnDorgqr_bufferSize) X(cusolver, cusolverDnDorgqr)                           \
     X(cusolver, cusolverDnCungqr_bufferSize) X(cusolver, cusolverDnCungqr)                           \
     X(cusolver, cusolverDnZungqr_bufferSize) X(cusolver, cusolverDnZungqr)
+// clang-format on
 
 struct CudaLibraries {
 // NOLINTNEXTLINE(bugprone-macro-parentheses): `name` is a declarator, which parentheses would not be
@@ -69,8 +71,8 @@ inline Loaded load() {
     }
     const char* const cublas_soname = kCublas;
     const char* const cusolver_soname = kCusolver;
-#define FERRO_CUDA_LOAD(library, name)                                                  \
-    l.functions.name = reinterpret_cast<decltype(&::name)>(dlsym(library, #name));      \
+#define FERRO_CUDA_LOAD(library, name)                                             \
+    l.functions.name = reinterpret_cast<decltype(&::name)>(dlsym(library, #name)); \
     if (l.functions.name == nullptr && l.why.empty()) l.why = std::string(#name " is missing from ") + library##_soname;
     FERRO_CUDA_LIBRARY_FUNCTIONS(FERRO_CUDA_LOAD)
 #undef FERRO_CUDA_LOAD

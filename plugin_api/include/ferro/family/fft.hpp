@@ -65,11 +65,11 @@ struct Transform {
     std::vector<int64_t> in_shape;   // the input's
     std::vector<int64_t> fit_shape;  // after padding / truncation (c2r: last axis n/2 + 1)
     std::vector<int64_t> out_shape;
-    std::vector<int64_t> axes;       // normalised, in the order given: the last is halved (r2c, c2r)
-    std::vector<int64_t> lengths;    // logical transform length per axis (numpy's s)
-    double scale = 1;                // applied to the output
+    std::vector<int64_t> axes;     // normalised, in the order given: the last is halved (r2c, c2r)
+    std::vector<int64_t> lengths;  // logical transform length per axis (numpy's s)
+    double scale = 1;              // applied to the output
 
-    int64_t logical_size() const {   // N: product of lengths
+    int64_t logical_size() const {  // N: product of lengths
         int64_t n = 1;
         for (int64_t l : lengths) n *= l;
         return n;
@@ -107,7 +107,7 @@ inline constexpr OpInfo infos[] = {
 static_assert(std::size(infos) == static_cast<size_t>(Op::count));
 
 inline const char* op_name(Op op) { return infos[static_cast<uint32_t>(op)].name; }  // "rfft"
-inline std::string qualified(Op op) { return std::string("fft.") + op_name(op); }     // "fft.rfft"
+inline std::string qualified(Op op) { return std::string("fft.") + op_name(op); }    // "fft.rfft"
 
 [[noreturn]] inline void invalid(Op op, const std::string& what) {
     throw plugin::Error(FERRO_INVALID_ARGUMENT, qualified(op) + ": " + what);
@@ -138,7 +138,7 @@ inline Planner parse_planner(Op op, const ferro_attr_value& v) {
 
 // The transformed axes, normalised and checked, and the lengths asked for (empty: none given).
 inline void axes_and_lengths(Op op, Arity arity, const ferro_attr_value* attrs, int ndim, std::vector<int64_t>& axes,
-                      std::vector<int64_t>& lengths) {
+                             std::vector<int64_t>& lengths) {
     std::vector<int64_t> given;
     if (arity == Arity::one) {
         given.push_back(attrs[1].v.i64);
@@ -150,8 +150,8 @@ inline void axes_and_lengths(Op op, Arity arity, const ferro_attr_value* attrs, 
         } else {  // fftn family: all axes, or the last len(s)
             const int64_t count = lengths.empty() ? ndim : static_cast<int64_t>(lengths.size());
             if (count > ndim) {
-                invalid(op, "attribute s has " + std::to_string(count) + " entries, more than input 0's " +
-                                std::to_string(ndim) + " dimensions");
+                invalid(op, "attribute s has " + std::to_string(count) + " entries, more than input 0's " + std::to_string(ndim) +
+                                " dimensions");
             }
             for (int64_t a = ndim - count; a < ndim; ++a) given.push_back(a);
         }
@@ -205,7 +205,9 @@ inline Transform describe(Op op, const ferro_attr_value* attrs, const ferro_sign
     if (info.kind == Kind::r2c && complex_in) {
         invalid(op, std::string("input 0 must be real (f32 or f64), got ") + plugin::dtype_attr_name(in.dtype) +
                         "; the transform of complex input is fft." + (info.inverse ? "ifft" : "fft") +
-                        (info.arity == Arity::one ? "" : info.arity == Arity::two ? "2" : "n"));
+                        (info.arity == Arity::one   ? ""
+                         : info.arity == Arity::two ? "2"
+                                                    : "n"));
     }
     t.work_dtype = info.kind == Kind::r2c ? in.dtype : plugin::complex_dtype(in.dtype);
     t.out_dtype = info.kind == Kind::c2r ? plugin::real_dtype(in.dtype) : plugin::complex_dtype(in.dtype);
@@ -223,15 +225,15 @@ inline Transform describe(Op op, const ferro_attr_value* attrs, const ferro_sign
         if (asked.empty() && halved && info.kind == Kind::c2r) {
             n = 2 * (t.in_shape[a] - 1);
             if (n <= 0) {
-                invalid(op, "the output length along axis " + std::to_string(a) + " would be 2 (m - 1) = " +
-                                std::to_string(n) + " for m = " + std::to_string(t.in_shape[a]) +
-                                " input points; give " + (info.arity == Arity::one ? "n" : "s") + " explicitly");
+                invalid(op, "the output length along axis " + std::to_string(a) + " would be 2 (m - 1) = " + std::to_string(n) +
+                                " for m = " + std::to_string(t.in_shape[a]) + " input points; give " +
+                                (info.arity == Arity::one ? "n" : "s") + " explicitly");
             }
         }
         if (n <= 0) {
             invalid(op, "axis " + std::to_string(a) + " of input 0 (shape " + shape_str(t.in_shape) +
-                            ") is empty; a transform needs at least one point (give " +
-                            (info.arity == Arity::one ? "n" : "s") + ")");
+                            ") is empty; a transform needs at least one point (give " + (info.arity == Arity::one ? "n" : "s") +
+                            ")");
         }
         t.lengths.push_back(n);
         t.fit_shape[a] = halved && info.kind == Kind::c2r ? n / 2 + 1 : n;
@@ -245,7 +247,6 @@ inline Transform describe(Op op, const ferro_attr_value* attrs, const ferro_sign
     }
     return t;
 }
-
 
 // ---- for modules that run on an engine's primitives (session executors) ----
 

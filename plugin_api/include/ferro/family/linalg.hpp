@@ -42,15 +42,40 @@ inline constexpr const char* kVersion = "1.0.0";
 inline constexpr int kMajor = 1;
 
 enum class Op : uint32_t {
-    solve, inv, det, slogdet, cholesky, qr, eigh, eigvalsh, svd, svdvals, triangular_solve, lu_factor, lu, lu_unpack,
-    lu_solve, eig, eigvals, matrix_exp, pinv, matrix_rank, vector_norm, matrix_norm, cond, lstsq, inverse_gaps,
-    solve_with_lu, count
+    solve,
+    inv,
+    det,
+    slogdet,
+    cholesky,
+    qr,
+    eigh,
+    eigvalsh,
+    svd,
+    svdvals,
+    triangular_solve,
+    lu_factor,
+    lu,
+    lu_unpack,
+    lu_solve,
+    eig,
+    eigvals,
+    matrix_exp,
+    pinv,
+    matrix_rank,
+    vector_norm,
+    matrix_norm,
+    cond,
+    lstsq,
+    inverse_gaps,
+    solve_with_lu,
+    count
 };
 
 inline constexpr const char* kOpNames[] = {
-    "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "triangular_solve",
-    "lu_factor", "lu", "lu_unpack", "lu_solve", "eig", "eigvals", "matrix_exp", "pinv", "matrix_rank", "vector_norm",
-    "matrix_norm", "cond", "lstsq", "inverse_gaps", "solve_with_lu"};
+    "solve",       "inv",  "det",     "slogdet",          "cholesky",     "qr",          "eigh",
+    "eigvalsh",    "svd",  "svdvals", "triangular_solve", "lu_factor",    "lu",          "lu_unpack",
+    "lu_solve",    "eig",  "eigvals", "matrix_exp",       "pinv",         "matrix_rank", "vector_norm",
+    "matrix_norm", "cond", "lstsq",   "inverse_gaps",     "solve_with_lu"};
 static_assert(std::size(kOpNames) == static_cast<size_t>(Op::count));
 
 inline const char* op_name(Op op) { return kOpNames[static_cast<uint32_t>(op)]; }  // "solve"
@@ -84,9 +109,16 @@ struct Geometry {
 // Dimensions of output 0 that form one item of the batch (a matrix 2, a vector 1, a scalar 0).
 inline int output_item_dims(Op op, const ferro_prepare_args& args) {
     switch (op) {
-        case Op::det: case Op::slogdet: case Op::matrix_rank: return 0;
-        case Op::eigh: case Op::eigvalsh: case Op::svdvals: case Op::eig: case Op::eigvals: return 1;
-        case Op::solve: case Op::solve_with_lu: return solve_vector_rhs(args.inputs[0], args.inputs[1]) ? 1 : 2;
+        case Op::det:
+        case Op::slogdet:
+        case Op::matrix_rank: return 0;
+        case Op::eigh:
+        case Op::eigvalsh:
+        case Op::svdvals:
+        case Op::eig:
+        case Op::eigvals: return 1;
+        case Op::solve:
+        case Op::solve_with_lu: return solve_vector_rhs(args.inputs[0], args.inputs[1]) ? 1 : 2;
         default: return 2;
     }
 }
@@ -103,7 +135,8 @@ inline Geometry read_geometry(Op op, const ferro_prepare_args& args) {
     g.k = std::min(g.m, g.n);
     const auto right_hand_sides = [&](const ferro_signature& b) { return g.left ? b.shape[b.ndim - 1] : b.shape[b.ndim - 2]; };
     switch (op) {
-        case Op::solve: case Op::solve_with_lu:
+        case Op::solve:
+        case Op::solve_with_lu:
             g.vector_rhs = solve_vector_rhs(a, args.inputs[1]);
             g.k = g.vector_rhs ? 1 : args.inputs[1].shape[args.inputs[1].ndim - 1];
             break;
@@ -120,12 +153,13 @@ inline Geometry read_geometry(Op op, const ferro_prepare_args& args) {
             g.k = right_hand_sides(args.inputs[2]);
             break;
         case Op::cholesky: g.upper = attrs[0].v.boolean != 0; break;
-        case Op::eigh: case Op::eigvalsh: g.upper = std::strcmp(attrs[0].v.str, "U") == 0; break;
+        case Op::eigh:
+        case Op::eigvalsh: g.upper = std::strcmp(attrs[0].v.str, "U") == 0; break;
         case Op::svd: g.full = attrs[0].v.boolean != 0; break;
         case Op::qr:
             g.qr_mode = std::strcmp(attrs[0].v.str, "complete") == 0 ? QrMode::complete
                         : std::strcmp(attrs[0].v.str, "r") == 0      ? QrMode::r
-                                                                      : QrMode::reduced;
+                                                                     : QrMode::reduced;
             break;
         default: break;
     }

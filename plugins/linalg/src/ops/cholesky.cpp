@@ -32,7 +32,7 @@ struct CholeskyKernel {
         if (!p.upper) copy_lower(input<T>(call, 0, b), call.in_stride(0, 2), call.in_stride(0, 1), work, 1, n, n, false);
         if (const lapack_int info = lapack::potrf('L', ln, work, ldn); info > 0) {
             return item.fail(FERRO_INVALID_ARGUMENT, "is not positive definite: its leading minor of order " +
-                                                    std::to_string(info) + " is not positive definite");
+                                                         std::to_string(info) + " is not positive definite");
         }
         if (in_place) {  // potrf leaves the strictly upper triangle as it found it: unwritten
             for (int64_t j = 1; j < n; ++j) std::fill(out + j * n, out + j * n + j, T(0));

@@ -9,8 +9,7 @@
 namespace ferro::linalg {
 namespace {
 
-template <Op op>
-ferro_status infer_det(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_det(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, true, [&](const MatrixInput& in) {
         a->outputs[0] = out_sig(in.sig.dtype, in.batch, {});
         if constexpr (op == Op::det) return 1;
@@ -81,7 +80,8 @@ TensorRef products_of_others(const Ops& r, ferro_tensor s) {
     const int64_t last[1] = {-1};
     const TensorRef is_zero = r.call(FERRO_CORE_OP_EQ, {s, r.scalar(s, 0)});
     const TensorRef safe = r.where(is_zero, r.scalar(s, 1), s);
-    const TensorRef all = r.call(FERRO_CORE_OP_PROD, {safe}, {plugin::attr_i64s("axes", last), plugin::attr_bool("keepdim", true)});
+    const TensorRef all =
+        r.call(FERRO_CORE_OP_PROD, {safe}, {plugin::attr_i64s("axes", last), plugin::attr_bool("keepdim", true)});
     const TensorRef zeros = r.sum(r.cast(is_zero, r.signature(s).dtype), last, true);
     const TensorRef none = r.call(FERRO_CORE_OP_EQ, {zeros, r.scalar(zeros, 0)});
     const TensorRef one = r.call(FERRO_CORE_OP_EQ, {zeros, r.scalar(zeros, 1)});

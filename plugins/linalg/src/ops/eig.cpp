@@ -9,8 +9,7 @@
 namespace ferro::linalg {
 namespace {
 
-template <Op op>
-ferro_status infer_eig(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_eig(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, true, [&](const MatrixInput& in) {
         a->outputs[0] = out_sig(complex_dtype(in.sig.dtype), in.batch, {in.n});
         if constexpr (op == Op::eigvals) return 1;
@@ -43,7 +42,8 @@ struct EigKernel {
         } else {
             info = lapack::geev(vectors ? 'V' : 'N', ln, a, ldn, ev, ev + n, vr, ldn, work, lw);
         }
-        if (info > 0) return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?geev info " + std::to_string(info) + ")");
+        if (info > 0)
+            return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?geev info " + std::to_string(info) + ")");
         C* w = output<C>(call, 0, b);
         const int64_t ws = call.out_stride(0, 1);
         for (int64_t j = 0; j < n; ++j) {

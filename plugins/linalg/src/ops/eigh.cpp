@@ -11,8 +11,7 @@ const ferro_attr_spec eigh_attrs[] = {plugin::spec_str("uplo", "L", "L | U: the 
                                       plugin::spec_f64("eps", 0.0, kEpsDoc)};
 const ferro_attr_spec eigvalsh_attrs[] = {plugin::spec_str("uplo", "L", "L | U: the triangle of A that is read")};
 
-template <Op op>
-ferro_status infer_eigh(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_eigh(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, true, [&](const MatrixInput& in) {
         const std::string uplo = a->attrs[0].v.str;
         if (uplo != "L" && uplo != "U") invalid(op, "attribute uplo must be \"L\" or \"U\", got \"" + uplo + "\"");
@@ -39,9 +38,10 @@ struct EighKernel {
         if (!call.triangle_finite(a, n)) return item.fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
         const char uplo = p.upper ? 'U' : 'L';
         const lapack_int info =
-            lapack::heevd(p.op == Op::eigh ? 'V' : 'N', uplo, ln, a, ldn, w, work, static_cast<lapack_int>(p.lwork),
-                          rwork, static_cast<lapack_int>(p.lrwork), iwork, static_cast<lapack_int>(p.liwork));
-        if (info > 0) return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?heevd info " + std::to_string(info) + ")");
+            lapack::heevd(p.op == Op::eigh ? 'V' : 'N', uplo, ln, a, ldn, w, work, static_cast<lapack_int>(p.lwork), rwork,
+                          static_cast<lapack_int>(p.lrwork), iwork, static_cast<lapack_int>(p.liwork));
+        if (info > 0)
+            return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?heevd info " + std::to_string(info) + ")");
         copy2d(w, 0, 1, output<R>(call, 0, b), 0, call.out_stride(0, 1), 1, n);
         if (p.op == Op::eigh) call.store_matrix(1, b, a, 1, n, n, n);  // into a column-major output: straight
     }

@@ -39,8 +39,7 @@ void configure_inverse_gaps(Plan& p, const ferro_prepare_args& args) {
     p.squares = args.attrs[1].v.boolean != 0;
 }
 
-template <class T>
-void inverse_gaps(const ferro_tensor_view& x, bool squares, double eps, const ferro_tensor_view& out) {
+template <class T> void inverse_gaps(const ferro_tensor_view& x, bool squares, double eps, const ferro_tensor_view& out) {
     const int batch_dims = x.ndim - 1;
     const int64_t n = x.shape[batch_dims], stride = x.strides[batch_dims];
     const std::span<const int64_t> batch(x.shape, static_cast<size_t>(batch_dims));
@@ -119,8 +118,9 @@ ferro_status inverse_gaps_jvp(const ferro_host_api* host, const ferro_jvp_args* 
 
 OpRow op_rows::inverse_gaps() {
     return {.op = Op::inverse_gaps,
-            .doc = "F[..., i, j] = 1/(x_j - x_i) (of x^2 with squares), 0 on the diagonal: the spectral factor of eigh "
-                   "and svd derivatives",
+            .doc =
+                "F[..., i, j] = 1/(x_j - x_i) (of x^2 with squares), 0 on the diagonal: the spectral factor of eigh "
+                "and svd derivatives",
             .attrs = inverse_gaps_attrs,
             .dtypes = kRealDtypes,
             .infer = infer_inverse_gaps,

@@ -48,12 +48,12 @@ ferro_status infer_lstsq(const ferro_host_api* host, ferro_infer_args* a) {
 }
 
 void configure_lstsq(Plan& p, const ferro_prepare_args& args) {
-    p.rtol = args.attrs[0].type == FERRO_ATTR_F64 ? args.attrs[0].v.f64 : dtype_eps(p.dtype) * static_cast<double>(std::max(p.m, p.n));
+    p.rtol =
+        args.attrs[0].type == FERRO_ATTR_F64 ? args.attrs[0].v.f64 : dtype_eps(p.dtype) * static_cast<double>(std::max(p.m, p.n));
     p.residuals = p.m > p.n && std::string(args.attrs[1].v.str) != "gelsy";
 }
 
-template <class T>
-void lstsq(const Plan& p, const ferro_exec_args& args) {
+template <class T> void lstsq(const Plan& p, const ferro_exec_args& args) {
     using R = lapack::Real<T>;
     const int64_t m = p.m, n = p.n, k = p.k, mn = std::min(m, n), ldb = std::max<int64_t>({m, n, 1});
     const lapack_int lm = static_cast<lapack_int>(m), ln = static_cast<lapack_int>(n), lk = static_cast<lapack_int>(k);
@@ -88,12 +88,15 @@ void lstsq(const Plan& p, const ferro_exec_args& args) {
         bool finite = true;
         for (const T& v : a) finite = finite && std::isfinite(std::abs(v));
         if (!finite) {
-            throw plugin::Error(FERRO_INVALID_ARGUMENT, "linalg.lstsq: matrix " + std::to_string(bi) + " of input 0 contains NaN or Inf");
+            throw plugin::Error(FERRO_INVALID_ARGUMENT,
+                                "linalg.lstsq: matrix " + std::to_string(bi) + " of input 0 contains NaN or Inf");
         }
-        const lapack_int info = lapack::gelsd(lm, ln, lk, a.data(), std::max<lapack_int>(lm, 1), b.data(), static_cast<lapack_int>(ldb),
-                                              s.data(), static_cast<R>(p.rtol), &rank, work.data(),
+        const lapack_int info = lapack::gelsd(lm, ln, lk, a.data(), std::max<lapack_int>(lm, 1), b.data(),
+                                              static_cast<lapack_int>(ldb), s.data(), static_cast<R>(p.rtol), &rank, work.data(),
                                               static_cast<lapack_int>(work.size()), rwork.data(), iwork.data());
-        if (info > 0) throw plugin::Error(FERRO_FAILED_PRECONDITION, "linalg.lstsq: the SVD of matrix " + std::to_string(bi) + " did not converge");
+        if (info > 0)
+            throw plugin::Error(FERRO_FAILED_PRECONDITION,
+                                "linalg.lstsq: the SVD of matrix " + std::to_string(bi) + " did not converge");
         // Outputs: X (n x k), residuals (k), rank, singular values (min(m, n)).
         const ferro_tensor_view& X = args.outputs[0];
         copy2d(b.data(), 1, ldb, static_cast<T*>(X.data) + out_at[0](bi), stride(X, 2), stride(X, 1), n, k);
@@ -107,7 +110,8 @@ void lstsq(const Plan& p, const ferro_exec_args& args) {
                 } else {
                     for (int64_t i = 0; i < m; ++i) {
                         T r = -Bb[i * stride(B, 2) + j * stride(B, 1)];
-                        for (int64_t l = 0; l < n; ++l) r += Ab[i * stride(A, 2) + l * stride(A, 1)] * b[static_cast<size_t>(l + j * ldb)];
+                        for (int64_t l = 0; l < n; ++l)
+                            r += Ab[i * stride(A, 2) + l * stride(A, 1)] * b[static_cast<size_t>(l + j * ldb)];
                         sum += std::norm(r);
                     }
                 }
@@ -132,7 +136,8 @@ void run_lstsq(const Plan& p, const ferro_exec_args& args) {
 struct LstsqParts {
     TensorRef P, R;  // A^+, and A X - B (only with residuals)
 };
-LstsqParts lstsq_parts(const Ops& r, ferro_tensor A, ferro_tensor B, ferro_tensor X, bool residuals, const ferro_attr_value* attrs) {
+LstsqParts lstsq_parts(const Ops& r, ferro_tensor A, ferro_tensor B, ferro_tensor X, bool residuals,
+                       const ferro_attr_value* attrs) {
     LstsqParts p;
     std::vector<ferro_named_attr> tol;
     if (attrs[0].type == FERRO_ATTR_F64) tol.push_back(plugin::attr_f64("rtol", attrs[0].v.f64));

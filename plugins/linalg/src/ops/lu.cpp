@@ -108,8 +108,7 @@ namespace {
 const ferro_attr_spec lu_solve_attrs[] = {plugin::spec_bool("left", true, "solve A X = B (else X A = B)"),
                                           plugin::spec_bool("adjoint", false, "solve with A^H instead of A")};
 
-template <Op op>
-ferro_status infer_lu(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_lu(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, false, [&](const MatrixInput& in) {
         if constexpr (op == Op::lu_factor) {
             a->outputs[0] = in.sig;
@@ -207,7 +206,7 @@ struct LuSolveKernel {
         for (int64_t i = 0; i < n; ++i) {
             if (a[i + i * n] == T(0)) {
                 return item.fail(FERRO_INVALID_ARGUMENT, "is singular: U[" + std::to_string(i) + ", " + std::to_string(i) +
-                                                        "] of its LU factorisation is exactly zero");
+                                                             "] of its LU factorisation is exactly zero");
             }
         }
         const ferro_tensor_view& B = call.args().inputs[2];
@@ -252,7 +251,8 @@ ferro_status lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
         if (a.n_outputs == 2) {  // lu_factor: (LU, pivots)
             if (!a.cotangents[0]) return;
             auto [gL, gU] = split_lu(r, a.cotangents[0]);
-            a.input_cotangents[0] = lu_backward(r, lu_unpacked(r, a.outputs[0], a.outputs[1]), std::move(gL), std::move(gU)).release();
+            a.input_cotangents[0] =
+                lu_backward(r, lu_unpacked(r, a.outputs[0], a.outputs[1]), std::move(gL), std::move(gU)).release();
             return;
         }
         const LuParts p{r.borrow(a.outputs[0]), r.borrow(a.outputs[1]), r.borrow(a.outputs[2])};
@@ -286,9 +286,8 @@ TensorRef lu_solve_with(const Ops& r, ferro_tensor LU, ferro_tensor pivots, Arg 
 ferro_status solve_with_lu_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         const ferro_tensor LU = a.outputs[1], pivots = a.outputs[2];
-        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) {
-            return lu_solve_with(r, LU, pivots, G, adjoint);
-        });
+        auto [gA, gB] =
+            solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return lu_solve_with(r, LU, pivots, G, adjoint); });
         if (a.needs_input_grad[0] && a.cotangents[1]) {  // LU's part: lu_factor's rule
             auto [gL, gU] = split_lu(r, a.cotangents[1]);
             gA = r.plus(std::move(gA), lu_backward(r, lu_unpacked(r, LU, pivots), std::move(gL), std::move(gU)));
@@ -344,8 +343,7 @@ ferro_status lu_solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args
             const TensorRef gA = adjoint ? r.mH(g_op) : r.borrow(g_op.get());
             const LuParts p = lu_unpacked(r, LU, piv);
             const TensorRef ptg = r.matmul(r.mH(p.P), gA);
-            a.input_cotangents[0] =
-                r.add(r.tril(r.matmul(ptg, r.mH(p.U)), -1), r.triu(r.matmul(r.mH(p.L), ptg))).release();
+            a.input_cotangents[0] = r.add(r.tril(r.matmul(ptg, r.mH(p.U)), -1), r.triu(r.matmul(r.mH(p.L), ptg))).release();
         }
         if (a.needs_input_grad[2]) a.input_cotangents[2] = gB.release();
     });
@@ -365,7 +363,8 @@ ferro_status lu_solve_jvp(const ferro_host_api* host, const ferro_jvp_args* args
         }
         if (!rhs) return;
         a.output_tangents[0] = r.call(linalg_op("linalg.lu_solve"), {LU, piv, rhs},
-                                      {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", adjoint)}).release();
+                                      {plugin::attr_bool("left", left), plugin::attr_bool("adjoint", adjoint)})
+                                   .release();
     });
 }
 
@@ -427,8 +426,9 @@ OpRow op_rows::lu_solve() {
 
 OpRow op_rows::solve_with_lu() {
     return {.op = Op::solve_with_lu,
-            .doc = "(X, LU, pivots): solve's X and lu_factor's (LU, pivots) of A, for more solves with lu_solve; its "
-                   "backward solves with them instead of factoring A^H",
+            .doc =
+                "(X, LU, pivots): solve's X and lu_factor's (LU, pivots) of A, for more solves with lu_solve; its "
+                "backward solves with them instead of factoring A^H",
             .n_inputs = 2,
             .n_outputs = 3,
             .infer = infer_solve_with_lu,

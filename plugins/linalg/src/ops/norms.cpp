@@ -18,8 +18,8 @@ const ferro_attr_spec matrix_norm_attrs[] = {
     plugin::spec_str("ord", "fro", "fro | nuc | inf | -inf | 1 | -1 | 2 | -2"),
     plugin::spec_optional("axes", FERRO_ATTR_I64_ARRAY, "the (row, column) axes of the matrices (None: (-2, -1))"),
     plugin::spec_bool("keepdim", false, "keep the two axes as size 1")};
-const ferro_attr_spec cond_attrs[] = {plugin::spec_str(
-    "p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
+const ferro_attr_spec cond_attrs[] = {
+    plugin::spec_str("p", "2", "the norm: 2 | -2 (singular values, any shape) | fro | nuc | inf | -inf | 1 | -1 (square)")};
 
 // ---- vector_norm
 ferro_status infer_vector_norm(const ferro_host_api* host, ferro_infer_args* a) {
@@ -42,8 +42,8 @@ ferro_status infer_vector_norm(const ferro_host_api* host, ferro_infer_args* a) 
             else if (keepdim) out.shape[out.ndim++] = 1;
         }
         if (reduced == 0 && std::isinf(ord)) {
-            invalid(op, "the " + std::string(ord > 0 ? "inf" : "-inf") + "-norm of an empty reduction is undefined (input 0 has shape " +
-                            shape_str(dims(in)) + ")");
+            invalid(op, "the " + std::string(ord > 0 ? "inf" : "-inf") +
+                            "-norm of an empty reduction is undefined (input 0 has shape " + shape_str(dims(in)) + ")");
         }
         a->outputs[0] = out;
         a->n_outputs = 1;
@@ -211,7 +211,9 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
             p.weight = r.div(p.A, r.cast(safe, dtype));
             break;
         }
-        case MatrixOrd::nuc: case MatrixOrd::two: case MatrixOrd::minus_two: {
+        case MatrixOrd::nuc:
+        case MatrixOrd::two:
+        case MatrixOrd::minus_two: {
             const auto usv = r.call_all(linalg_op("linalg.svd"), {p.A}, {plugin::attr_bool("full_matrices", false)});
             const MatrixOrd o = matrix_ord(Op::matrix_norm, attrs[0].v.str);
             if (o == MatrixOrd::nuc) {
@@ -261,7 +263,8 @@ ferro_status infer_cond(const ferro_host_api* host, ferro_infer_args* a) {
         const MatrixOrd p = matrix_ord(Op::cond, a->attrs[0].v.str);
         if (p != MatrixOrd::two && p != MatrixOrd::minus_two) require_matrix(Op::cond, in.sig, 0, true);
         if (in.k == 0) {
-            invalid(Op::cond, "the condition number of an empty matrix is undefined (input 0 has shape " + shape_str(dims(in.sig)) + ")");
+            invalid(Op::cond,
+                    "the condition number of an empty matrix is undefined (input 0 has shape " + shape_str(dims(in.sig)) + ")");
         }
         a->outputs[0] = out_sig(in.real, in.batch, {});
         return 1;
@@ -307,7 +310,8 @@ TensorRef cond_weight(const Ops& r, ferro_tensor A, const char* p) {
     const MatrixNormParts w2 = matrix_norm_parts(r, inv.get(), n2.get(), attrs);
     const TensorRef invh = r.mH(inv);
     const TensorRef a_part = r.mul(r.cast(r.unsqueeze(r.unsqueeze(n2, -1), -1), dtype), w1.weight);
-    const TensorRef inv_part = r.mul(r.cast(r.unsqueeze(r.unsqueeze(n1, -1), -1), dtype), r.matmul(invh, r.matmul(w2.weight, invh)));
+    const TensorRef inv_part =
+        r.mul(r.cast(r.unsqueeze(r.unsqueeze(n1, -1), -1), dtype), r.matmul(invh, r.matmul(w2.weight, invh)));
     return r.sub(a_part, inv_part);
 }
 

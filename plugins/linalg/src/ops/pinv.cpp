@@ -38,8 +38,7 @@ const ferro_attr_spec pinv_attrs[] = {
                           "None or 0, else 0; numpy's rcond)"),
     plugin::spec_bool("hermitian", false, "A is Hermitian: use its eigendecomposition (reads the lower triangle)")};
 
-template <Op op>
-ferro_status infer_pinv(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_pinv(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, false, [&](const MatrixInput& in) {
         if (a->attrs[2].v.boolean != 0 && in.m != in.n) {
             invalid(op, "input 0 must be square with hermitian=true, got shape " + shape_str(dims(in.sig)));
@@ -84,8 +83,9 @@ struct PinvKernel {
             T* work = item.c.take<T>(p.lwork);
             R* rwork = item.c.take<R>(p.lrwork);
             lapack_int* iwork = item.c.take<lapack_int>(p.liwork);
-            info = lapack::gesdd(pinv ? 'S' : 'N', ln, lm, a, ldn, s, u, ldn, vt, std::max<lapack_int>(static_cast<lapack_int>(k), 1),
-                                 work, static_cast<lapack_int>(p.lwork), rwork, iwork);
+            info = lapack::gesdd(pinv ? 'S' : 'N', ln, lm, a, ldn, s, u, ldn, vt,
+                                 std::max<lapack_int>(static_cast<lapack_int>(k), 1), work, static_cast<lapack_int>(p.lwork),
+                                 rwork, iwork);
             largest = k > 0 ? s[0] : R(0);
         }
         if (info > 0) return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK info " + std::to_string(info) + ")");
@@ -124,7 +124,8 @@ void configure_pinv(Plan& p, const ferro_prepare_args& args) {
     const bool has_atol = attrs[0].type == FERRO_ATTR_F64, has_rtol = attrs[1].type == FERRO_ATTR_F64;
     p.atol = has_atol ? attrs[0].v.f64 : 0.0;
     // PyTorch's default: eps * max(m, n) unless an absolute tolerance was given.
-    p.rtol = has_rtol ? attrs[1].v.f64 : (!has_atol || p.atol == 0 ? dtype_eps(p.dtype) * static_cast<double>(std::max(p.m, p.n)) : 0.0);
+    p.rtol = has_rtol ? attrs[1].v.f64
+                      : (!has_atol || p.atol == 0 ? dtype_eps(p.dtype) * static_cast<double>(std::max(p.m, p.n)) : 0.0);
     const char job = pinv ? (p.hermitian ? 'V' : 'S') : 'N';
     visit_float(p.dtype, [&](auto t) {
         if (p.hermitian) query_heevd<decltype(t)>(p, job);

@@ -54,9 +54,10 @@ struct QrKernel {
                 std::fill(r + j * rcs + top, r + j * rcs + r_rows, T(0));
             }
         } else {
-            for_each_tiled(r_rows, n, m, rrs, rcs,
-                           [&](int64_t i, int64_t j) { r[i * rrs + j * rcs] = (i < k && j >= i) ? a[i + j * m] : T(0); },
-                           [](int64_t, int64_t, int64_t, int64_t) { return false; });
+            for_each_tiled(
+                r_rows, n, m, rrs, rcs,
+                [&](int64_t i, int64_t j) { r[i * rrs + j * rcs] = (i < k && j >= i) ? a[i + j * m] : T(0); },
+                [](int64_t, int64_t, int64_t, int64_t) { return false; });
         }
         if (p.qr_mode == QrMode::r) return;
         if (p.qr_mode == QrMode::complete && m > n) {

@@ -59,9 +59,8 @@ void configure_solve(Plan& p, const ferro_prepare_args& args) {
 ferro_status solve_vjp(const ferro_host_api* host, const ferro_vjp_args* args) {
     return vjp_rule(host, args, [](const Ops& r, const ferro_vjp_args& a) {
         const ferro_tensor A = a.inputs[0];
-        auto [gA, gB] = solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) {
-            return r.solve(adjoint ? r.mH(A) : r.borrow(A), G);
-        });
+        auto [gA, gB] =
+            solve_cotangents(r, a, [&](const TensorRef& G, bool adjoint) { return r.solve(adjoint ? r.mH(A) : r.borrow(A), G); });
         if (a.needs_input_grad[0] && gA) a.input_cotangents[0] = gA.release();
         if (a.needs_input_grad[1] && gB) a.input_cotangents[1] = gB.release();
     });

@@ -10,8 +10,7 @@ namespace {
 const ferro_attr_spec svd_attrs[] = {plugin::spec_bool("full_matrices", true, "U is m x m and Vh n x n (else m x k, k x n)"),
                                      plugin::spec_f64("eps", 0.0, kEpsDoc)};
 
-template <Op op>
-ferro_status infer_svd(const ferro_host_api* host, ferro_infer_args* a) {
+template <Op op> ferro_status infer_svd(const ferro_host_api* host, ferro_infer_args* a) {
     return infer_matrix(host, a, op, false, [&](const MatrixInput& in) {
         if constexpr (op == Op::svdvals) {
             a->outputs[0] = out_sig(in.real, in.batch, {in.k});
@@ -43,9 +42,10 @@ struct SvdKernel {
         if (!all_finite(a, m * n)) return item.fail(FERRO_INVALID_ARGUMENT, "contains NaN or Inf");
         const char job = vectors ? (p.full ? 'A' : 'S') : 'N';
         const lapack_int ldvt = std::max<lapack_int>(static_cast<lapack_int>(vrows), 1);
-        const lapack_int info = lapack::gesdd(job, ln, lm, a, ldn, s, u, ldn, vt, ldvt, work,
-                                              static_cast<lapack_int>(p.lwork), rwork, iwork);
-        if (info > 0) return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?gesdd info " + std::to_string(info) + ")");
+        const lapack_int info =
+            lapack::gesdd(job, ln, lm, a, ldn, s, u, ldn, vt, ldvt, work, static_cast<lapack_int>(p.lwork), rwork, iwork);
+        if (info > 0)
+            return item.fail(FERRO_FAILED_PRECONDITION, "did not converge (LAPACK ?gesdd info " + std::to_string(info) + ")");
         const int s_out = vectors ? 1 : 0;
         copy2d(s, 0, 1, output<R>(call, s_out, b), 0, call.out_stride(s_out, 1), 1, k);
         if (vectors) {
@@ -88,8 +88,8 @@ struct SvdParts {
     double eps = 0;
 };
 
-SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* attrs, ferro_tensor A,
-                   const ferro_tensor* outputs, const ferro_tensor* cotangents) {
+SvdParts svd_parts(const Ops& r, uint32_t n_outputs, const ferro_attr_value* attrs, ferro_tensor A, const ferro_tensor* outputs,
+                   const ferro_tensor* cotangents) {
     SvdParts p;
     if (n_outputs == 1) {  // svdvals: its input is saved
         auto usv = r.call_all(linalg_op("linalg.svd"), {A}, {plugin::attr_bool("full_matrices", false)});

@@ -35,7 +35,7 @@ struct TriangularSolveKernel {
         for (int64_t i = 0; i < n && !p.unit; ++i) {  // trtrs's check: an exactly zero diagonal entry
             if (a[i + i * n] == T(0)) {
                 return item.fail(FERRO_INVALID_ARGUMENT, "is singular: its diagonal entry [" + std::to_string(i) + ", " +
-                                                        std::to_string(i) + "] is exactly zero");
+                                                             std::to_string(i) + "] is exactly zero");
             }
         }
         tri::solve(uplo, p.left ? 'T' : 'N', diag, n, k, a, ldn, x, ldn);
