@@ -374,6 +374,40 @@ FERRO_API ferro_status ferro_matmul(ferro_runtime* rt, ferro_tensor a, ferro_ten
 FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_t* axes, uint32_t n_axes, ferro_bool keepdim,
                                  ferro_tensor* out);
 
+/* ---- capture and replay (docs/capture.md) ------------------------------------------------- *
+ * ferro_capture_begin starts recording the op calls this thread makes on `runtime`; they still
+ * run as usual. `inputs` become the program's inputs, in this order; any other tensor from
+ * outside the capture that a call reads becomes a constant of the program (kept by it). While
+ * a thread captures, what a program could not replay is refused with FAILED_PRECONDITION naming
+ * the call: writes into existing tensors (into), reading tensor data on the host (copy to host,
+ * DLPack export), random ops without a seed, calls on another runtime, running a prepared
+ * program. ferro_capture_end returns the program computing `outputs` (results of calls made
+ * while capturing, or inputs) and rethrows the first refusal, if any; calls nothing needs are
+ * dropped. Captures do not nest. Since ABI 1.12. */
+typedef struct ferro_program_impl* ferro_program;
+typedef struct ferro_prepared_impl* ferro_prepared;
+FERRO_API ferro_status ferro_capture_begin(ferro_runtime* runtime, const ferro_tensor* inputs, uint32_t n_inputs);
+FERRO_API ferro_status ferro_capture_end(ferro_runtime* runtime, const ferro_tensor* outputs, uint32_t n_outputs,
+                                         ferro_program* out_program);
+/* Drops this thread's capture, if any (an error path that will not call capture_end). */
+FERRO_API void ferro_capture_abort(void);
+FERRO_API uint32_t ferro_program_input_count(ferro_program program);
+FERRO_API uint32_t ferro_program_output_count(ferro_program program);
+FERRO_API uint32_t ferro_program_step_count(ferro_program program); /* the calls it replays */
+FERRO_API void ferro_program_destroy(ferro_program program);        /* NULL is fine */
+/* A program prepared for inputs of these signatures (dtype, ndim, shape: the ones it was
+ * captured with; INVALID_ARGUMENT naming the input otherwise). */
+FERRO_API ferro_status ferro_program_prepare(ferro_program program, const ferro_signature* inputs, uint32_t n_inputs,
+                                             ferro_prepared* out_prepared);
+/* Runs it: inputs borrowed, outputs new references. An input of another count, dtype or shape
+ * is INVALID_ARGUMENT naming it. Inputs laid out as at capture (strides, engine) run the plans
+ * the capture ran without looking anything up; others take the usual path. Gradients flow
+ * through a run as through the calls it replays. Thread-safe: one prepared program may run on
+ * several threads at once. */
+FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_tensor* inputs, uint32_t n_inputs,
+                                          ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs);
+FERRO_API void ferro_prepared_destroy(ferro_prepared prepared); /* NULL is fine */
+
 /* ---- plan cache ---------------------------------------------------------------------------- */
 
 typedef struct ferro_plan_cache_stats {

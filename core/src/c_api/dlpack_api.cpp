@@ -1,6 +1,7 @@
 // extern "C" shims: DLPack export and import (DLPack 0.6's DLManagedTensor).
 #include "autodiff/node.hpp"
 #include "c_api/handles.hpp"
+#include "capture/program.hpp"
 #include "tensor/transfer.hpp"
 
 #include <ferro/ferro.h>
@@ -57,6 +58,7 @@ FERRO_API ferro_status ferro_tensor_to_dlpack(ferro_tensor tensor, DLManagedTens
     return ferro::host::guard([&] {
         require(tensor, "ferro_tensor_to_dlpack", "tensor");
         require(out_managed, "ferro_tensor_to_dlpack", "out_managed");
+        ferro::host::refuse_while_capturing("ferro_tensor_to_dlpack", "an export of tensor data to the host");
         // The consumer may write through the export; the tape must not see its inputs change.
         if (ferro::host::requires_grad(*tensor)) {
             throw ferro::host::Error(FERRO_FAILED_PRECONDITION,

@@ -1,5 +1,6 @@
 // extern "C" shims: tensors.
 #include "c_api/handles.hpp"
+#include "capture/program.hpp"
 #include "host_api/host_api.hpp"
 #include "tensor/transfer.hpp"
 
@@ -77,6 +78,7 @@ FERRO_API ferro_status ferro_tensor_copy_to_host(ferro_tensor tensor, void* dst,
     return ferro::host::guard([&] {
         require(tensor, "ferro_tensor_copy_to_host", "tensor");
         if (bytes > 0) require(dst, "ferro_tensor_copy_to_host", "dst");
+        ferro::host::refuse_while_capturing("ferro_tensor_copy_to_host", "a read of tensor data on the host");
         ferro::host::copy_to_host(*tensor, dst, bytes);
     });
 }

@@ -146,8 +146,15 @@ inline Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& 
     return execute(*entry.plan, what, entry.engine, entry.attrs.values(), inputs, into);
 }
 
+Outputs Dispatcher::run_entry(const PlanEntry& entry, std::span<ferro_tensor_impl* const> inputs) {
+    return run_entry(entry, entry.op->name, inputs, {});
+}
+
 Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,
                         std::span<ferro_tensor_impl* const> into) {
+    if (any_capture()) [[unlikely]] {
+        return call_recorded(*this, bound.op, bound.attrs.data(), static_cast<uint32_t>(bound.attrs.size()), inputs, into);
+    }
     // Kept once the call has returned (a destructor, so that the outputs are returned in place).
     struct Keep {
         ferro_bound_call_impl& bound;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "autodiff/node.hpp"
+#include "capture/active.hpp"
 #include "dispatch/attrs.hpp"
 #include "dispatch/host_op.hpp"
 #include "dispatch/op_handle.hpp"
@@ -50,8 +51,18 @@ public:
     // tensor per output), writes the outputs there and returns none (dispatch/into.hpp).
     Outputs call(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs, std::span<ferro_tensor_impl* const> inputs,
                  std::span<ferro_tensor_impl* const> into = {}) {
+        if (any_capture()) [[unlikely]]
+            return call_recorded(*this, op, attrs, n_attrs, inputs, into);
         return call_keyed(op, nullptr, attrs, n_attrs, inputs, into);
     }
+    // call() as capture makes it: never recorded, handing back the entry it ran when asked.
+    Outputs call_unrecorded(ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
+                            std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into,
+                            EntryPtr* ran = nullptr) {
+        return call_keyed(op, nullptr, attrs, n_attrs, inputs, into, ran);
+    }
+    // Runs an entry made by an earlier call on inputs of that call's signatures (replay).
+    Outputs run_entry(const PlanEntry& entry, std::span<ferro_tensor_impl* const> inputs);
     // Runs a bound call, as call() would with its attributes.
     Outputs run(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs,
                 std::span<ferro_tensor_impl* const> into = {});

@@ -1,6 +1,7 @@
 // Creation ops: zeros, ones, full, eye (filled by the engine), arange, rand, randn (values
 // computed on the host, then copied to the engine, so a seed gives the same numbers on every
 // engine). All take `engine` (default "cpu") and a `dtype`.
+#include "capture/program.hpp"
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
 #include "runtime/runtime.hpp"
@@ -182,6 +183,7 @@ template <bool Normal> Outputs random_host(const HostOpCall& call) {
     const ferro_dtype dt = attr_dtype(call.op, call.attrs.data(), 1);
     if (!is_inexact(dt)) invalid(call.op, "dtype must be f32, f64, c64 or c128, got " + dtype_name(dt));
     checked_bytes(dt, shape, call.op.c_str());  // before the values are staged
+    if (call.attrs[2].type == FERRO_ATTR_NONE) refuse_while_capturing(call.op, "a random sample without a seed (give `seed`)");
     const uint64_t seed = call.attrs[2].type == FERRO_ATTR_NONE ? next_seed() : static_cast<uint64_t>(call.attrs[2].v.i64);
     const uint64_t state = splitmix64(seed);
     const auto n = static_cast<uint64_t>(numel(shape));

@@ -1,0 +1,271 @@
+#include "capture/program.hpp"
+
+#include "runtime/runtime.hpp"
+#include "tensor/dtype.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <unordered_map>
+
+namespace ferro::host {
+namespace {
+
+// One thread's capture in progress.
+struct Recorder {
+    Runtime* runtime = nullptr;
+    std::vector<InputSignature> inputs;
+    std::unordered_map<const ferro_tensor_impl*, ValueRef> values;
+    // Every tensor the capture saw, held until it ends so that no address is reused for
+    // another tensor meanwhile (the map keys on addresses).
+    std::vector<TensorPtr> held;
+    std::vector<TensorPtr> constants;
+    std::vector<ProgramStep> steps;
+    uint32_t depth = 0;            // > 0 inside a recorded call: its own calls are its business
+    std::optional<Error> refusal;  // the first refused call, thrown again by capture_end
+};
+
+thread_local std::unique_ptr<Recorder> t_recorder;
+
+Recorder* recorder() noexcept { return any_capture() ? t_recorder.get() : nullptr; }
+
+InputSignature signature_of(const ferro_tensor_impl& t) {
+    return {t.dtype, t.shape, t.strides, &t.storage->engine(), t.autograd != nullptr};
+}
+
+std::string describe(ferro_dtype dtype, std::span<const int64_t> shape) {
+    return fmt::format("{} [{}]", dtype_name(dtype), fmt::join(shape, ", "));
+}
+
+// The value a call's input is: an input, an earlier call's output, else a constant of the
+// program (a tensor from outside that was not declared an input), kept by the program.
+ValueRef value_of(Recorder& r, ferro_tensor_impl* t) {
+    if (const auto it = r.values.find(t); it != r.values.end()) return it->second;
+    const ValueRef ref{ValueRef::Kind::constant, static_cast<uint32_t>(r.constants.size()), 0};
+    r.constants.push_back(TensorPtr::share(t));
+    r.values.emplace(t, ref);
+    return ref;
+}
+
+[[noreturn]] void refuse(Recorder& r, const std::string& what, const std::string& why) {
+    Error e(FERRO_FAILED_PRECONDITION, fmt::format("{}: {} while capturing; a program could not replay it", what, why));
+    if (!r.refusal) r.refusal = e;
+    throw e;
+}
+
+// Keeps the steps the outputs need, and says after which step each value is used for the last
+// time (program outputs never are: the caller gets them).
+void plan_steps(Program& p) {
+    std::vector<bool> needed(p.steps.size(), false);
+    for (const ValueRef& out : p.outputs) {
+        if (out.kind == ValueRef::Kind::step) needed[out.index] = true;
+    }
+    for (size_t s = p.steps.size(); s-- > 0;) {
+        if (!needed[s]) continue;
+        for (const ValueRef& in : p.steps[s].inputs) {
+            if (in.kind == ValueRef::Kind::step) needed[in.index] = true;
+        }
+    }
+    std::vector<uint32_t> renumbered(p.steps.size(), 0);
+    std::vector<ProgramStep> kept;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        if (!needed[s]) continue;
+        renumbered[s] = static_cast<uint32_t>(kept.size());
+        kept.push_back(std::move(p.steps[s]));
+    }
+    p.dropped_steps = static_cast<uint32_t>(p.steps.size() - kept.size());
+    p.steps = std::move(kept);
+    const auto renumber = [&](ValueRef& v) {
+        if (v.kind == ValueRef::Kind::step) v.index = renumbered[v.index];
+    };
+    for (ProgramStep& step : p.steps) std::for_each(step.inputs.begin(), step.inputs.end(), renumber);
+    std::for_each(p.outputs.begin(), p.outputs.end(), renumber);
+
+    // Last use of each step output: the last step reading it, or its own step when none does.
+    std::vector<std::vector<int64_t>> last(p.steps.size());
+    for (size_t s = 0; s < p.steps.size(); ++s) last[s].assign(p.steps[s].n_outputs, static_cast<int64_t>(s));
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        for (const ValueRef& in : p.steps[s].inputs) {
+            if (in.kind == ValueRef::Kind::step) last[in.index][in.output] = static_cast<int64_t>(s);
+        }
+    }
+    for (const ValueRef& out : p.outputs) {
+        if (out.kind == ValueRef::Kind::step) last[out.index][out.output] = -1;
+    }
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        for (uint32_t k = 0; k < p.steps[s].n_outputs; ++k) {
+            if (last[s][k] >= 0) p.steps[last[s][k]].last_uses.push_back({ValueRef::Kind::step, static_cast<uint32_t>(s), k});
+        }
+    }
+}
+
+void check_input(const InputSignature& want, ferro_dtype dtype, std::span<const int64_t> shape, size_t i,
+                 const char* context) {
+    const bool same = dtype == want.dtype && std::equal(shape.begin(), shape.end(), want.shape.begin(), want.shape.end());
+    if (same) return;
+    throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is {}, the program was captured with {} (a program replays "
+                                                    "the dtypes and shapes it was captured with)",
+                                                    context, i, describe(dtype, shape), describe(want.dtype, {want.shape.data(), want.shape.size()})));
+}
+
+}  // namespace
+
+void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs) {
+    if (t_recorder) {
+        throw Error(FERRO_FAILED_PRECONDITION, "capture_begin: this thread is capturing already (captures do not nest)");
+    }
+    auto r = std::make_unique<Recorder>();
+    r->runtime = &runtime;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        ferro_tensor_impl* t = inputs[i];
+        if (t == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("capture_begin: input {} is NULL", i));
+        if (const auto it = r->values.find(t); it != r->values.end()) {
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("capture_begin: input {} is input {} again", i, it->second.index));
+        }
+        r->inputs.push_back(signature_of(*t));
+        r->values.emplace(t, ValueRef{ValueRef::Kind::input, static_cast<uint32_t>(i), 0});
+        r->held.push_back(TensorPtr::share(t));
+    }
+    t_recorder = std::move(r);
+    g_capturing_threads.fetch_add(1, std::memory_order_relaxed);
+}
+
+void capture_abort() noexcept {
+    if (!t_recorder) return;
+    t_recorder.reset();
+    g_capturing_threads.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool capturing() noexcept { return recorder() != nullptr; }
+
+void refuse_while_capturing(const std::string& what, const std::string& why) {
+    if (Recorder* r = recorder()) refuse(*r, what, why);
+}
+
+ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> outputs) {
+    if (!t_recorder) throw Error(FERRO_FAILED_PRECONDITION, "capture_end: this thread is not capturing");
+    const std::unique_ptr<Recorder> r = std::move(t_recorder);
+    g_capturing_threads.fetch_sub(1, std::memory_order_relaxed);
+    if (r->runtime != &runtime) {
+        throw Error(FERRO_INVALID_ARGUMENT, "capture_end: the capture was begun on another runtime (it is ended, nothing kept)");
+    }
+    if (r->refusal) throw *r->refusal;
+    auto p = std::make_shared<Program>();
+    p->runtime = r->runtime;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+        const auto it = outputs[k] != nullptr ? r->values.find(outputs[k]) : r->values.end();
+        if (it == r->values.end() || it->second.kind == ValueRef::Kind::constant) {
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("capture_end: output {} is not a value of the capture (an input, "
+                                                            "or the result of a call made while capturing)",
+                                                            k));
+        }
+        p->outputs.push_back(it->second);
+    }
+    p->inputs = std::move(r->inputs);
+    p->constants = std::move(r->constants);
+    p->steps = std::move(r->steps);
+    plan_steps(*p);
+    return p;
+}
+
+namespace {
+
+// Runs an outermost call of the capturing thread and adds it to the capture as a step.
+Outputs record(Recorder* r, Dispatcher& dispatcher, ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
+               std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
+    if (op.runtime != r->runtime) refuse(*r, op.name, "a call on another runtime than the one captured");
+    if (!into.empty()) refuse(*r, op.name, "a write into existing tensors (into, out=)");
+    struct Inside {
+        uint32_t& depth;
+        explicit Inside(uint32_t& d) : depth(++d) {}
+        ~Inside() { --depth; }
+    } const inside(r->depth);
+    EntryPtr ran;
+    Outputs outs = dispatcher.call_unrecorded(op, attrs, n_attrs, inputs, {}, &ran);
+    ProgramStep step;
+    step.call = std::make_unique<ferro_bound_call_impl>(op, attrs, n_attrs);
+    step.entry = std::move(ran);
+    for (ferro_tensor_impl* t : inputs) {
+        step.inputs.push_back(value_of(*r, t));
+        r->held.push_back(TensorPtr::share(t));
+    }
+    step.n_outputs = static_cast<uint32_t>(outs.size());
+    const auto index = static_cast<uint32_t>(r->steps.size());
+    for (uint32_t k = 0; k < outs.size(); ++k) {
+        r->values[outs[k].get()] = ValueRef{ValueRef::Kind::step, index, k};
+        r->held.push_back(outs[k]);
+    }
+    r->steps.push_back(std::move(step));
+    return outs;
+}
+
+}  // namespace
+
+Outputs call_recorded(Dispatcher& dispatcher, ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
+                      std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
+    Recorder* r = recorder();
+    if (r == nullptr || r->depth > 0) return dispatcher.call_unrecorded(op, attrs, n_attrs, inputs, into);
+    return record(r, dispatcher, op, attrs, n_attrs, inputs, into);
+}
+
+PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs) {
+    const Program& p = *program;
+    if (inputs.size() != p.inputs.size()) {
+        throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program_prepare: {} input signatures, the program has {} inputs",
+                                                        inputs.size(), p.inputs.size()));
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ferro_signature& s = inputs[i];
+        if (s.ndim < 0 || s.ndim > FERRO_MAX_NDIM) {
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program_prepare: input {} has ndim {}", i, s.ndim));
+        }
+        check_input(p.inputs[i], s.dtype, {s.shape, static_cast<size_t>(s.ndim)}, i, "program_prepare");
+    }
+    return {program};
+}
+
+Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
+    const Program& p = *prepared.program;
+    refuse_while_capturing("program run", "a run of a prepared program");
+    if (inputs.size() != p.inputs.size()) {
+        throw Error(FERRO_INVALID_ARGUMENT,
+                    fmt::format("program run: {} inputs, the program takes {}", inputs.size(), p.inputs.size()));
+    }
+    // Inputs laid out as at capture run each step's captured plan; others take the usual path.
+    bool as_captured = true;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ferro_tensor_impl* t = inputs[i];
+        if (t == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program run: input {} is NULL", i));
+        check_runtime(p.runtime->id(), t->storage->engine(), "program run", fmt::format("input {}", i));
+        const InputSignature& want = p.inputs[i];
+        check_input(want, t->dtype, {t->shape.data(), t->shape.size()}, i, "program run");
+        as_captured = as_captured && &t->storage->engine() == want.engine && (t->autograd != nullptr) == want.autograd &&
+                      std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
+    }
+    Dispatcher& dispatcher = p.runtime->dispatcher();
+    std::vector<Outputs> values(p.steps.size());
+    boost::container::small_vector<ferro_tensor_impl*, 4> args;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const ProgramStep& step = p.steps[s];
+        args.clear();
+        for (const ValueRef& v : step.inputs) {
+            switch (v.kind) {
+                case ValueRef::Kind::input: args.push_back(inputs[v.index]); break;
+                case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
+                case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
+            }
+        }
+        const std::span<ferro_tensor_impl* const> in(args.data(), args.size());
+        values[s] = as_captured ? dispatcher.run_entry(*step.entry, in) : dispatcher.run(*step.call, in);
+        for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
+    }
+    Outputs outs;
+    for (const ValueRef& v : p.outputs) {
+        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
+        else outs.push_back(values[v.index][v.output]);
+    }
+    return outs;
+}
+
+}  // namespace ferro::host

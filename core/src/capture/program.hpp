@@ -1,0 +1,84 @@
+// Capture and replay (docs/capture.md): a program is the sequence of op calls a thread made
+// between capture_begin and capture_end, each with the plan (or host op) it ran; a prepared
+// program runs them again on new inputs of the same signatures without looking anything up.
+#pragma once
+
+#include "capture/active.hpp"
+#include "dispatch/dispatcher.hpp"
+#include "tensor/tensor.hpp"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ferro::host {
+
+class Runtime;
+
+// Where a step's input (or a program output) comes from.
+struct ValueRef {
+    enum class Kind : uint8_t { input, constant, step };
+    Kind kind = Kind::input;
+    uint32_t index = 0;   // of the input, constant or step
+    uint32_t output = 0;  // of the step
+};
+
+// What a program input was at capture: the layout its steps' plans were prepared for.
+struct InputSignature {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
+    ferro_dtype dtype;
+    Dims shape, strides;
+    const Engine* engine;
+    bool autograd;  // had autograd state (a recorded call may prepare another plan)
+};
+
+struct ProgramStep {
+    std::unique_ptr<ferro_bound_call_impl> call;  // the op and its attributes as given
+    EntryPtr entry;                               // what the capture ran: plan or host op, engine
+    std::vector<ValueRef> inputs;
+    uint32_t n_outputs = 0;
+    // Outputs whose last use is this step's, as (step, output), released once it has run.
+    std::vector<ValueRef> last_uses;
+};
+
+struct Program {
+    Runtime* runtime = nullptr;
+    std::vector<InputSignature> inputs;
+    std::vector<TensorPtr> constants;  // tensors from outside that were not declared inputs
+    std::vector<ProgramStep> steps;
+    std::vector<ValueRef> outputs;
+    uint32_t dropped_steps = 0;  // recorded, but nothing the outputs need used them
+};
+
+using ProgramPtr = std::shared_ptr<const Program>;
+
+// A program prepared for input signatures.
+struct PreparedProgram {
+    ProgramPtr program;
+};
+
+// ---- capture (the calling thread) ----
+
+// Starts recording this thread's op calls on `runtime`; `inputs` become the program's inputs
+// in this order. FAILED_PRECONDITION when this thread already captures.
+void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs);
+// Ends the capture and returns the program computing `outputs` (tensors the capture made, or
+// its inputs). When a call was refused during the capture, that refusal is thrown again here.
+ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> outputs);
+// Drops this thread's capture, if any.
+void capture_abort() noexcept;
+// Whether this thread captures (cheap when no thread of the process does).
+bool capturing() noexcept;
+// FAILED_PRECONDITION "<what>: ... while capturing" when this thread captures: what a program
+// cannot replay (reading a tensor's data on the host, in-place writes, unseeded randomness).
+void refuse_while_capturing(const std::string& what, const std::string& why);
+
+// ---- replay ----
+
+// Prepares `program` for inputs of these signatures: the captured ones (dtype and shape).
+PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs);
+// Runs it on `inputs`: a step whose inputs have the layout it was captured with runs its plan
+// directly; others take the usual path (and their plans are cached as any call's).
+Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs);
+
+}  // namespace ferro::host
