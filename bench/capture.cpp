@@ -27,9 +27,10 @@ ferro::Tensor mlp(const ferro::Tensor& x, const ferro::Tensor& w1, const ferro::
 
 void report(const std::string& name, int ops, const std::pair<double, double>& eager_replay, int samples, int inner) {
     const auto [eager, replay] = eager_replay;
-    std::printf("{\"bench\": \"capture\", \"case\": \"%s\", \"ops\": %d, \"eager_s\": %.6e, \"replay_s\": %.6e, "
-                "\"replay_over_eager\": %.3f, \"samples\": %d, \"inner\": %d}\n",
-                name.c_str(), ops, eager, replay, replay / eager, samples, inner);
+    std::printf(
+        "{\"bench\": \"capture\", \"case\": \"%s\", \"ops\": %d, \"eager_s\": %.6e, \"replay_s\": %.6e, "
+        "\"replay_over_eager\": %.3f, \"samples\": %d, \"inner\": %d}\n",
+        name.c_str(), ops, eager, replay, replay / eager, samples, inner);
 }
 
 }  // namespace
@@ -59,7 +60,10 @@ int main(int argc, char** argv) {
                         b1 = rt.rand({64}, ferro::DType::f32, 5), w2 = rt.rand({64, 8}, ferro::DType::f32, 6);
     ferro::Capture capture(rt, {x, w1, b1, w2});
     const ferro::PreparedProgram replay = capture.end({mlp(x, w1, b1, w2)}).prepare();
-    const auto times =
-        bench::paired_medians([&] { (void)mlp(x, w1, b1, w2); }, [&] { (void)replay({x, w1, b1, w2}); }, samples, inner);
+    const auto times = bench::paired_medians([&] { (void)mlp(x, w1, b1, w2); },
+                                             [&] {
+                                                 (void)replay({x, w1, b1, w2});
+                                             },
+                                             samples, inner);
     report("MLP forward 32x64x64x8 f32", 6, times, samples, inner);
 }

@@ -31,7 +31,7 @@ TEST_CASE("capture: a replay equals the eager calls on the new inputs", "[captur
     const Program program = capture.end({loss});
     CHECK(program.n_inputs() == 2);
     CHECK(program.n_outputs() == 1);
-    CHECK(program.n_steps() == 6);  // matmul, exp, mul, matmul, add, sum
+    CHECK(program.n_steps() == 6);                                              // matmul, exp, mul, matmul, add, sum
     check_close(loss.to_vector<double>(), mlp_loss(x, w).to_vector<double>());  // the capture ran them too
     const PreparedProgram step = program.prepare();
     for (int64_t seed = 10; seed < 13; ++seed) {
@@ -86,11 +86,49 @@ TEST_CASE("capture: inputs of another count, dtype or shape are refused by name"
     Capture capture(rt, {x});
     const PreparedProgram step = capture.end({x.exp()}).prepare();
     check_error([&] { step({}); }, FERRO_INVALID_ARGUMENT, "program run: 0 inputs, the program takes 1");
-    check_error([&] { step({rt.rand({2, 3}, DType::f32, 1)}); }, FERRO_INVALID_ARGUMENT,
-                "program run: input 0 is f32 [2, 3], the program was captured with f64 [2, 3]");
+    check_error(
+        [&] {
+            step({rt.rand({2, 3}, DType::f32, 1)});
+        },
+        FERRO_INVALID_ARGUMENT, "program run: input 0 is f32 [2, 3], the program was prepared for f64 [2, 3]");
     check_error([&] { step({rt.rand({3}, DType::f64, 1)}); }, FERRO_INVALID_ARGUMENT,
-                "program run: input 0 is f64 [3], the program was captured with f64 [2, 3]");
+                "program run: input 0 is f64 [3], the program was prepared for f64 [2, 3]");
     check_error([&] { step({Tensor()}); }, FERRO_INVALID_ARGUMENT, "program run: input 0 is NULL");
+}
+
+TEST_CASE("capture: a program prepared for other shapes replays them; what its ops refuse names the step", "[capture]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.rand({3, 4}, DType::f64, 1), w = rt.rand({4, 2}, DType::f64, 2);
+    Capture capture(rt, {x, w});
+    const Program program = capture.end({mlp_loss(x, w)});
+    const PreparedProgram wider = program.prepare({{5, 4}, {4, 3}});
+    const Tensor x2 = rt.rand({5, 4}, DType::f64, 3), w2 = rt.rand({4, 3}, DType::f64, 4);
+    check_close(wider({x2, w2}).at(0).to_vector<double>(), mlp_loss(x2, w2).to_vector<double>());
+    check_error(
+        [&] {
+            wider({x, w});
+        },
+        FERRO_INVALID_ARGUMENT, "program run: input 0 is f64 [3, 4], the program was prepared for f64 [5, 4]");
+    // A transposed view of the prepared shape: the usual path, the same values.
+    const Tensor x2t = rt.rand({4, 5}, DType::f64, 5).transpose();
+    check_close(wider({x2t, w2}).at(0).to_vector<double>(), mlp_loss(x2t, w2).to_vector<double>());
+    check_error(
+        [&] {
+            (void)program.prepare({{5, 7}, {4, 3}});
+        },
+        FERRO_INVALID_ARGUMENT, "program_prepare: step 0 (core.matmul): ");
+    check_error(
+        [&] {
+            (void)program.prepare({{12}, {4, 3}});
+        },
+        FERRO_INVALID_ARGUMENT,
+        "program_prepare: input 0 is f64 [12], the program was captured with f64 [3, 4] (a program keeps each input's "
+        "dtype and rank; its shape may change)");
+    check_error(
+        [&] {
+            (void)program.prepare({{3, 4}});
+        },
+        FERRO_INVALID_ARGUMENT, "program_prepare: 1 input signatures, the program has 2 inputs");
 }
 
 TEST_CASE("capture: what a program could not replay is refused while capturing", "[capture]") {
@@ -114,7 +152,8 @@ TEST_CASE("capture: what a program could not replay is refused while capturing",
     {
         Capture capture(rt, {x});
         const BoundOp exp(rt, "core.exp");
-        check_error([&] { exp.into(x, x); }, FERRO_FAILED_PRECONDITION, "core.exp: a write into existing tensors (into, out=) " + replay);
+        check_error([&] { exp.into(x, x); }, FERRO_FAILED_PRECONDITION,
+                    "core.exp: a write into existing tensors (into, out=) " + replay);
         check_error([&] { Capture again(rt, {x}); }, FERRO_FAILED_PRECONDITION, "captures do not nest");
     }
     {

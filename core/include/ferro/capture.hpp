@@ -49,14 +49,25 @@ public:
     size_t n_outputs() const { return ferro_program_output_count(program_.get()); }
     size_t n_steps() const { return ferro_program_step_count(program_.get()); }
     // Prepared for the dtypes and shapes it was captured with.
-    PreparedProgram prepare() const {
-        ferro_prepared p = nullptr;
-        check(ferro_program_prepare(program_.get(), inputs_.data(), static_cast<uint32_t>(inputs_.size()), &p));
-        return {rt_, p, static_cast<uint32_t>(n_outputs())};
+    PreparedProgram prepare() const { return prepare_for(inputs_); }
+    // Prepared for inputs of these shapes (each input keeps its dtype and rank).
+    PreparedProgram prepare(const std::vector<Shape>& shapes) const {
+        std::vector<ferro_signature> sigs = inputs_;
+        for (size_t i = 0; i < sigs.size() && i < shapes.size(); ++i) {
+            sigs[i].ndim = static_cast<int32_t>(shapes[i].size());
+            for (size_t d = 0; d < shapes[i].size() && d < FERRO_MAX_NDIM; ++d) sigs[i].shape[d] = shapes[i][d];
+        }
+        if (shapes.size() != sigs.size()) sigs.resize(shapes.size(), sigs.empty() ? ferro_signature{} : sigs.back());
+        return prepare_for(sigs);
     }
 
 private:
     friend class Capture;
+    PreparedProgram prepare_for(const std::vector<ferro_signature>& sigs) const {
+        ferro_prepared p = nullptr;
+        check(ferro_program_prepare(program_.get(), sigs.data(), static_cast<uint32_t>(sigs.size()), &p));
+        return {rt_, p, static_cast<uint32_t>(n_outputs())};
+    }
     struct Destroy {
         void operator()(ferro_program p) const noexcept { ferro_program_destroy(p); }
     };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -31,7 +32,7 @@ thread_local std::unique_ptr<Recorder> t_recorder;
 Recorder* recorder() noexcept { return any_capture() ? t_recorder.get() : nullptr; }
 
 InputSignature signature_of(const ferro_tensor_impl& t) {
-    return {t.dtype, t.shape, t.strides, &t.storage->engine(), t.autograd != nullptr};
+    return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), t.autograd != nullptr};
 }
 
 std::string describe(ferro_dtype dtype, std::span<const int64_t> shape) {
@@ -100,13 +101,45 @@ void plan_steps(Program& p) {
     }
 }
 
-void check_input(const InputSignature& want, ferro_dtype dtype, std::span<const int64_t> shape, size_t i,
-                 const char* context) {
-    const bool same = dtype == want.dtype && std::equal(shape.begin(), shape.end(), want.shape.begin(), want.shape.end());
-    if (same) return;
-    throw Error(FERRO_INVALID_ARGUMENT, fmt::format("{}: input {} is {}, the program was captured with {} (a program replays "
-                                                    "the dtypes and shapes it was captured with)",
-                                                    context, i, describe(dtype, shape), describe(want.dtype, {want.shape.data(), want.shape.size()})));
+bool same_shape(std::span<const int64_t> a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+
+// Step by step on placeholder tensors of the signatures: each step's entry, found or prepared
+// as its call would be; plan outputs allocated as the plan says, host ops run.
+std::vector<EntryPtr> plan_for(const Program& p, const std::vector<InputSignature>& inputs) {
+    Dispatcher& dispatcher = p.runtime->dispatcher();
+    std::vector<TensorPtr> placeholders;
+    placeholders.reserve(inputs.size());
+    for (const InputSignature& s : inputs) placeholders.push_back(make_tensor(s.engine, s.dtype, s.shape, "program_prepare"));
+    std::vector<Outputs> values(p.steps.size());
+    std::vector<EntryPtr> entries;
+    boost::container::small_vector<ferro_tensor_impl*, 4> args;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const ProgramStep& step = p.steps[s];
+        args.clear();
+        for (const ValueRef& v : step.inputs) {
+            switch (v.kind) {
+                case ValueRef::Kind::input: args.push_back(placeholders[v.index].get()); break;
+                case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
+                case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
+            }
+        }
+        const std::span<ferro_tensor_impl* const> in(args.data(), args.size());
+        try {
+            entries.push_back(dispatcher.prepare_entry(*step.call, in));
+            const PlanEntry& e = *entries.back();
+            if (e.host_op) {
+                values[s] = dispatcher.run_entry(e, in);
+            } else {
+                for (const OutputSig& o : e.plan->outputs()) {
+                    values[s].push_back(make_checked_tensor(e.engine, o.dtype, span_of(o.shape), span_of(o.strides), o.bytes));
+                }
+            }
+        } catch (Error& e) {
+            throw Error(e.code(), fmt::format("program_prepare: step {} ({}): {}", s, step.call->op.name, e.what()));
+        }
+        for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
+    }
+    return entries;
 }
 
 }  // namespace
@@ -215,14 +248,36 @@ PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro
         throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program_prepare: {} input signatures, the program has {} inputs",
                                                         inputs.size(), p.inputs.size()));
     }
+    PreparedProgram prepared{program, p.inputs, {}};
+    bool as_captured = true;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ferro_signature& s = inputs[i];
-        if (s.ndim < 0 || s.ndim > FERRO_MAX_NDIM) {
-            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program_prepare: input {} has ndim {}", i, s.ndim));
+        const InputSignature& captured = p.inputs[i];
+        const std::span<const int64_t> shape(s.shape, static_cast<size_t>(std::clamp(s.ndim, 0, int32_t{FERRO_MAX_NDIM})));
+        if (s.dtype != captured.dtype || s.ndim != static_cast<int32_t>(captured.shape.size())) {
+            throw Error(FERRO_INVALID_ARGUMENT,
+                        fmt::format("program_prepare: input {} is {}, the program was captured with {} (a program keeps each "
+                                    "input's dtype and rank; its shape may change)",
+                                    i, describe(s.dtype, shape), describe(captured.dtype, span_of(captured.shape))));
         }
-        check_input(p.inputs[i], s.dtype, {s.shape, static_cast<size_t>(s.ndim)}, i, "program_prepare");
+        if (same_shape(shape, captured.shape)) continue;
+        as_captured = false;
+        for (size_t d = 0; d < shape.size(); ++d) {
+            if (shape[d] < 0)
+                throw Error(FERRO_INVALID_ARGUMENT,
+                            fmt::format("program_prepare: input {} has size {} on axis {}", i, shape[d], d));
+        }
+        InputSignature& sig = prepared.inputs[i];
+        sig.shape.assign(shape.begin(), shape.end());
+        sig.strides = contiguous_strides(sig.shape);
+        sig.autograd = false;
     }
-    return {program};
+    if (as_captured) {
+        for (const ProgramStep& step : p.steps) prepared.entries.push_back(step.entry);
+    } else {
+        prepared.entries = plan_for(p, prepared.inputs);
+    }
+    return prepared;
 }
 
 Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
@@ -232,15 +287,19 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
         throw Error(FERRO_INVALID_ARGUMENT,
                     fmt::format("program run: {} inputs, the program takes {}", inputs.size(), p.inputs.size()));
     }
-    // Inputs laid out as at capture run each step's captured plan; others take the usual path.
-    bool as_captured = true;
+    // Inputs laid out as prepared run each step's prepared plan; others take the usual path.
+    bool as_prepared = true;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ferro_tensor_impl* t = inputs[i];
         if (t == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program run: input {} is NULL", i));
         check_runtime(p.runtime->id(), t->storage->engine(), "program run", fmt::format("input {}", i));
-        const InputSignature& want = p.inputs[i];
-        check_input(want, t->dtype, {t->shape.data(), t->shape.size()}, i, "program run");
-        as_captured = as_captured && &t->storage->engine() == want.engine && (t->autograd != nullptr) == want.autograd &&
+        const InputSignature& want = prepared.inputs[i];
+        if (t->dtype != want.dtype || !same_shape(span_of(t->shape), want.shape)) {
+            throw Error(FERRO_INVALID_ARGUMENT,
+                        fmt::format("program run: input {} is {}, the program was prepared for {}", i,
+                                    describe(t->dtype, span_of(t->shape)), describe(want.dtype, span_of(want.shape))));
+        }
+        as_prepared = as_prepared && &t->storage->engine() == want.engine.get() && (t->autograd != nullptr) == want.autograd &&
                       std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
     }
     Dispatcher& dispatcher = p.runtime->dispatcher();
@@ -257,7 +316,7 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
             }
         }
         const std::span<ferro_tensor_impl* const> in(args.data(), args.size());
-        values[s] = as_captured ? dispatcher.run_entry(*step.entry, in) : dispatcher.run(*step.call, in);
+        values[s] = as_prepared ? dispatcher.run_entry(*prepared.entries[s], in) : dispatcher.run(*step.call, in);
         for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
     }
     Outputs outs;

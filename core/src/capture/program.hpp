@@ -28,7 +28,7 @@ struct ValueRef {
 struct InputSignature {  // NOLINT(bugprone-exception-escape): Dims (a small_vector) moves without allocating
     ferro_dtype dtype;
     Dims shape, strides;
-    const Engine* engine;
+    EnginePtr engine;
     bool autograd;  // had autograd state (a recorded call may prepare another plan)
 };
 
@@ -52,9 +52,11 @@ struct Program {
 
 using ProgramPtr = std::shared_ptr<const Program>;
 
-// A program prepared for input signatures.
+// A program prepared for input signatures: the entry (plan or host op) each step runs.
 struct PreparedProgram {
     ProgramPtr program;
+    std::vector<InputSignature> inputs;
+    std::vector<EntryPtr> entries;
 };
 
 // ---- capture (the calling thread) ----
@@ -75,10 +77,14 @@ void refuse_while_capturing(const std::string& what, const std::string& why);
 
 // ---- replay ----
 
-// Prepares `program` for inputs of these signatures: the captured ones (dtype and shape).
+// Prepares `program` for inputs of these signatures: each input's captured dtype and rank, any
+// shape the program's ops accept (an op that refuses one fails the prepare, naming its step).
+// Other shapes than the captured ones are planned step by step on placeholder tensors, which
+// nothing computes into (host ops, views and creation, run on them).
 PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs);
-// Runs it on `inputs`: a step whose inputs have the layout it was captured with runs its plan
-// directly; others take the usual path (and their plans are cached as any call's).
+// Runs it on `inputs` of the prepared dtypes and shapes: inputs laid out as prepared (row-major,
+// or as captured) run each step's prepared plan directly; others take the usual path (and
+// their plans are cached as any call's).
 Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs);
 
 }  // namespace ferro::host

@@ -146,6 +146,10 @@ inline Outputs Dispatcher::run_entry(const PlanEntry& entry, const std::string& 
     return execute(*entry.plan, what, entry.engine, entry.attrs.values(), inputs, into);
 }
 
+EntryPtr Dispatcher::prepare_entry(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs) {
+    return find_entry(bound.op, &bound.attr_words, bound.attrs.data(), static_cast<uint32_t>(bound.attrs.size()), inputs, {});
+}
+
 Outputs Dispatcher::run_entry(const PlanEntry& entry, std::span<ferro_tensor_impl* const> inputs) {
     return run_entry(entry, entry.op->name, inputs, {});
 }
@@ -169,18 +173,18 @@ Outputs Dispatcher::run(ferro_bound_call_impl& bound, std::span<ferro_tensor_imp
                       &keep.ran);
 }
 
-Outputs Dispatcher::call_keyed(ferro_op_impl& op, const KeyWords* attr_words, const ferro_named_attr* named, uint32_t n_attrs,
-                               std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into,
-                               EntryPtr* ran) {
+// Inlined into call_keyed: a call of its own cost every eager call ~30 instructions.
+[[gnu::always_inline]] inline EntryPtr Dispatcher::find_entry(ferro_op_impl& op, const KeyWords* attr_words,
+                                                              const ferro_named_attr* named, uint32_t n_attrs,
+                                                              std::span<ferro_tensor_impl* const> inputs,
+                                                              std::span<ferro_tensor_impl* const> into) {
     const Engine* engine = common_engine(inputs);
     PlanKey key;
     if (engine != nullptr || inputs.empty()) encode_call(key, attr_words, named, n_attrs, inputs);
     if (!key.valid || (engine == nullptr && !inputs.empty())) {
         // Not a call that can succeed (a NULL argument, inputs on two engines): the full path
         // says why.
-        const EntryPtr made = miss(op, key, named, n_attrs, inputs);
-        if (ran != nullptr) *ran = made;
-        return run_entry(*made, op.name, inputs, into);
+        return miss(op, key, named, n_attrs, inputs);
     }
     key.engine = engine;
     key.epoch = runtime_.current_epoch();
@@ -221,16 +225,14 @@ Outputs Dispatcher::call_keyed(ferro_op_impl& op, const KeyWords* attr_words, co
         }
         if (!current) key.epoch = resolve(runtime_, op);
     }
-    if (ran != nullptr) *ran = found;
-    if (found) return run_entry(*found, op.name, inputs, into);
+    if (found) return found;
     if (pending) {
         found = pending->entry.get();  // rethrows the preparing thread's failure
         if (found->plan) {
             std::lock_guard lock(op.mutex);
             ++op.hits;
         }
-        if (ran != nullptr) *ran = found;
-        return run_entry(*found, op.name, inputs, into);
+        return found;
     }
     // A miss, prepared by this thread; the others that miss on the key meanwhile wait above.
     const auto done = [&](const EntryPtr& entry) {
@@ -255,8 +257,15 @@ Outputs Dispatcher::call_keyed(ferro_op_impl& op, const KeyWords* attr_words, co
     }
     cache_.insert(found);
     done(found);
-    if (ran != nullptr) *ran = found;
-    return run_entry(*found, op.name, inputs, into);
+    return found;
+}
+
+Outputs Dispatcher::call_keyed(ferro_op_impl& op, const KeyWords* attr_words, const ferro_named_attr* named, uint32_t n_attrs,
+                               std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into,
+                               EntryPtr* ran) {
+    const EntryPtr entry = find_entry(op, attr_words, named, n_attrs, inputs, into);
+    if (ran != nullptr) *ran = entry;
+    return run_entry(*entry, op.name, inputs, into);
 }
 
 EntryPtr Dispatcher::miss(ferro_op_impl& op, const PlanKey& key, const ferro_named_attr* named, uint32_t n_attrs,

@@ -61,6 +61,8 @@ public:
                             EntryPtr* ran = nullptr) {
         return call_keyed(op, nullptr, attrs, n_attrs, inputs, into, ran);
     }
+    // The entry a bound call's run on these inputs would run, prepared (and cached) but not run.
+    EntryPtr prepare_entry(ferro_bound_call_impl& bound, std::span<ferro_tensor_impl* const> inputs);
     // Runs an entry made by an earlier call on inputs of that call's signatures (replay).
     Outputs run_entry(const PlanEntry& entry, std::span<ferro_tensor_impl* const> inputs);
     // Runs a bound call, as call() would with its attributes.
@@ -78,6 +80,10 @@ private:
     Outputs call_keyed(ferro_op_impl& op, const KeyWords* attr_words, const ferro_named_attr* named, uint32_t n_attrs,
                        std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into,
                        EntryPtr* ran = nullptr);
+    // The entry of the call (its key found in the handle's entries, else made by miss() and
+    // cached), without running it.
+    EntryPtr find_entry(ferro_op_impl& op, const KeyWords* attr_words, const ferro_named_attr* named, uint32_t n_attrs,
+                        std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into);
     // Resolves the op for the call and makes its entry: normalised attributes, engine, and the
     // plan a module prepares (or the host op).
     EntryPtr miss(ferro_op_impl& op, const PlanKey& key, const ferro_named_attr* named, uint32_t n_attrs,
