@@ -101,6 +101,22 @@ void plan_steps(Program& p) {
     }
 }
 
+using Args = boost::container::small_vector<ferro_tensor_impl*, 4>;
+
+// The tensors `step` reads: the program's inputs, its constants, earlier steps' outputs.
+std::span<ferro_tensor_impl* const> gather(const Program& p, const ProgramStep& step, std::span<ferro_tensor_impl* const> inputs,
+                                           const std::vector<Outputs>& values, Args& args) {
+    args.clear();
+    for (const ValueRef& v : step.inputs) {
+        switch (v.kind) {
+            case ValueRef::Kind::input: args.push_back(inputs[v.index]); break;
+            case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
+            case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
+        }
+    }
+    return {args.data(), args.size()};
+}
+
 bool same_shape(std::span<const int64_t> a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
 // Step by step on placeholder tensors of the signatures: each step's entry, found or prepared
@@ -108,22 +124,18 @@ bool same_shape(std::span<const int64_t> a, const Dims& b) { return std::equal(a
 std::vector<EntryPtr> plan_for(const Program& p, const std::vector<InputSignature>& inputs) {
     Dispatcher& dispatcher = p.runtime->dispatcher();
     std::vector<TensorPtr> placeholders;
+    std::vector<ferro_tensor_impl*> held;
     placeholders.reserve(inputs.size());
-    for (const InputSignature& s : inputs) placeholders.push_back(make_tensor(s.engine, s.dtype, s.shape, "program_prepare"));
+    for (const InputSignature& s : inputs) {
+        placeholders.push_back(make_tensor(s.engine, s.dtype, s.shape, "program_prepare"));
+        held.push_back(placeholders.back().get());
+    }
     std::vector<Outputs> values(p.steps.size());
     std::vector<EntryPtr> entries;
-    boost::container::small_vector<ferro_tensor_impl*, 4> args;
+    Args args;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const ProgramStep& step = p.steps[s];
-        args.clear();
-        for (const ValueRef& v : step.inputs) {
-            switch (v.kind) {
-                case ValueRef::Kind::input: args.push_back(placeholders[v.index].get()); break;
-                case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
-                case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
-            }
-        }
-        const std::span<ferro_tensor_impl* const> in(args.data(), args.size());
+        const std::span<ferro_tensor_impl* const> in = gather(p, step, held, values, args);
         try {
             entries.push_back(dispatcher.prepare_entry(*step.call, in));
             const PlanEntry& e = *entries.back();
@@ -304,18 +316,10 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
     }
     Dispatcher& dispatcher = p.runtime->dispatcher();
     std::vector<Outputs> values(p.steps.size());
-    boost::container::small_vector<ferro_tensor_impl*, 4> args;
+    Args args;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const ProgramStep& step = p.steps[s];
-        args.clear();
-        for (const ValueRef& v : step.inputs) {
-            switch (v.kind) {
-                case ValueRef::Kind::input: args.push_back(inputs[v.index]); break;
-                case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
-                case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
-            }
-        }
-        const std::span<ferro_tensor_impl* const> in(args.data(), args.size());
+        const std::span<ferro_tensor_impl* const> in = gather(p, step, inputs, values, args);
         values[s] = as_prepared ? dispatcher.run_entry(*prepared.entries[s], in) : dispatcher.run(*step.call, in);
         for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
     }
