@@ -200,6 +200,32 @@ TEST_CASE("into: no gradient is recorded, so calls that would record or propagat
     CHECK(grad({y}, {w})[0].to_vector<double>() == std::vector<double>{-1, -1, -1});
 }
 
+TEST_CASE("into: a tensor a grad node saved for its backward is not written into, nor its views", "[core][autodiff]") {
+    Runtime rt = make_runtime();
+    Tensor w = rt.tensor<double>({1, 2, 3, 4}, {2, 2});
+    w.set_requires_grad();
+    const Tensor x = rt.tensor<double>({5, 6, 7, 8}, {2, 2});  // plain: mul saves it for w's gradient
+    const Tensor y = (x * w).sum();
+    const BoundOp neg(rt, "core.neg");
+    const Tensor other = rt.ones({2, 2});
+    const std::string saved =
+        "core.neg: out tensor 0 (or a tensor sharing its memory) is saved by a grad node for a "
+        "backward pass not run yet";
+    check_error([&] { neg.into(x, other); }, FERRO_INVALID_ARGUMENT, saved);
+    check_error([&] { neg.into(x.transpose(), other); }, FERRO_INVALID_ARGUMENT, saved);  // a view: the same memory
+    CHECK(x.to_vector<double>() == std::vector<double>{5, 6, 7, 8});
+    y.backward();  // releases what the graph saved
+    CHECK(w.grad().to_vector<double>() == std::vector<double>{5, 6, 7, 8});
+    neg.into(x, other);
+    CHECK(x.to_vector<double>() == std::vector<double>{-1, -1, -1, -1});
+    {
+        const Tensor dropped = (x * w).sum();  // saves x again
+        check_error([&] { neg.into(x, other); }, FERRO_INVALID_ARGUMENT, saved);
+    }  // the graph goes with its root: nothing saves x any more
+    neg.into(x, x);
+    CHECK(x.to_vector<double>() == std::vector<double>{1, 1, 1, 1});
+}
+
 TEST_CASE("into: a destination that is also an input gets the values computed from the input as it was", "[core]") {
     Runtime rt = make_runtime();
     // A view op writing into its own input: its result is a view of the destination.

@@ -67,13 +67,25 @@ Node::Node(const Recordable& what, const AttrValues& attrs, std::span<ferro_tens
 }
 
 Node::~Node() {
+    release_saved();
     if (library_) library_->remove_user_object();
+}
+
+void Node::mark_saved() noexcept {
+    marked_ = true;
+    for (auto* saved : {&saved_inputs_, &saved_outputs_}) {
+        for (auto& t : *saved) {
+            if (t) t->storage->add_saving_node();
+        }
+    }
 }
 
 void Node::release_saved() noexcept {
     for (auto* saved : {&saved_inputs_, &saved_outputs_}) {
         for (auto& t : *saved) {
-            if (t) released_ = true;  // a node that saved nothing can run again
+            if (!t) continue;
+            released_ = true;  // a node that saved nothing can run again
+            if (marked_) t->storage->remove_saving_node();
             t = TensorPtr();
         }
     }
@@ -306,6 +318,7 @@ void record(const Recordable& what, const AttrValues& attrs, std::span<ferro_ten
         meta.grad_fn = node;
         meta.slot = static_cast<uint32_t>(k);
     }
+    node->mark_saved();
 }
 
 }  // namespace

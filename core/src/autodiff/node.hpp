@@ -112,6 +112,9 @@ public:
     // Drops the saved tensors (after a backward without retain_graph); a node that had some
     // can no longer run its rule.
     void release_saved() noexcept;
+    // Marks the storages of the saved tensors as saved (once they are all set), so that a
+    // write into one is refused until this node releases them (Storage::saved_by_a_node).
+    void mark_saved() noexcept;
     bool released() const noexcept { return released_; }
 
 private:
@@ -128,6 +131,7 @@ private:
     PerInput<Edge> edges_;
     uint32_t n_outputs_;
     bool released_ = false;
+    bool marked_ = false;  // mark_saved ran: release_saved unmarks
 };
 
 // Whether an input has autograd state (requires grad, carries a tangent): the one branch

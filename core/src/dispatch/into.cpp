@@ -84,6 +84,12 @@ void check_autograd(const std::string& op, Tensors inputs, Tensors into) {
                                     "tangent, which writing into it would corrupt; give a plain tensor",
                                     i));
         }
+        if (into[i]->storage->saved_by_a_node()) {
+            invalid(op, fmt::format("out tensor {} (or a tensor sharing its memory) is saved by a grad node for a backward "
+                                    "pass not run yet, which would read the new values and give a wrong gradient; write "
+                                    "into another tensor, or run or drop that backward first",
+                                    i));
+        }
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const AutogradMeta* meta = inputs[i]->autograd.get();  // inputs were checked non-NULL

@@ -17,17 +17,17 @@ namespace ferro::host::into {
 
 using Tensors = std::span<ferro_tensor_impl* const>;
 
-// Whether no input or destination has autograd state (nor is NULL): check_autograd's common
-// case, inline.
+// Whether no input or destination has autograd state (nor is NULL, nor saved by a grad node):
+// check_autograd's common case, inline.
 inline bool plain(Tensors inputs, Tensors into) {
     bool plain = true;
-    for (const ferro_tensor_impl* t : into) plain = plain && t != nullptr && !t->autograd;
+    for (const ferro_tensor_impl* t : into) plain = plain && t != nullptr && !t->autograd && !t->storage->saved_by_a_node();
     for (const ferro_tensor_impl* t : inputs) plain = plain && !t->autograd;
     return plain;
 }
 
 // INVALID_ARGUMENT naming the op: a NULL destination, a destination that requires grad, has a
-// grad_fn or carries a tangent, an input that requires grad while grad mode is on, or one
+// grad_fn, carries a tangent or shares its storage with a tensor a grad node saved, an input that requires grad while grad mode is on, or one
 // carrying a tangent.
 void check_autograd(const std::string& op, Tensors inputs, Tensors into);
 

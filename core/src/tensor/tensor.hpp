@@ -85,6 +85,12 @@ public:
         if (last_reference(refs_)) destroy();
     }
 
+    // Grad nodes that keep a tensor on this storage for their backward: a write into it
+    // (into, out=) would change what that backward reads, so it is refused while any does.
+    void add_saving_node() noexcept { saving_nodes_.fetch_add(1, std::memory_order_relaxed); }
+    void remove_saving_node() noexcept { saving_nodes_.fetch_sub(1, std::memory_order_relaxed); }
+    bool saved_by_a_node() const noexcept { return saving_nodes_.load(std::memory_order_relaxed) != 0; }
+
 private:
     friend struct TensorBlock;
     enum class Kind : uint8_t {
@@ -99,6 +105,7 @@ private:
     void destroy() noexcept;  // runs the destructor and frees this object's memory
 
     std::atomic<uint32_t> refs_{1};
+    std::atomic<uint32_t> saving_nodes_{0};
     Kind kind_ = Kind::allocated;
     bool in_block_ = false;  // lives in a TensorBlock (tensor.cpp), which it frees
     EnginePtr engine_;
