@@ -184,3 +184,18 @@ TEST_CASE("concurrency: one prepared program runs on several threads at once", "
     for (int i = 0; i < 4; ++i) want[i] = mlp_loss(inputs[i], w).item<double>();
     check_close(got, want);
 }
+
+TEST_CASE("capture: a capture records its own thread's calls only, and ends with its thread", "[capture]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.rand({4}, DType::f64, 1);
+    Capture capture(rt, {x});
+    const Tensor y = x.exp();
+    std::thread([&] {
+        (void)x.sin();               // another thread: runs, is not recorded
+        const Capture own(rt, {x});  // its own capture, dropped when the thread ends
+        (void)x.cos();
+    }).join();
+    const Program program = capture.end({y.neg()});
+    CHECK(program.n_steps() == 2);  // exp, neg
+    check_close(program.prepare()({x}).at(0).to_vector<double>(), x.exp().neg().to_vector<double>());
+}

@@ -27,9 +27,16 @@ struct Recorder {
     std::optional<Error> refusal;  // the first refused call, thrown again by capture_end
 };
 
-thread_local std::unique_ptr<Recorder> t_recorder;
+// This thread's capture; a thread that exits while capturing stops counting as capturing.
+struct ThreadCapture {
+    std::unique_ptr<Recorder> recorder;
+    ~ThreadCapture() {
+        if (recorder) g_capturing_threads.fetch_sub(1, std::memory_order_relaxed);
+    }
+};
+thread_local ThreadCapture t_capture;
 
-Recorder* recorder() noexcept { return any_capture() ? t_recorder.get() : nullptr; }
+Recorder* recorder() noexcept { return any_capture() ? t_capture.recorder.get() : nullptr; }
 
 InputSignature signature_of(const ferro_tensor_impl& t) {
     return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), t.autograd != nullptr};
@@ -157,7 +164,7 @@ std::vector<EntryPtr> plan_for(const Program& p, const std::vector<InputSignatur
 }  // namespace
 
 void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs) {
-    if (t_recorder) {
+    if (t_capture.recorder) {
         throw Error(FERRO_FAILED_PRECONDITION, "capture_begin: this thread is capturing already (captures do not nest)");
     }
     auto r = std::make_unique<Recorder>();
@@ -172,13 +179,13 @@ void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs)
         r->values.emplace(t, ValueRef{ValueRef::Kind::input, static_cast<uint32_t>(i), 0});
         r->held.push_back(TensorPtr::share(t));
     }
-    t_recorder = std::move(r);
+    t_capture.recorder = std::move(r);
     g_capturing_threads.fetch_add(1, std::memory_order_relaxed);
 }
 
 void capture_abort() noexcept {
-    if (!t_recorder) return;
-    t_recorder.reset();
+    if (!t_capture.recorder) return;
+    t_capture.recorder.reset();
     g_capturing_threads.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -189,8 +196,8 @@ void refuse_while_capturing(const std::string& what, const std::string& why) {
 }
 
 ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> outputs) {
-    if (!t_recorder) throw Error(FERRO_FAILED_PRECONDITION, "capture_end: this thread is not capturing");
-    const std::unique_ptr<Recorder> r = std::move(t_recorder);
+    if (!t_capture.recorder) throw Error(FERRO_FAILED_PRECONDITION, "capture_end: this thread is not capturing");
+    const std::unique_ptr<Recorder> r = std::move(t_capture.recorder);
     g_capturing_threads.fetch_sub(1, std::memory_order_relaxed);
     if (r->runtime != &runtime) {
         throw Error(FERRO_INVALID_ARGUMENT, "capture_end: the capture was begun on another runtime (it is ended, nothing kept)");
