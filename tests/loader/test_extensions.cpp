@@ -1,5 +1,6 @@
 // The extension chain of a plugin descriptor (ABI 1.11, ferro/extension.h): links of unknown
-// types are skipped, known ones are checked, and op views are the host's own.
+// types are skipped, known ones are checked, op views are the host's own, and a family's
+// declared rule calls (1.12) are qualified op names.
 #include "../fixtures/fixture_common.hpp"
 
 #include "loader/descriptor_check.hpp"
@@ -11,6 +12,7 @@
 
 using ferro::host::check_descriptor;
 using ferro::host::DescriptorSource;
+using ferro::host::family_rule_calls;
 using ferro::host::family_views;
 using ferro::host::LoadError;
 
@@ -30,6 +32,15 @@ ferro_op_views_ext views_of(const ferro_op_view* views, uint32_t n, const char* 
     ext.family_id = family;
     ext.n_views = n;
     ext.views = views;
+    return ext;
+}
+
+ferro_rule_calls_ext calls_of(const char* const* names, uint32_t n, const char* family = "fixture_ext") {
+    ferro_rule_calls_ext ext{};
+    ext.base = {sizeof ext, FERRO_EXT_RULE_CALLS, nullptr};
+    ext.family_id = family;
+    ext.n_ops = n;
+    ext.ops = names;
     return ext;
 }
 
@@ -103,4 +114,38 @@ TEST_CASE("extensions: malformed links are refused, naming the link and the fiel
     CHECK_THAT(refusal(Described(&f.base).desc, DescriptorSource::builtin),
                Catch::Contains("family_id names no family of this plugin"));
     CHECK_THAT(refusal(Described(&g.base).desc, DescriptorSource::builtin), Catch::Contains("extensions[0].views is NULL"));
+}
+
+TEST_CASE("rule calls: a family's declared list is checked and read back", "[loader]") {
+    const char* const names[] = {"fixture_ext.view_like", "core.mul", "linalg.svd"};
+    const ferro_rule_calls_ext ext = calls_of(names, 3);
+    const Described d(&ext.base);
+    CHECK(refusal(d.desc, DescriptorSource::file).empty());
+    const auto found = family_rule_calls(d.desc, "fixture_ext");
+    REQUIRE(found.size() == 3);
+    CHECK(std::string(found[2]) == "linalg.svd");
+    CHECK(family_rule_calls(d.desc, "another").empty());
+
+    const char *const unqualified[] = {"svd"}, *const upper[] = {"Linalg.svd"}, *const null_name[] = {nullptr},
+                      *const empty_op[] = {"linalg."};
+    const ferro_rule_calls_ext a = calls_of(unqualified, 1), b = calls_of(upper, 1), c = calls_of(null_name, 1),
+                               e = calls_of(empty_op, 1), f = calls_of(names, 1, "elsewhere"), g = calls_of(nullptr, 2),
+                               h = calls_of(names, FERRO_MAX_RULE_CALLS + 1);
+    const std::string expected = "expected a qualified op name ('family.op', lower-case identifiers)";
+    CHECK_THAT(refusal(Described(&a.base).desc, DescriptorSource::file),
+               Catch::Contains("extensions[0].ops[0] is 'svd', " + expected));
+    CHECK_THAT(refusal(Described(&b.base).desc, DescriptorSource::file), Catch::Contains("ops[0] is 'Linalg.svd'"));
+    CHECK_THAT(refusal(Described(&c.base).desc, DescriptorSource::file), Catch::Contains("ops[0] is NULL, " + expected));
+    CHECK_THAT(refusal(Described(&e.base).desc, DescriptorSource::file), Catch::Contains("ops[0] is 'linalg.'"));
+    CHECK_THAT(refusal(Described(&f.base).desc, DescriptorSource::file),
+               Catch::Contains("extensions[0].family_id names no family of this plugin"));
+    CHECK_THAT(refusal(Described(&g.base).desc, DescriptorSource::file), Catch::Contains("extensions[0].ops is NULL"));
+    CHECK_THAT(refusal(Described(&h.base).desc, DescriptorSource::file),
+               Catch::Contains("extensions[0]: 1025 ops, at most 1024"));
+    // Two lists for one family: which would the rules get?
+    ferro_rule_calls_ext first = calls_of(names, 1);
+    const ferro_rule_calls_ext second = calls_of(names + 1, 1);
+    first.base.next = &second.base;
+    CHECK_THAT(refusal(Described(&first.base).desc, DescriptorSource::file),
+               Catch::Contains("extensions[1]: a second FERRO_EXT_RULE_CALLS link for family 'fixture_ext'"));
 }

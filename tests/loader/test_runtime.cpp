@@ -3,7 +3,6 @@
 #include "corpus.hpp"
 
 #include <filesystem>
-#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -174,23 +173,11 @@ TEST_CASE("runtime: unloading an unknown plugin is NOT_FOUND", "[loader]") {
     }
 }
 
-namespace {
-struct Captured {
-    std::mutex mutex;
-    std::vector<std::string> lines;
-};
-void capture(void* user, uint32_t level, const char* source, const char* message) {
-    auto* c = static_cast<Captured*>(user);
-    std::lock_guard lock(c->mutex);
-    c->lines.push_back(std::string(ferro::host::log_level_name(level)) + " " + source + ": " + message);
-}
-}  // namespace
-
 TEST_CASE("runtime: an application log callback receives loader messages", "[loader]") {
-    Captured captured;
+    ferro::test::CapturedLog captured;
     auto options = isolated_options();
     options.log_level = FERRO_LOG_INFO;
-    options.log_callback = capture;
+    options.log_callback = ferro::test::capture_log;
     options.log_user = &captured;
     Runtime rt(options);
     rt.load_plugin(corpus_file("good_family"));
