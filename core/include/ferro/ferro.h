@@ -383,7 +383,8 @@ FERRO_API ferro_status ferro_sum(ferro_runtime* rt, ferro_tensor a, const int64_
  * DLPack export), random ops without a seed, calls on another runtime, running a prepared
  * program. ferro_capture_end returns the program computing `outputs` (results of calls made
  * while capturing, or inputs) and rethrows the first refusal, if any; calls nothing needs are
- * dropped. Captures do not nest. Since ABI 1.12. */
+ * dropped. Captures do not nest. Destroy programs and prepared programs before their runtime.
+ * Since ABI 1.12. */
 typedef struct ferro_program_impl* ferro_program;
 typedef struct ferro_prepared_impl* ferro_prepared;
 FERRO_API ferro_status ferro_capture_begin(ferro_runtime* runtime, const ferro_tensor* inputs, uint32_t n_inputs);

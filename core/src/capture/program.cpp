@@ -82,7 +82,6 @@ void plan_steps(Program& p) {
         renumbered[s] = static_cast<uint32_t>(kept.size());
         kept.push_back(std::move(p.steps[s]));
     }
-    p.dropped_steps = static_cast<uint32_t>(p.steps.size() - kept.size());
     p.steps = std::move(kept);
     const auto renumber = [&](ValueRef& v) {
         if (v.kind == ValueRef::Kind::step) v.index = renumbered[v.index];

@@ -1,6 +1,6 @@
 // Capture and replay (docs/capture.md): a program is the sequence of op calls a thread made
 // between capture_begin and capture_end, each with the plan (or host op) it ran; a prepared
-// program runs them again on new inputs of the same signatures without looking anything up.
+// program runs them again on new inputs without looking anything up.
 #pragma once
 
 #include "capture/active.hpp"
@@ -47,7 +47,6 @@ struct Program {
     std::vector<TensorPtr> constants;  // tensors from outside that were not declared inputs
     std::vector<ProgramStep> steps;
     std::vector<ValueRef> outputs;
-    uint32_t dropped_steps = 0;  // recorded, but nothing the outputs need used them
 };
 
 using ProgramPtr = std::shared_ptr<const Program>;
