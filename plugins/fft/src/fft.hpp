@@ -38,6 +38,7 @@ ferro_status vjp(Op op, const ferro_host_api* host, const ferro_vjp_args* args);
 // The ops the rules call, as the family's FERRO_EXT_RULE_CALLS link declares them: every op,
 // in Op order (a JVP applies its own op, a VJP an adjoint transform).
 std::span<const char* const> rule_calls();
+inline plugin::DeclaredOp rule_op(Op op) { return {static_cast<uint32_t>(op)}; }
 ferro_status jvp(Op op, const ferro_host_api* host, const ferro_jvp_args* args);
 
 }  // namespace ferro::fft

@@ -33,7 +33,7 @@ public:
     // An N-D transform of the family with every length and axis explicit.
     TensorRef transform(Op op, Arg x, const std::vector<int64_t>& lengths, const std::vector<int64_t>& axes, Norm norm,
                         const ferro_attr_value& planner) const {
-        return call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, {x},
+        return call(rule_op(op), {x},
                     {plugin::attr_i64s("s", lengths), plugin::attr_i64s("axes", axes), plugin::attr_str("norm", norm_name(norm)),
                      plugin::attr_str("planner", planner.v.str)});
     }
@@ -131,9 +131,7 @@ ferro_status jvp(Op op, const ferro_host_api* host, const ferro_jvp_args* args) 
         const ferro_op_schema& s = schemas()[static_cast<uint32_t>(op)];
         std::vector<ferro_named_attr> attrs(s.n_attrs);
         for (uint32_t i = 0; i < s.n_attrs; ++i) attrs[i] = {s.attrs[i].name, a.attrs[i]};
-        a.output_tangents[0] =
-            r.call(plugin::DeclaredOp{static_cast<uint32_t>(op)}, std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs)
-                .release();
+        a.output_tangents[0] = r.call(rule_op(op), std::span<const ferro_tensor>(&a.input_tangents[0], 1), attrs).release();
     });
 }
 
