@@ -199,3 +199,45 @@ TEST_CASE("capture: a capture records its own thread's calls only, and ends with
     CHECK(program.n_steps() == 2);  // exp, neg
     check_close(program.prepare()({x}).at(0).to_vector<double>(), x.exp().neg().to_vector<double>());
 }
+
+TEST_CASE("capture: a run keeps its intermediates in memory reused by liveness", "[capture]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.rand({1000}, DType::f64, 1), y = rt.rand({1000}, DType::f64, 2);
+    const auto chain = [](const Tensor& a, const Tensor& b) {
+        Tensor t = a;
+        for (int i = 0; i < 10; ++i) t = (t * b + a).tanh();  // 30 steps, each value read once
+        return t;
+    };
+    Capture capture(rt, {x, y});
+    const Program program = capture.end({chain(x, y)});
+    REQUIRE(program.n_steps() == 30);
+    const PreparedProgram step = program.prepare();
+    const ferro_prepared_memory m = step.memory();
+    CHECK(m.intermediate_bytes == 29 * 8000);  // every step's output but the last, the program's
+    CHECK(m.run_bytes == 2 * 8000);            // a step's input and its output at a time
+    for (int64_t seed = 3; seed < 6; ++seed) {
+        const Tensor x2 = rt.rand({1000}, DType::f64, seed), y2 = rt.rand({1000}, DType::f64, seed + 10);
+        check_close(step({x2, y2}).at(0).to_vector<double>(), chain(x2, y2).to_vector<double>());
+    }
+}
+
+TEST_CASE("capture: what a run returns is its own, views of intermediates included", "[capture]") {
+    Runtime rt = make_runtime();
+    const auto compute = [](const Tensor& a) {
+        const Tensor t = (a * 2.0).exp();  // an intermediate, then a view of it returned
+        return std::vector{t.reshape({6}), (t + 1.0).sum(), a.transpose()};
+    };
+    const Tensor x = rt.rand({2, 3}, DType::f64, 1);
+    Capture capture(rt, {x});
+    const PreparedProgram step = capture.end(compute(x)).prepare();
+    const Tensor x1 = rt.rand({2, 3}, DType::f64, 2), x2 = rt.rand({2, 3}, DType::f64, 3);
+    const std::vector<Tensor> first = step({x1});
+    const std::vector<double> view_before = first[0].to_vector<double>();
+    const std::vector<Tensor> second = step({x2});  // must not write over what the first run returned
+    CHECK(first[0].to_vector<double>() == view_before);
+    const std::vector<Tensor> eager1 = compute(x1), eager2 = compute(x2);
+    for (size_t k = 0; k < 3; ++k) {
+        check_close(first[k].to_vector<double>(), eager1[k].to_vector<double>());
+        check_close(second[k].to_vector<double>(), eager2[k].to_vector<double>());
+    }
+}

@@ -29,6 +29,13 @@ public:
         for (uint32_t i = 0; i < n; ++i) result.emplace_back(rt_, out[i]);
         return result;
     }
+    // What a run keeps for the intermediates, against what the eager calls allocate.
+    ferro_prepared_memory memory() const {
+        ferro_prepared_memory m{};
+        m.struct_size = sizeof m;
+        check(ferro_prepared_memory_info(prepared_.get(), &m));
+        return m;
+    }
 
 private:
     friend class Program;

@@ -408,6 +408,19 @@ FERRO_API ferro_status ferro_program_prepare(ferro_program program, const ferro_
 FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_tensor* inputs, uint32_t n_inputs,
                                           ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs);
 FERRO_API void ferro_prepared_destroy(ferro_prepared prepared); /* NULL is fine */
+/* What a run keeps for the program's intermediates (the steps' outputs other than the
+ * program's, their residuals and workspaces) when no call is recorded for the tape: each has a
+ * fixed place, the memory of a dead value reused by a later one, made for the first run and
+ * kept for the next (one set per run in flight). A run whose calls the tape records allocates
+ * them as the eager calls would. */
+typedef struct ferro_prepared_memory {
+    uint32_t struct_size;
+    uint32_t reserved;
+    uint64_t intermediate_bytes; /* their sizes summed: what the eager calls allocate */
+    uint64_t run_bytes;          /* what a run keeps for them */
+} ferro_prepared_memory;
+FERRO_STRUCT_TRAITS(ferro_prepared_memory, run_bytes);
+FERRO_API ferro_status ferro_prepared_memory_info(ferro_prepared prepared, ferro_prepared_memory* out);
 
 /* ---- plan cache ---------------------------------------------------------------------------- */
 

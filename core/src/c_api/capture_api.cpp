@@ -85,3 +85,13 @@ FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_t
 }
 
 FERRO_API void ferro_prepared_destroy(ferro_prepared prepared) { delete prepared; }
+
+FERRO_API ferro_status ferro_prepared_memory_info(ferro_prepared prepared, ferro_prepared_memory* out) {
+    return ferro::host::guard([&] {
+        require(prepared, "ferro_prepared_memory_info", "prepared");
+        require(out, "ferro_prepared_memory_info", "out");
+        ferro::host::require_struct_size(out->struct_size, sizeof *out, "ferro_prepared_memory_info", "out");
+        out->intermediate_bytes = prepared->prepared.memory.intermediate_bytes;
+        out->run_bytes = prepared->prepared.memory.run_bytes;
+    });
+}

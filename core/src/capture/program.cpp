@@ -1,5 +1,6 @@
 #include "capture/program.hpp"
 
+#include "autodiff/node.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/dtype.hpp"
 
@@ -107,20 +108,8 @@ void plan_steps(Program& p) {
     }
 }
 
-using Args = boost::container::small_vector<ferro_tensor_impl*, 4>;
-
-// The tensors `step` reads: the program's inputs, its constants, earlier steps' outputs.
-std::span<ferro_tensor_impl* const> gather(const Program& p, const ProgramStep& step, std::span<ferro_tensor_impl* const> inputs,
-                                           const std::vector<Outputs>& values, Args& args) {
-    args.clear();
-    for (const ValueRef& v : step.inputs) {
-        switch (v.kind) {
-            case ValueRef::Kind::input: args.push_back(inputs[v.index]); break;
-            case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
-            case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
-        }
-    }
-    return {args.data(), args.size()};
+bool any_constant_autograd(const Program& p) noexcept {
+    return std::any_of(p.constants.begin(), p.constants.end(), [](const TensorPtr& t) { return t->autograd != nullptr; });
 }
 
 bool same_shape(std::span<const int64_t> a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
@@ -138,7 +127,7 @@ std::vector<EntryPtr> plan_for(const Program& p, const std::vector<InputSignatur
     }
     std::vector<Outputs> values(p.steps.size());
     std::vector<EntryPtr> entries;
-    Args args;
+    StepArgs args;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const ProgramStep& step = p.steps[s];
         const std::span<ferro_tensor_impl* const> in = gather(p, step, held, values, args);
@@ -295,8 +284,35 @@ PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro
     } else {
         prepared.entries = plan_for(p, prepared.inputs);
     }
+    prepared.memory = plan_memory(p, prepared.entries);
+    prepared.states = make_run_states();
     return prepared;
 }
+
+namespace {
+
+// Each step as its call would run (recorded for the tape): its prepared entry for inputs laid
+// out as prepared, else the bound call.
+Outputs run_calls(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs, bool as_prepared) {
+    const Program& p = *prepared.program;
+    Dispatcher& dispatcher = p.runtime->dispatcher();
+    std::vector<Outputs> values(p.steps.size());
+    StepArgs args;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const ProgramStep& step = p.steps[s];
+        const std::span<ferro_tensor_impl* const> in = gather(p, step, inputs, values, args);
+        values[s] = as_prepared ? dispatcher.run_entry(*prepared.entries[s], in) : dispatcher.run(*step.call, in);
+        for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
+    }
+    Outputs outs;
+    for (const ValueRef& v : p.outputs) {
+        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
+        else outs.push_back(values[v.index][v.output]);
+    }
+    return outs;
+}
+
+}  // namespace
 
 Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
     const Program& p = *prepared.program;
@@ -320,21 +336,9 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
         as_prepared = as_prepared && &t->storage->engine() == want.engine.get() && (t->autograd != nullptr) == want.autograd &&
                       std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
     }
-    Dispatcher& dispatcher = p.runtime->dispatcher();
-    std::vector<Outputs> values(p.steps.size());
-    Args args;
-    for (size_t s = 0; s < p.steps.size(); ++s) {
-        const ProgramStep& step = p.steps[s];
-        const std::span<ferro_tensor_impl* const> in = gather(p, step, inputs, values, args);
-        values[s] = as_prepared ? dispatcher.run_entry(*prepared.entries[s], in) : dispatcher.run(*step.call, in);
-        for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
-    }
-    Outputs outs;
-    for (const ValueRef& v : p.outputs) {
-        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
-        else outs.push_back(values[v.index][v.output]);
-    }
-    return outs;
+    // Nothing for the tape to record: the prepared plans run on the memory plan's slots.
+    const bool recorded = any_autograd(inputs) || any_constant_autograd(p);
+    return as_prepared && !recorded ? replay(prepared, inputs) : run_calls(prepared, inputs, as_prepared);
 }
 
 }  // namespace ferro::host

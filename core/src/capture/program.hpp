@@ -4,6 +4,7 @@
 #pragma once
 
 #include "capture/active.hpp"
+#include "capture/replay.hpp"
 #include "dispatch/dispatcher.hpp"
 #include "tensor/tensor.hpp"
 
@@ -51,11 +52,31 @@ struct Program {
 
 using ProgramPtr = std::shared_ptr<const Program>;
 
-// A program prepared for input signatures: the entry (plan or host op) each step runs.
+using StepArgs = boost::container::small_vector<ferro_tensor_impl*, 4>;
+
+// The tensors `step` reads: the program's inputs, its constants, earlier steps' outputs.
+inline std::span<ferro_tensor_impl* const> gather(const Program& p, const ProgramStep& step,
+                                                  std::span<ferro_tensor_impl* const> inputs, const std::vector<Outputs>& values,
+                                                  StepArgs& args) {
+    args.clear();
+    for (const ValueRef& v : step.inputs) {
+        switch (v.kind) {
+            case ValueRef::Kind::input: args.push_back(inputs[v.index]); break;
+            case ValueRef::Kind::constant: args.push_back(p.constants[v.index].get()); break;
+            case ValueRef::Kind::step: args.push_back(values[v.index][v.output].get()); break;
+        }
+    }
+    return {args.data(), args.size()};
+}
+
+// A program prepared for input signatures: the entry (plan or host op) each step runs, and
+// where its intermediates live.
 struct PreparedProgram {
     ProgramPtr program;
     std::vector<InputSignature> inputs;
     std::vector<EntryPtr> entries;
+    MemoryPlan memory;
+    std::shared_ptr<RunStates> states;
 };
 
 // ---- capture (the calling thread) ----

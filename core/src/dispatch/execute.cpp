@@ -4,6 +4,7 @@
 
 #include "autodiff/node.hpp"
 #include "dispatch/into.hpp"
+#include "dispatch/invoke.hpp"
 #include "dispatch/plugin_call.hpp"
 #include "dispatch/session.hpp"
 #include "runtime/runtime.hpp"
@@ -36,39 +37,8 @@ namespace {
         session.allow(*workspace);
         ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
     }
-    ferro_exec_args args{sizeof args,
-                         static_cast<uint32_t>(n_in),
-                         static_cast<uint32_t>(n_out),
-                         0,
-                         attrs.data(),
-                         views.data(),
-                         views.data() + n_in,
-                         ws,
-                         session.get(),
-                         0,
-                         0,
-                         nullptr};
-    // Since 1.10 residuals have a field of their own; 1.8 and 1.9 modules find them after the
-    // outputs, counted in n_outputs, as those minors said.
-    if (n_residuals > 0 && plan.module()->abi_minor() >= 10) {
-        args.n_outputs = static_cast<uint32_t>(n_out - n_residuals);
-        args.n_residuals = static_cast<uint32_t>(n_residuals);
-        args.residuals = views.data() + n_in + args.n_outputs;
-    }
-    ferro_status st;
-    if (plan.iface().execute_in_session != nullptr) {
-        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_session(plan.self(), host, &args); });
-    } else {
-        const void* context = nullptr;
-        if (engine->iface().native_context == nullptr) {
-            throw Error(FERRO_UNIMPLEMENTED, fmt::format("{}: engine '{}' offers no native context "
-                                                         "for a context executor",
-                                                         op, engine->name()));
-        }
-        throw_if_error(engine->iface().native_context(engine->self(), session.get()->engine_session, &context));
-        st = call_plugin(op, "execute", [&] { return plan.iface().execute_in_context(plan.self(), host, &args, context); });
-    }
-    if (st != nullptr) rethrow(st, op, "execute", host);
+    const ferro_exec_args args = exec_args(plan, attrs, views.data(), n_in, n_out, n_residuals, ws, session.get());
+    invoke_executor(plan, op, *engine, host, session.get(), args);
     session.end();
 }
 

@@ -3,6 +3,8 @@
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
 
+#include <array>
+
 namespace ferro::host::ops {
 namespace {
 
@@ -52,10 +54,17 @@ constexpr UnarySpec kUnary[] = {
     {"isfinite", FERRO_UNARY_ISFINITE, UnaryKind::predicate, "x is neither NaN nor infinite"},
 };
 
+// A spec table by op code: executors look their op's spec up on every call.
+template <size_t Count, class Spec, size_t N> constexpr std::array<const Spec*, Count> by_code(const Spec (&specs)[N]) {
+    std::array<const Spec*, Count> table{};
+    for (const Spec& s : specs) table.at(s.code) = &s;
+    return table;
+}
+
+constexpr auto kUnaryByCode = by_code<FERRO_UNARY_COUNT_>(kUnary);
+
 const UnarySpec& unary_spec(const CoreOp& op) {
-    for (const auto& s : kUnary) {
-        if (s.code == op.code) return s;
-    }
+    if (op.code < kUnaryByCode.size() && kUnaryByCode[op.code] != nullptr) return *kUnaryByCode[op.code];
     throw Error(FERRO_INTERNAL, op.qualified + ": not a unary op");
 }
 
@@ -136,10 +145,10 @@ constexpr BinarySpec kBinary[] = {
     {"complex", FERRO_BINARY_COMPLEX, BinaryKind::make_complex, "a + i*b from two real tensors"},
 };
 
+constexpr auto kBinaryByCode = by_code<FERRO_BINARY_COUNT_>(kBinary);
+
 BinaryKind binary_kind(const CoreOp& op) {
-    for (const auto& s : kBinary) {
-        if (s.code == op.code) return s.kind;
-    }
+    if (op.code < kBinaryByCode.size() && kBinaryByCode[op.code] != nullptr) return kBinaryByCode[op.code]->kind;
     throw Error(FERRO_INTERNAL, op.qualified + ": not a binary op");
 }
 

@@ -89,7 +89,9 @@ Storage::~Storage() {
             engine_->iface().release_import(engine_->self(), buffer_);
             if (deleter_ != nullptr) deleter_(deleter_context_);
             break;
-        case Kind::placed: break;
+        case Kind::placed:
+            if (deleter_ != nullptr) deleter_(deleter_context_);
+            break;
     }
     if (engine_->library()) engine_->library()->remove_user_object();
 }
@@ -107,6 +109,14 @@ StoragePtr Storage::allocate(const EnginePtr& engine, uint64_t bytes) { return S
 
 StoragePtr Storage::borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context) {
     return StoragePtr::adopt(new Storage(engine, address, bytes, deleter, context));
+}
+
+StoragePtr Storage::place(const StoragePtr& whole, uint64_t offset, uint64_t bytes) {
+    auto* part = new Storage(whole->engine_, static_cast<char*>(whole->address_) + offset, bytes);
+    whole->retain();
+    part->deleter_ = [](void* w) { static_cast<Storage*>(w)->release(); };
+    part->deleter_context_ = whole.get();
+    return StoragePtr::adopt(part);
 }
 
 int64_t numel(std::span<const int64_t> shape) {

@@ -70,6 +70,9 @@ public:
     // Borrows memory the application owns (engine import_memory); `deleter(context)` runs
     // when the last tensor using it goes away.
     static StoragePtr borrow(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context);
+    // `bytes` of `whole` from `offset` on, as a storage of its own (its own bounds in sessions),
+    // keeping `whole` alive; on an engine whose buffer handles are addresses.
+    static StoragePtr place(const StoragePtr& whole, uint64_t offset, uint64_t bytes);
 
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
@@ -96,7 +99,7 @@ private:
     enum class Kind : uint8_t {
         allocated,  // by the engine's alloc
         borrowed,   // the application's memory, through the engine's import_memory
-        placed,     // host memory inside a TensorBlock, on the built-in cpu engine (tensor.cpp)
+        placed,     // inside a TensorBlock on the built-in cpu engine (tensor.cpp), or inside another storage
     };
     Storage(const EnginePtr& engine, uint64_t bytes);                                                 // allocated
     Storage(const EnginePtr& engine, void* address, uint64_t bytes, Deleter deleter, void* context);  // borrowed
