@@ -66,4 +66,20 @@ int main(int argc, char** argv) {
                                              },
                                              samples, inner);
     report("MLP forward 32x64x64x8 f32", 6, times, samples, inner);
+
+    // The training step: the loss and its gradients with respect to the weights. Eager records
+    // a grad node per call; the replay records one for the program, whose VJP is itself a
+    // prepared program.
+    std::vector<ferro::Tensor> weights = {w1.detach(), b1.detach(), w2.detach()};
+    for (ferro::Tensor& w : weights) w.set_requires_grad();
+    const auto eager_step = [&] {
+        const ferro::Tensor loss = mlp(x, weights[0], weights[1], weights[2]);
+        (void)ferro::grad({loss}, weights);
+    };
+    const auto replay_step = [&] {
+        const ferro::Tensor loss = replay({x, weights[0], weights[1], weights[2]})[0];
+        (void)ferro::grad({loss}, weights);
+    };
+    report("MLP step (forward + backward) 32x64x64x8 f32", 6, bench::paired_medians(eager_step, replay_step, samples, inner),
+           samples, inner);
 }

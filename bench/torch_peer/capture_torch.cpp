@@ -5,10 +5,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -34,4 +36,10 @@ int main(int argc, char** argv) {
     }
     const at::Tensor x = at::rand({32, 64}), w1 = at::rand({64, 64}), b1 = at::rand({64}), w2 = at::rand({64, 8});
     report("MLP forward 32x64x64x8 f32", [&] { (void)(at::matmul(x, w1) + b1).tanh().matmul(w2).sum(); });
+    const std::vector<at::Tensor> weights = {w1.detach().requires_grad_(), b1.detach().requires_grad_(),
+                                             w2.detach().requires_grad_()};
+    report("MLP step (forward + backward) 32x64x64x8 f32", [&] {
+        const at::Tensor loss = (at::matmul(x, weights[0]) + weights[1]).tanh().matmul(weights[2]).sum();
+        (void)torch::autograd::grad({loss}, weights);
+    });
 }

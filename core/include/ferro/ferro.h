@@ -402,9 +402,10 @@ FERRO_API ferro_status ferro_program_prepare(ferro_program program, const ferro_
                                              ferro_prepared* out_prepared);
 /* Runs it: inputs borrowed, outputs new references. An input of another count, dtype or shape
  * is INVALID_ARGUMENT naming it. Inputs laid out as at capture (strides, engine) run the plans
- * the capture ran without looking anything up; others take the usual path. Gradients flow
- * through a run as through the calls it replays. Thread-safe: one prepared program may run on
- * several threads at once. */
+ * the capture ran without looking anything up; others take the usual path. A run whose inputs
+ * require grad records one grad node for the program (its VJP a prepared program too), or its
+ * calls one by one where it cannot (docs/capture.md); gradients of every order are those of the
+ * calls it replays. Thread-safe: one prepared program may run on several threads at once. */
 FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_tensor* inputs, uint32_t n_inputs,
                                           ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs);
 FERRO_API void ferro_prepared_destroy(ferro_prepared prepared); /* NULL is fine */
@@ -457,6 +458,10 @@ FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime,
  * only. INVALID_ARGUMENT for other dtypes and for recorded outputs (detach gives a leaf). */
 FERRO_API ferro_status ferro_tensor_set_requires_grad(ferro_tensor tensor, ferro_bool requires_grad);
 FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor tensor);
+/* The qualified name of the op whose grad node made this tensor ("core.matmul"; "program" for
+ * a prepared program's run), or NULL for a leaf or a tensor nothing recorded. Valid while the
+ * tensor lives. Since ABI 1.12. */
+FERRO_API const char* ferro_tensor_grad_fn(ferro_tensor tensor);
 /* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
 FERRO_API ferro_status ferro_tensor_grad(ferro_tensor tensor, ferro_tensor* out_grad);
 /* Forgets a leaf's accumulated gradient (the next backward starts from zero). */

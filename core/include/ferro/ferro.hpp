@@ -199,6 +199,11 @@ public:
 
     // ---- autodiff (docs/autodiff.md) ----
     bool requires_grad() const { return ferro_tensor_requires_grad(t_) != 0; }
+    // The op whose grad node made this tensor ("core.matmul", "program"); empty for a leaf.
+    std::string grad_fn() const {
+        const char* op = ferro_tensor_grad_fn(t_);
+        return op != nullptr ? op : "";
+    }
     // Marks a leaf as requiring grad (floating and complex tensors only).
     Tensor& set_requires_grad(bool on = true) {
         check(ferro_tensor_set_requires_grad(t_, on ? 1 : 0));

@@ -55,6 +55,7 @@ Node::Node(const Recordable& what, const AttrValues& attrs, std::span<ferro_tens
     : op_(what.op),
       schema_(&what.schema),
       library_(what.library),
+      schema_owner_(what.schema_owner != nullptr ? *what.schema_owner : nullptr),
       rule_ops_(what.rule_ops),
       attrs_(attrs),
       saved_inputs_(inputs.size()),

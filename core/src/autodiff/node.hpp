@@ -72,12 +72,14 @@ struct InputShape {  // NOLINT(bugprone-exception-escape): Dims (a small_vector)
 };
 
 // What the tape needs to record a call: its op, schema, the library of its rules and the
-// handles of the ops its family's rules declared (FERRO_EXT_RULE_CALLS).
+// handles of the ops its family's rules declared (FERRO_EXT_RULE_CALLS); for a schema the host
+// made (a program's gradient), what owns it.
 struct Recordable {
     const std::string& op;
     const ferro_op_schema& schema;
     const LibraryPtr& library;
     std::span<const ferro_op> rule_ops;
+    const std::shared_ptr<const void>* schema_owner = nullptr;
 };
 
 class Node final {
@@ -120,8 +122,9 @@ public:
 private:
     std::string op_;
     const ferro_op_schema* schema_;
-    LibraryPtr library_;                  // keeps the rules' plugin loaded; null for built-ins
-    std::span<const ferro_op> rule_ops_;  // the runtime's, which outlives its nodes
+    LibraryPtr library_;                        // keeps the rules' plugin loaded; null for built-ins
+    std::shared_ptr<const void> schema_owner_;  // keeps a schema the host made alive
+    std::span<const ferro_op> rule_ops_;        // the runtime's, which outlives its nodes
     OwnedAttrs attrs_;
     PerInput<InputShape> inputs_;
     PerInput<TensorPtr> saved_inputs_;  // per input, null where the schema saves nothing

@@ -22,6 +22,11 @@ FERRO_API ferro_bool ferro_tensor_requires_grad(ferro_tensor tensor) {
     return tensor != nullptr && ferro::host::requires_grad(*tensor) ? 1 : 0;
 }
 
+FERRO_API const char* ferro_tensor_grad_fn(ferro_tensor tensor) {
+    if (tensor == nullptr || !tensor->autograd || !tensor->autograd->grad_fn) return nullptr;
+    return tensor->autograd->grad_fn->op().c_str();
+}
+
 FERRO_API ferro_status ferro_tensor_grad(ferro_tensor tensor, ferro_tensor* out_grad) {
     return ferro::host::guard([&] {
         require(tensor, "ferro_tensor_grad", "tensor");

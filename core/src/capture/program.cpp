@@ -1,6 +1,8 @@
 #include "capture/program.hpp"
 
+#include "autodiff/grad_mode.hpp"
 #include "autodiff/node.hpp"
+#include "capture/program_grad.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/dtype.hpp"
 
@@ -19,12 +21,16 @@ struct Recorder {
     Runtime* runtime = nullptr;
     std::vector<InputSignature> inputs;
     std::unordered_map<const ferro_tensor_impl*, ValueRef> values;
+    // The same values by storage: another handle of one of them with its layout (a detached
+    // alias, as a grad node saves) is that value.
+    std::unordered_multimap<const Storage*, const ferro_tensor_impl*> by_storage;
     // Every tensor the capture saw, held until it ends so that no address is reused for
     // another tensor meanwhile (the map keys on addresses).
     std::vector<TensorPtr> held;
     std::vector<TensorPtr> constants;
     std::vector<ProgramStep> steps;
     uint32_t depth = 0;            // > 0 inside a recorded call: its own calls are its business
+    bool backward = false;         // recording a backward pass (capture_backward_begins)
     std::optional<Error> refusal;  // the first refused call, thrown again by capture_end
 };
 
@@ -47,24 +53,53 @@ std::string describe(ferro_dtype dtype, std::span<const int64_t> shape) {
     return fmt::format("{} [{}]", dtype_name(dtype), fmt::join(shape, ", "));
 }
 
-// The value a call's input is: an input, an earlier call's output, else a constant of the
-// program (a tensor from outside that was not declared an input), kept by the program.
-ValueRef value_of(Recorder& r, ferro_tensor_impl* t) {
-    if (const auto it = r.values.find(t); it != r.values.end()) return it->second;
-    const ValueRef ref{ValueRef::Kind::constant, static_cast<uint32_t>(r.constants.size()), 0};
-    r.constants.push_back(TensorPtr::share(t));
-    r.values.emplace(t, ref);
-    return ref;
-}
-
 [[noreturn]] void refuse(Recorder& r, const std::string& what, const std::string& why) {
     Error e(FERRO_FAILED_PRECONDITION, fmt::format("{}: {} while capturing; a program could not replay it", what, why));
     if (!r.refusal) r.refusal = e;
     throw e;
 }
 
-// Keeps the steps the outputs need, and says after which step each value is used for the last
-// time (program outputs never are: the caller gets them).
+bool same_layout(const ferro_tensor_impl& a, const ferro_tensor_impl& b) {
+    return a.dtype == b.dtype && a.byte_offset == b.byte_offset && a.shape == b.shape && a.strides == b.strides;
+}
+
+void add_value(Recorder& r, ferro_tensor_impl* t, const ValueRef& ref) {
+    r.values[t] = ref;
+    r.by_storage.emplace(t->storage.get(), t);
+}
+
+// The value a call's input is: an input, an earlier call's output (or another handle of one
+// of those), else a constant of the program (a tensor from outside that was not declared an
+// input), kept by the program.
+std::optional<ValueRef> find_value(Recorder& r, ferro_tensor_impl* t) {
+    if (const auto it = r.values.find(t); it != r.values.end()) return it->second;
+    const auto [first, last] = r.by_storage.equal_range(t->storage.get());
+    for (auto it = first; it != last; ++it) {
+        if (!same_layout(*it->second, *t)) continue;
+        const ValueRef ref = r.values.at(it->second);
+        r.values.emplace(t, ref);
+        r.held.push_back(TensorPtr::share(t));
+        return ref;
+    }
+    return std::nullopt;
+}
+
+ValueRef value_of(Recorder& r, const std::string& op, ferro_tensor_impl* t) {
+    if (const std::optional<ValueRef> known = find_value(r, t)) return *known;
+    if (r.by_storage.count(t->storage.get()) != 0) {
+        // Another layout over a value's memory, made without an op (a host service's view): as
+        // a constant, a replay would read the capture's data.
+        refuse(r, op, "an input viewing a value of the capture, made without an op");
+    }
+    const ValueRef ref{ValueRef::Kind::constant, static_cast<uint32_t>(r.constants.size()), 0};
+    r.constants.push_back(TensorPtr::share(t));
+    r.values.emplace(t, ref);
+    return ref;
+}
+
+}  // namespace
+
+// Program outputs are never released: the caller gets them.
 void plan_steps(Program& p) {
     std::vector<bool> needed(p.steps.size(), false);
     for (const ValueRef& out : p.outputs) {
@@ -106,6 +141,16 @@ void plan_steps(Program& p) {
             if (last[s][k] >= 0) p.steps[last[s][k]].last_uses.push_back({ValueRef::Kind::step, static_cast<uint32_t>(s), k});
         }
     }
+}
+
+namespace {
+
+// The memory plan of a prepared program's runs, and its caches.
+PreparedProgram with_plans(PreparedProgram prepared) {
+    prepared.memory = plan_memory(*prepared.program, prepared.entries);
+    prepared.states = make_run_states();
+    prepared.grads = make_grad_cache();
+    return prepared;
 }
 
 bool any_constant_autograd(const Program& p) noexcept {
@@ -164,11 +209,15 @@ void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs)
             throw Error(FERRO_INVALID_ARGUMENT, fmt::format("capture_begin: input {} is input {} again", i, it->second.index));
         }
         r->inputs.push_back(signature_of(*t));
-        r->values.emplace(t, ValueRef{ValueRef::Kind::input, static_cast<uint32_t>(i), 0});
+        add_value(*r, t, ValueRef{ValueRef::Kind::input, static_cast<uint32_t>(i), 0});
         r->held.push_back(TensorPtr::share(t));
     }
     t_capture.recorder = std::move(r);
     g_capturing_threads.fetch_add(1, std::memory_order_relaxed);
+}
+
+void capture_backward_begins() noexcept {
+    if (t_capture.recorder) t_capture.recorder->backward = true;
 }
 
 void capture_abort() noexcept {
@@ -194,13 +243,13 @@ ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> out
     auto p = std::make_shared<Program>();
     p->runtime = r->runtime;
     for (size_t k = 0; k < outputs.size(); ++k) {
-        const auto it = outputs[k] != nullptr ? r->values.find(outputs[k]) : r->values.end();
-        if (it == r->values.end() || it->second.kind == ValueRef::Kind::constant) {
+        const std::optional<ValueRef> value = outputs[k] != nullptr ? find_value(*r, outputs[k]) : std::nullopt;
+        if (!value || value->kind == ValueRef::Kind::constant) {
             throw Error(FERRO_INVALID_ARGUMENT, fmt::format("capture_end: output {} is not a value of the capture (an input, "
                                                             "or the result of a call made while capturing)",
                                                             k));
         }
-        p->outputs.push_back(it->second);
+        p->outputs.push_back(*value);
     }
     p->inputs = std::move(r->inputs);
     p->constants = std::move(r->constants);
@@ -224,17 +273,19 @@ Outputs record(Recorder* r, Dispatcher& dispatcher, ferro_op_impl& op, const fer
     EntryPtr ran;
     Outputs outs = dispatcher.call_unrecorded(op, attrs, n_attrs, inputs, {}, &ran);
     ProgramStep step;
-    step.call = std::make_unique<ferro_bound_call_impl>(op, attrs, n_attrs);
+    step.call = std::make_shared<ferro_bound_call_impl>(op, attrs, n_attrs);
+    step.backward = r->backward;
     step.entry = std::move(ran);
     for (ferro_tensor_impl* t : inputs) {
-        step.inputs.push_back(value_of(*r, t));
+        step.inputs.push_back(value_of(*r, op.name, t));
         r->held.push_back(TensorPtr::share(t));
     }
     step.n_outputs = static_cast<uint32_t>(outs.size());
     const auto index = static_cast<uint32_t>(r->steps.size());
     for (uint32_t k = 0; k < outs.size(); ++k) {
-        r->values[outs[k].get()] = ValueRef{ValueRef::Kind::step, index, k};
+        add_value(*r, outs[k].get(), ValueRef{ValueRef::Kind::step, index, k});
         r->held.push_back(outs[k]);
+        step.output_sigs.push_back(signature_of(*outs[k]));
     }
     r->steps.push_back(std::move(step));
     return outs;
@@ -279,29 +330,29 @@ PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro
         sig.strides = contiguous_strides(sig.shape);
         sig.autograd = false;
     }
-    if (as_captured) {
-        for (const ProgramStep& step : p.steps) prepared.entries.push_back(step.entry);
-    } else {
-        prepared.entries = plan_for(p, prepared.inputs);
-    }
-    prepared.memory = plan_memory(p, prepared.entries);
-    prepared.states = make_run_states();
-    return prepared;
+    if (as_captured) return prepare_captured(program);
+    prepared.entries = plan_for(p, prepared.inputs);
+    return with_plans(std::move(prepared));
+}
+
+PreparedProgram prepare_captured(const ProgramPtr& program) {
+    PreparedProgram prepared{program, program->inputs, {}};
+    for (const ProgramStep& step : program->steps) prepared.entries.push_back(step.entry);
+    return with_plans(std::move(prepared));
 }
 
 namespace {
 
-// Each step as its call would run (recorded for the tape): its prepared entry for inputs laid
-// out as prepared, else the bound call.
-Outputs run_calls(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs, bool as_prepared) {
-    const Program& p = *prepared.program;
+// Each step as its call would run (recorded for the tape): its prepared entry, when given,
+// else the bound call.
+Outputs run_each(const Program& p, const std::vector<EntryPtr>* entries, std::span<ferro_tensor_impl* const> inputs) {
     Dispatcher& dispatcher = p.runtime->dispatcher();
     std::vector<Outputs> values(p.steps.size());
     StepArgs args;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const ProgramStep& step = p.steps[s];
         const std::span<ferro_tensor_impl* const> in = gather(p, step, inputs, values, args);
-        values[s] = as_prepared ? dispatcher.run_entry(*prepared.entries[s], in) : dispatcher.run(*step.call, in);
+        values[s] = entries != nullptr ? dispatcher.run_entry(*(*entries)[s], in) : dispatcher.run(*step.call, in);
         for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
     }
     Outputs outs;
@@ -312,7 +363,26 @@ Outputs run_calls(const PreparedProgram& prepared, std::span<ferro_tensor_impl* 
     return outs;
 }
 
+// The inputs a run differentiates through one grad node for the whole program (FERRO_MASK_BIT
+// i: input i requires grad), or 0 when its calls are recorded one by one: grad mode off, no
+// input requiring grad, forward-mode tangents, or constants with autograd state (their
+// gradients go through the calls that read them).
+uint64_t node_inputs(const Program& p, std::span<ferro_tensor_impl* const> inputs) {
+    if (!grad_enabled() || inputs.size() > 64 || p.outputs.size() > 64 || any_constant_autograd(p)) return 0;
+    uint64_t wrt = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ferro_tensor_impl& t = *inputs[i];
+        if (t.autograd && t.autograd->tangent) return 0;
+        if (requires_grad(t)) wrt |= FERRO_MASK_BIT(i);
+    }
+    return wrt;
+}
+
 }  // namespace
+
+Outputs run_calls(const Program& program, std::span<ferro_tensor_impl* const> inputs) {
+    return run_each(program, nullptr, inputs);
+}
 
 Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
     const Program& p = *prepared.program;
@@ -321,8 +391,9 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
         throw Error(FERRO_INVALID_ARGUMENT,
                     fmt::format("program run: {} inputs, the program takes {}", inputs.size(), p.inputs.size()));
     }
-    // Inputs laid out as prepared run each step's prepared plan; others take the usual path.
-    bool as_prepared = true;
+    // Inputs laid out as prepared (strides, engine) run the prepared plans; others take the
+    // usual path.
+    bool laid_out = true, same_grad_state = true;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ferro_tensor_impl* t = inputs[i];
         if (t == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program run: input {} is NULL", i));
@@ -333,12 +404,20 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
                         fmt::format("program run: input {} is {}, the program was prepared for {}", i,
                                     describe(t->dtype, span_of(t->shape)), describe(want.dtype, span_of(want.shape))));
         }
-        as_prepared = as_prepared && &t->storage->engine() == want.engine.get() && (t->autograd != nullptr) == want.autograd &&
-                      std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
+        laid_out = laid_out && &t->storage->engine() == want.engine.get() &&
+                   std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
+        same_grad_state = same_grad_state && (t->autograd != nullptr) == want.autograd;
     }
     // Nothing for the tape to record: the prepared plans run on the memory plan's slots.
     const bool recorded = any_autograd(inputs) || any_constant_autograd(p);
-    return as_prepared && !recorded ? replay(prepared, inputs) : run_calls(prepared, inputs, as_prepared);
+    if (!recorded) return laid_out ? replay(prepared, inputs) : run_each(p, nullptr, inputs);
+    // One grad node for the program, when it has a gradient for these inputs.
+    if (const uint64_t wrt = node_inputs(p, inputs); wrt != 0 && laid_out) {
+        if (const std::shared_ptr<const ProgramGrad> grad = program_grad(prepared, wrt, inputs)) {
+            return run_with_grad_node(grad, inputs);
+        }
+    }
+    return run_each(p, laid_out && same_grad_state ? &prepared.entries : nullptr, inputs);
 }
 
 }  // namespace ferro::host

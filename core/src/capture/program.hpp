@@ -34,10 +34,12 @@ struct InputSignature {  // NOLINT(bugprone-exception-escape): Dims (a small_vec
 };
 
 struct ProgramStep {
-    std::unique_ptr<ferro_bound_call_impl> call;  // the op and its attributes as given
+    std::shared_ptr<ferro_bound_call_impl> call;  // the op and its attributes as given
     EntryPtr entry;                               // what the capture ran: plan or host op, engine
     std::vector<ValueRef> inputs;
     uint32_t n_outputs = 0;
+    std::vector<InputSignature> output_sigs;  // what its outputs were at capture
+    bool backward = false;                    // made by a backward pass the capture recorded
     // Outputs whose last use is this step's, as (step, output), released once it has run.
     std::vector<ValueRef> last_uses;
 };
@@ -51,6 +53,10 @@ struct Program {
 };
 
 using ProgramPtr = std::shared_ptr<const Program>;
+
+// Keeps the steps the outputs need and says after which step each value is used for the last
+// time (ProgramStep::last_uses, which must be empty).
+void plan_steps(Program& p);
 
 using StepArgs = boost::container::small_vector<ferro_tensor_impl*, 4>;
 
@@ -69,6 +75,8 @@ inline std::span<ferro_tensor_impl* const> gather(const Program& p, const Progra
     return {args.data(), args.size()};
 }
 
+class GradCache;  // capture/program_grad.hpp
+
 // A program prepared for input signatures: the entry (plan or host op) each step runs, and
 // where its intermediates live.
 struct PreparedProgram {
@@ -77,6 +85,7 @@ struct PreparedProgram {
     std::vector<EntryPtr> entries;
     MemoryPlan memory;
     std::shared_ptr<RunStates> states;
+    std::shared_ptr<GradCache> grads;  // the program's gradients, per set of inputs differentiated
 };
 
 // ---- capture (the calling thread) ----
@@ -89,6 +98,8 @@ void capture_begin(Runtime& runtime, std::span<ferro_tensor_impl* const> inputs)
 ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> outputs);
 // Drops this thread's capture, if any.
 void capture_abort() noexcept;
+// Marks the steps this thread's capture records from now on as a backward pass's.
+void capture_backward_begins() noexcept;
 // Whether this thread captures (cheap when no thread of the process does).
 bool capturing() noexcept;
 // FAILED_PRECONDITION "<what>: ... while capturing" when this thread captures: what a program
@@ -102,9 +113,14 @@ void refuse_while_capturing(const std::string& what, const std::string& why);
 // Other shapes than the captured ones are planned step by step on placeholder tensors, which
 // nothing computes into (host ops, views and creation, run on them).
 PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs);
+// Prepared for the signatures it was captured with.
+PreparedProgram prepare_captured(const ProgramPtr& program);
 // Runs it on `inputs` of the prepared dtypes and shapes: inputs laid out as prepared (row-major,
 // or as captured) run each step's prepared plan directly; others take the usual path (and
 // their plans are cached as any call's).
 Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs);
+// Each step of `program` as its call would run (looked up, recorded for the tape, recorded by
+// a capture in progress), on inputs of any layout.
+Outputs run_calls(const Program& program, std::span<ferro_tensor_impl* const> inputs);
 
 }  // namespace ferro::host

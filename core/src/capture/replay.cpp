@@ -204,8 +204,8 @@ struct RunState {
         ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
         if (const StoragePtr& w = workspaces[s]) ws = {sizeof ws, 0, w->buffer(), 0, e.plan->workspace_bytes(), w->address()};
         const size_t n_in = step.inputs.size();
-        c.args = exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, residuals[s].size(), ws,
-                           nullptr);
+        c.args =
+            exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, residuals[s].size(), ws, nullptr);
     }
 };
 

@@ -1,0 +1,50 @@
+// A program's gradient (docs/capture.md, "Gradients"): a run whose inputs require grad records
+// one grad node for the whole program. Its VJP is itself a prepared program, built once per set
+// of inputs differentiated from a capture of the eager forward and backward passes: the forward
+// part runs the program and keeps the values the backward part reads (the node's residuals).
+#pragma once
+
+#include "capture/program.hpp"
+
+#include <ferro/family.h>
+
+#include <memory>
+#include <string>
+
+namespace ferro::host {
+
+struct ProgramGrad;
+
+// The grad node's schema, with the gradient it belongs to (the VJP finds it from its schema).
+struct GradSchema {
+    ferro_op_schema schema;
+    const ProgramGrad* grad;
+};
+
+struct ProgramGrad {
+    Runtime* runtime = nullptr;
+    std::string op = "program";  // the node's name in messages
+    GradSchema schema{};
+    uint32_t n_inputs = 0, n_outputs = 0, n_residuals = 0;
+    uint64_t wrt = 0;  // the inputs differentiated
+    std::vector<InputSignature> outputs;
+    // forward: the program's outputs, then the residuals. backward: (inputs, residuals,
+    // cotangents) -> the gradients of the wrt inputs, in order. joint: (inputs, cotangents) ->
+    // (outputs, gradients), the pass as captured: what a recorded backward (create_graph) runs,
+    // since residuals carry no derivative.
+    PreparedProgram forward, backward, joint;
+};
+
+class GradCache;
+std::shared_ptr<GradCache> make_grad_cache();
+
+// The gradient of `prepared` for the inputs in `wrt`, built on first use from a capture of the
+// eager passes on `inputs` (the run's); null when the program has none (a capture refused a
+// call, an op's plan keeps residuals of its own): then its calls are recorded one by one.
+std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, uint64_t wrt,
+                                                std::span<ferro_tensor_impl* const> inputs);
+
+// Runs the forward part and records the program's grad node.
+Outputs run_with_grad_node(const std::shared_ptr<const ProgramGrad>& grad, std::span<ferro_tensor_impl* const> inputs);
+
+}  // namespace ferro::host
