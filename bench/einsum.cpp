@@ -9,8 +9,11 @@
 // half of the work; --only SUBSTRING selects instances by part of their name. --grad times
 // forward + backward of sum(einsum) with every operand requiring its gradient instead
 // (bench/run einsum_ad), and the forward alone for the backward's cost relative to it.
+// --replay times the contraction captured and replayed as a prepared program against the same
+// call made eagerly, sampled alternately (bench/run capture).
 #include "timing.hpp"
 
+#include <ferro/capture.hpp>
 #include <ferro/ferro.hpp>
 #include <nlohmann/json.hpp>
 
@@ -21,7 +24,7 @@
 using ferro::Tensor;
 
 int main(int argc, char** argv) {
-    bool quick = false, timing = true, paths = true, grad = false;
+    bool quick = false, timing = true, paths = true, grad = false, replay = false;
     std::string data = "../shared/data/einsum_instances.json", only, exact;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
         else if (std::strcmp(argv[i], "--timing-only") == 0) paths = false;
         else if (std::strcmp(argv[i], "--paths-only") == 0) timing = false;
         else if (std::strcmp(argv[i], "--grad") == 0) grad = true;
+        else if (std::strcmp(argv[i], "--replay") == 0) replay = true;
     }
     std::ifstream in(data);
     if (!in) {
@@ -63,6 +67,21 @@ int main(int argc, char** argv) {
                     for (Tensor& l : leaves) l.clear_grad();
                 },
                 quick ? 3 : 5);
+            std::printf("%s\n", row.dump().c_str());
+            std::fflush(stdout);
+            continue;
+        }
+        if (replay) {
+            const auto eager = [&] { ferro::einsum(subscripts, operands, reference); };
+            ferro::Capture capture(rt, operands);
+            const ferro::PreparedProgram program = capture.end({ferro::einsum(subscripts, operands, reference)}).prepare();
+            const auto replayed = [&] { program(operands); };
+            eager();
+            const double once = bench::sample_seconds(eager, 1);
+            const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
+            const auto [eager_s, replay_s] = bench::paired_medians(eager, replayed, quick ? 3 : 5, inner);
+            row["eager_seconds"] = eager_s;
+            row["seconds"] = replay_s;
             std::printf("%s\n", row.dump().c_str());
             std::fflush(stdout);
             continue;

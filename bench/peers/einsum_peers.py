@@ -26,6 +26,7 @@ exact = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
 timing = "--paths-only" not in sys.argv
 paths = "--timing-only" not in sys.argv
 grad = "--grad" in sys.argv
+jax_only = "--jax-only" in sys.argv  # bench/run capture: jax.jit alone, against a replay
 samples = 3 if quick else 5
 
 
@@ -140,6 +141,10 @@ def main():
         if grad:
             row.update(torch=attempt(lambda: torch_grad_run(sub, ops, path)),
                        jax=attempt(lambda: jax_grad_run(sub, ops, path)))
+            print(json.dumps(row), flush=True)
+            continue
+        if jax_only:
+            row.update(jax=attempt(lambda: jax_run(sub, ops, path)))
             print(json.dumps(row), flush=True)
             continue
         if timing:

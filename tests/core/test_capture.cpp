@@ -157,6 +157,13 @@ TEST_CASE("capture: what a program could not replay is refused while capturing",
         check_error([&] { Capture again(rt, {x}); }, FERRO_FAILED_PRECONDITION, "captures do not nest");
     }
     {
+        const Tensor xt = x.transpose();  // a view of the input made before the capture
+        Capture capture(rt, {x});
+        check_error([&] { (void)(xt * 2.0); }, FERRO_FAILED_PRECONDITION,
+                    "core.mul: an input over the memory of a value of the capture that no recorded call made " + replay);
+        (void)(x.transpose() * 2.0);  // made while capturing: replayable
+    }
+    {
         Capture capture(rt, {x});
         const Tensor outside = rt.tensor<double>({1.0, 2.0}, {2});  // made without a call
         check_error([&] { (void)capture.end({outside}); }, FERRO_INVALID_ARGUMENT,
@@ -240,4 +247,37 @@ TEST_CASE("capture: what a run returns is its own, views of intermediates includ
         check_close(first[k].to_vector<double>(), eager1[k].to_vector<double>());
         check_close(second[k].to_vector<double>(), eager2[k].to_vector<double>());
     }
+}
+
+TEST_CASE("capture: symbolic axes take any size up to their bound; beyond it a run is refused by name", "[capture]") {
+    Runtime rt = make_runtime();
+    const Tensor x = rt.rand({3, 4}, DType::f64, 1), w = rt.rand({4, 2}, DType::f64, 2);
+    Capture capture(rt, {x, w});
+    const Program program = capture.end({mlp_loss(x, w)});
+    const PreparedProgram step = program.prepare({{3, 4}, {4, 2}}, {{8, 0}, {}});  // x's rows: 0 to 8
+    for (int64_t rows : {3, 5, 8, 1, 5}) {
+        const Tensor x2 = rt.rand({rows, 4}, DType::f64, 10 + rows), w2 = rt.rand({4, 2}, DType::f64, 20 + rows);
+        check_close(step({x2, w2}).at(0).to_vector<double>(), mlp_loss(x2, w2).to_vector<double>());
+    }
+    // Gradients through a size of its own.
+    Tensor x5 = rt.rand({5, 4}, DType::f64, 30), w5 = rt.rand({4, 2}, DType::f64, 31);
+    w5.set_requires_grad();
+    const Tensor gw = grad({step({x5, w5}).at(0)}, {w5}).at(0);
+    Tensor we = w5.detach().set_requires_grad();
+    check_close(gw.to_vector<double>(), grad({mlp_loss(x5, we)}, {we}).at(0).to_vector<double>());
+    check_error(
+        [&] {
+            (void)step({rt.rand({9, 4}, DType::f64, 3), w});
+        },
+        FERRO_INVALID_ARGUMENT, "program run: input 0 has size 9 on axis 0, beyond its bound 8");
+    check_error(
+        [&] {
+            (void)step({rt.rand({5, 3}, DType::f64, 3), w});
+        },
+        FERRO_INVALID_ARGUMENT, "program run: input 0 is f64 [5, 3], the program was prepared for f64 [3, 4]");
+    check_error(
+        [&] {
+            (void)program.prepare({{9, 4}, {4, 2}}, {{8, 0}, {}});
+        },
+        FERRO_INVALID_ARGUMENT, "program_prepare: input 0 has size 9 on axis 0, beyond the bound 8 declared for it");
 }

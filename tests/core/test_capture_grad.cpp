@@ -43,8 +43,8 @@ std::vector<Tensor> eager_grads(const std::function<std::vector<Tensor>(const st
 TEST_CASE("capture: a run records one grad node for the program; its gradients are the eager ones", "[capture]") {
     Runtime rt = make_runtime();
     const auto f = [](const std::vector<Tensor>& in) { return std::vector{loss_of(in[0], in[1], in[2])}; };
-    const PreparedProgram step = captured(rt, {rt.rand({5, 4}, DType::f64, 1), rt.rand({4, 3}, DType::f64, 2),
-                                               rt.rand({3}, DType::f64, 3)}, f);
+    const PreparedProgram step =
+        captured(rt, {rt.rand({5, 4}, DType::f64, 1), rt.rand({4, 3}, DType::f64, 2), rt.rand({3}, DType::f64, 3)}, f);
     for (int64_t seed = 10; seed < 13; ++seed) {
         Tensor x = rt.rand({5, 4}, DType::f64, seed), w = rt.rand({4, 3}, DType::f64, seed + 1),
                b = rt.rand({3}, DType::f64, seed + 2);
@@ -95,9 +95,9 @@ TEST_CASE("capture: program gradients match finite differences, to second order"
     const double analytic = inner(grad({inner(g, v2)}, leaves), v1).item<double>();
     const double h = 1e-6;
     const auto moved = [&](double by) { return std::vector{inputs[0] + v1[0] * by, inputs[1] + v1[1] * by}; };
-    const double numeric =
-        (inner(gradient(moved(h), false).second, v2).item<double>() - inner(gradient(moved(-h), false).second, v2).item<double>()) /
-        (2 * h);
+    const double numeric = (inner(gradient(moved(h), false).second, v2).item<double>() -
+                            inner(gradient(moved(-h), false).second, v2).item<double>()) /
+                           (2 * h);
     INFO("analytic " << analytic << ", finite differences " << numeric);
     CHECK(std::abs(analytic - numeric) <= 1e-6 * (1 + std::abs(numeric)));
 }
@@ -132,7 +132,8 @@ TEST_CASE("capture: einsum networks differentiate through a replay", "[capture]"
                                         rt.rand({5, 2}, DType::f64, 3)};
     const PreparedProgram step = captured(rt, inputs, f);
     std::vector<Tensor> leaves;
-    for (int64_t i = 0; i < 3; ++i) leaves.push_back(rt.rand(inputs[static_cast<size_t>(i)].shape(), DType::f64, 10 + i).set_requires_grad());
+    for (int64_t i = 0; i < 3; ++i)
+        leaves.push_back(rt.rand(inputs[static_cast<size_t>(i)].shape(), DType::f64, 10 + i).set_requires_grad());
     const Tensor loss = step(leaves).at(0);
     CHECK(loss.grad_fn() == "program");
     const std::vector<Tensor> got = grad({loss}, leaves), want = eager_grads(f, leaves, {true, true, true});
@@ -180,8 +181,8 @@ TEST_CASE("capture: a program whose constants require grad records its calls one
 TEST_CASE("concurrency: one prepared program differentiated on several threads at once", "[capture]") {
     Runtime rt = make_runtime();
     const auto f = [](const std::vector<Tensor>& in) { return std::vector{loss_of(in[0], in[1], in[2])}; };
-    const PreparedProgram step = captured(rt, {rt.rand({5, 4}, DType::f64, 1), rt.rand({4, 3}, DType::f64, 2),
-                                               rt.rand({3}, DType::f64, 3)}, f);
+    const PreparedProgram step =
+        captured(rt, {rt.rand({5, 4}, DType::f64, 1), rt.rand({4, 3}, DType::f64, 2), rt.rand({3}, DType::f64, 3)}, f);
     std::vector<std::vector<double>> got(4), want(4);
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {

@@ -67,6 +67,23 @@ public:
         if (shapes.size() != sigs.size()) sigs.resize(shapes.size(), sigs.empty() ? ferro_signature{} : sigs.back());
         return prepare_for(sigs);
     }
+    // Prepared for these shapes, with symbolic axes: `bounds[i][d] > 0` lets axis d of input i
+    // take any size up to it at a run (an empty `bounds[i]`, or 0: that axis is fixed).
+    PreparedProgram prepare(const std::vector<Shape>& shapes, const std::vector<Shape>& bounds) const {
+        std::vector<ferro_signature> sigs = inputs_;
+        std::vector<int64_t> max_shapes(sigs.size() * FERRO_MAX_NDIM, 0);
+        for (size_t i = 0; i < sigs.size() && i < shapes.size(); ++i) {
+            sigs[i].ndim = static_cast<int32_t>(shapes[i].size());
+            for (size_t d = 0; d < shapes[i].size() && d < FERRO_MAX_NDIM; ++d) sigs[i].shape[d] = shapes[i][d];
+        }
+        for (size_t i = 0; i < sigs.size() && i < bounds.size(); ++i) {
+            for (size_t d = 0; d < bounds[i].size() && d < FERRO_MAX_NDIM; ++d) max_shapes[i * FERRO_MAX_NDIM + d] = bounds[i][d];
+        }
+        ferro_prepared p = nullptr;
+        check(ferro_program_prepare_bounded(program_.get(), sigs.data(), max_shapes.data(), static_cast<uint32_t>(sigs.size()),
+                                            &p));
+        return {rt_, p, static_cast<uint32_t>(n_outputs())};
+    }
 
 private:
     friend class Capture;

@@ -400,6 +400,15 @@ FERRO_API void ferro_program_destroy(ferro_program program);        /* NULL is f
  * captured with; INVALID_ARGUMENT naming the input otherwise). */
 FERRO_API ferro_status ferro_program_prepare(ferro_program program, const ferro_signature* inputs, uint32_t n_inputs,
                                              ferro_prepared* out_prepared);
+/* ferro_program_prepare with symbolic dimensions: `max_shapes` holds FERRO_MAX_NDIM sizes per
+ * input (n_inputs * FERRO_MAX_NDIM in all); where one is > 0 that axis of that input is
+ * symbolic, and a run may give it any size from 0 up to that bound (the signature's size there
+ * is the one prepared now, within the bound). A run with other sizes prepares them once and
+ * keeps that preparation for the next runs of those sizes (the 64 most recently run). A size
+ * beyond its bound, or another size on an axis that is not symbolic, is INVALID_ARGUMENT
+ * naming the input and the axis. */
+FERRO_API ferro_status ferro_program_prepare_bounded(ferro_program program, const ferro_signature* inputs,
+                                                     const int64_t* max_shapes, uint32_t n_inputs, ferro_prepared* out_prepared);
 /* Runs it: inputs borrowed, outputs new references. An input of another count, dtype or shape
  * is INVALID_ARGUMENT naming it. Inputs laid out as at capture (strides, engine) run the plans
  * the capture ran without looking anything up; others take the usual path. A run whose inputs

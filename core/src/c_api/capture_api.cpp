@@ -69,6 +69,24 @@ FERRO_API ferro_status ferro_program_prepare(ferro_program program, const ferro_
     });
 }
 
+FERRO_API ferro_status ferro_program_prepare_bounded(ferro_program program, const ferro_signature* inputs,
+                                                     const int64_t* max_shapes, uint32_t n_inputs, ferro_prepared* out_prepared) {
+    return ferro::host::guard([&] {
+        require(program, "ferro_program_prepare_bounded", "program");
+        require(out_prepared, "ferro_program_prepare_bounded", "out_prepared");
+        if (n_inputs > 0) {
+            require(inputs, "ferro_program_prepare_bounded", "inputs");
+            require(max_shapes, "ferro_program_prepare_bounded", "max_shapes");
+        }
+        for (uint32_t i = 0; i < n_inputs; ++i) {
+            ferro::host::require_struct_size(inputs[i].struct_size, sizeof(ferro_signature),
+                                             fmt::format("ferro_program_prepare_bounded: inputs[{}]", i), "ferro_signature");
+        }
+        *out_prepared = new ferro_prepared_impl{
+            ferro::host::prepare_program(program->program, {inputs, n_inputs}, {max_shapes, size_t{n_inputs} * FERRO_MAX_NDIM})};
+    });
+}
+
 FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_tensor* inputs, uint32_t n_inputs,
                                           ferro_tensor* outputs, uint32_t outputs_capacity, uint32_t* out_n_outputs) {
     return ferro::host::guard([&] {

@@ -10,10 +10,48 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <list>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
 namespace ferro::host {
+
+// The preparations of a program with symbolic axes for the sizes its runs gave, the most
+// recently run first, at most kKept of them (each holds plans and a run's intermediates).
+class SizeCache {
+public:
+    static constexpr size_t kKept = 64;
+
+    std::shared_ptr<const PreparedProgram> find_or_prepare(const PreparedProgram& base,
+                                                           std::span<ferro_tensor_impl* const> inputs) {
+        std::vector<int64_t> key;
+        for (const ferro_tensor_impl* t : inputs) key.insert(key.end(), t->shape.begin(), t->shape.end());
+        {
+            const std::lock_guard lock(mutex_);
+            for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+                if (it->first != key) continue;
+                kept_.splice(kept_.begin(), kept_, it);
+                return it->second;
+            }
+        }
+        std::vector<ferro_signature> sigs(inputs.size());
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            fill_signature(*inputs[i], sigs[i]);
+            sigs[i].dtype = base.inputs[i].dtype;
+        }
+        auto prepared = std::make_shared<const PreparedProgram>(prepare_program(base.program, sigs));
+        const std::lock_guard lock(mutex_);
+        kept_.emplace_front(std::move(key), prepared);
+        if (kept_.size() > kKept) kept_.pop_back();
+        return prepared;
+    }
+
+private:
+    std::mutex mutex_;
+    std::list<std::pair<std::vector<int64_t>, std::shared_ptr<const PreparedProgram>>> kept_;
+};
+
 namespace {
 
 // One thread's capture in progress.
@@ -68,9 +106,8 @@ void add_value(Recorder& r, ferro_tensor_impl* t, const ValueRef& ref) {
     r.by_storage.emplace(t->storage.get(), t);
 }
 
-// The value a call's input is: an input, an earlier call's output (or another handle of one
-// of those), else a constant of the program (a tensor from outside that was not declared an
-// input), kept by the program.
+// The value `t` is: an input or an earlier call's output, or another handle of one of those
+// with its layout (what a grad node saves is such an alias).
 std::optional<ValueRef> find_value(Recorder& r, ferro_tensor_impl* t) {
     if (const auto it = r.values.find(t); it != r.values.end()) return it->second;
     const auto [first, last] = r.by_storage.equal_range(t->storage.get());
@@ -84,12 +121,15 @@ std::optional<ValueRef> find_value(Recorder& r, ferro_tensor_impl* t) {
     return std::nullopt;
 }
 
+// The value a call's input is: find_value's, else a constant of the program (a tensor from
+// outside that was not declared an input), kept by the program.
 ValueRef value_of(Recorder& r, const std::string& op, ferro_tensor_impl* t) {
     if (const std::optional<ValueRef> known = find_value(r, t)) return *known;
     if (r.by_storage.count(t->storage.get()) != 0) {
-        // Another layout over a value's memory, made without an op (a host service's view): as
-        // a constant, a replay would read the capture's data.
-        refuse(r, op, "an input viewing a value of the capture, made without an op");
+        // Another layout over an input's or a step's memory that no recorded call made (a view
+        // made before the capture, or by a host service): as a constant, a replay would read
+        // the capture's data instead of the run's.
+        refuse(r, op, "an input over the memory of a value of the capture that no recorded call made");
     }
     const ValueRef ref{ValueRef::Kind::constant, static_cast<uint32_t>(r.constants.size()), 0};
     r.constants.push_back(TensorPtr::share(t));
@@ -158,6 +198,25 @@ bool any_constant_autograd(const Program& p) noexcept {
 }
 
 bool same_shape(std::span<const int64_t> a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+
+// Whether input `i` of another shape than prepared fits the symbolic axes: the same rank, the
+// fixed axes as prepared, the symbolic ones within their bounds (INVALID_ARGUMENT naming the
+// axis and its bound when one is beyond it).
+bool within_bounds(const PreparedProgram& prepared, size_t i, const ferro_tensor_impl& t) {
+    if (prepared.bounds.empty()) return false;
+    const Dims& want = prepared.inputs[i].shape;
+    const Dims& bound = prepared.bounds[i];
+    if (t.shape.size() != want.size()) return false;
+    for (size_t d = 0; d < want.size(); ++d) {
+        if (bound[d] == 0) {
+            if (t.shape[d] != want[d]) return false;
+        } else if (t.shape[d] > bound[d]) {
+            throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program run: input {} has size {} on axis {}, beyond its bound {}",
+                                                            i, t.shape[d], d, bound[d]));
+        }
+    }
+    return true;
+}
 
 // Step by step on placeholder tensors of the signatures: each step's entry, found or prepared
 // as its call would be; plan outputs allocated as the plan says, host ops run.
@@ -335,6 +394,31 @@ PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro
     return with_plans(std::move(prepared));
 }
 
+PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs,
+                                std::span<const int64_t> max_shapes) {
+    PreparedProgram prepared = prepare_program(program, inputs);
+    bool any = false;
+    for (size_t i = 0; i < prepared.inputs.size(); ++i) {
+        const Dims& shape = prepared.inputs[i].shape;
+        Dims bound(shape.size(), 0);
+        for (size_t d = 0; d < shape.size(); ++d) {
+            const int64_t b = max_shapes[i * FERRO_MAX_NDIM + d];
+            if (b <= 0) continue;
+            if (shape[d] > b) {
+                throw Error(FERRO_INVALID_ARGUMENT,
+                            fmt::format("program_prepare: input {} has size {} on axis {}, beyond the bound {} declared for it",
+                                        i, shape[d], d, b));
+            }
+            bound[d] = b;
+            any = true;
+        }
+        prepared.bounds.push_back(std::move(bound));
+    }
+    if (!any) prepared.bounds.clear();
+    prepared.sizes = std::make_shared<SizeCache>();
+    return prepared;
+}
+
 PreparedProgram prepare_captured(const ProgramPtr& program) {
     PreparedProgram prepared{program, program->inputs, {}};
     for (const ProgramStep& step : program->steps) prepared.entries.push_back(step.entry);
@@ -393,21 +477,25 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
     }
     // Inputs laid out as prepared (strides, engine) run the prepared plans; others take the
     // usual path.
-    bool laid_out = true, same_grad_state = true;
+    bool laid_out = true, same_grad_state = true, other_sizes = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ferro_tensor_impl* t = inputs[i];
         if (t == nullptr) throw Error(FERRO_INVALID_ARGUMENT, fmt::format("program run: input {} is NULL", i));
         check_runtime(p.runtime->id(), t->storage->engine(), "program run", fmt::format("input {}", i));
         const InputSignature& want = prepared.inputs[i];
         if (t->dtype != want.dtype || !same_shape(span_of(t->shape), want.shape)) {
-            throw Error(FERRO_INVALID_ARGUMENT,
-                        fmt::format("program run: input {} is {}, the program was prepared for {}", i,
-                                    describe(t->dtype, span_of(t->shape)), describe(want.dtype, span_of(want.shape))));
+            if (t->dtype != want.dtype || !within_bounds(prepared, i, *t)) {
+                throw Error(FERRO_INVALID_ARGUMENT,
+                            fmt::format("program run: input {} is {}, the program was prepared for {}", i,
+                                        describe(t->dtype, span_of(t->shape)), describe(want.dtype, span_of(want.shape))));
+            }
+            other_sizes = true;
         }
         laid_out = laid_out && &t->storage->engine() == want.engine.get() &&
                    std::equal(t->strides.begin(), t->strides.end(), want.strides.begin(), want.strides.end());
         same_grad_state = same_grad_state && (t->autograd != nullptr) == want.autograd;
     }
+    if (other_sizes) return run_program(*prepared.sizes->find_or_prepare(prepared, inputs), inputs);
     // Nothing for the tape to record: the prepared plans run on the memory plan's slots.
     const bool recorded = any_autograd(inputs) || any_constant_autograd(p);
     if (!recorded) return laid_out ? replay(prepared, inputs) : run_each(p, nullptr, inputs);

@@ -76,6 +76,7 @@ inline std::span<ferro_tensor_impl* const> gather(const Program& p, const Progra
 }
 
 class GradCache;  // capture/program_grad.hpp
+class SizeCache;  // program.cpp
 
 // A program prepared for input signatures: the entry (plan or host op) each step runs, and
 // where its intermediates live.
@@ -86,6 +87,10 @@ struct PreparedProgram {
     MemoryPlan memory;
     std::shared_ptr<RunStates> states;
     std::shared_ptr<GradCache> grads;  // the program's gradients, per set of inputs differentiated
+    // Symbolic axes: per input, per axis, the largest size a run may give (0: fixed); empty
+    // when none is. Runs with other sizes use preparations of their own, kept in `sizes`.
+    std::vector<Dims> bounds;
+    std::shared_ptr<SizeCache> sizes;
 };
 
 // ---- capture (the calling thread) ----
@@ -113,6 +118,9 @@ void refuse_while_capturing(const std::string& what, const std::string& why);
 // Other shapes than the captured ones are planned step by step on placeholder tensors, which
 // nothing computes into (host ops, views and creation, run on them).
 PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs);
+// With symbolic axes: `max_shapes` holds FERRO_MAX_NDIM bounds per input (> 0: symbolic).
+PreparedProgram prepare_program(const ProgramPtr& program, std::span<const ferro_signature> inputs,
+                                std::span<const int64_t> max_shapes);
 // Prepared for the signatures it was captured with.
 PreparedProgram prepare_captured(const ProgramPtr& program);
 // Runs it on `inputs` of the prepared dtypes and shapes: inputs laid out as prepared (row-major,

@@ -34,9 +34,7 @@ TensorList raw(std::span<const TensorPtr> tensors) {
     return out;
 }
 
-InputSignature signature(const ferro_tensor_impl& t) {
-    return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), false};
-}
+InputSignature signature(const ferro_tensor_impl& t) { return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), false}; }
 
 // A new tensor of `sig`'s dtype, shape and engine, made by the core creation op `op`.
 TensorPtr created(Runtime& rt, const char* op, const InputSignature& sig) {
@@ -151,8 +149,7 @@ void split(ProgramGrad& g, const Program& j) {
     for (InputSignature& sig : backward->inputs) sig.autograd = false;
     const auto remap = [&](const ValueRef& v) {
         switch (v.kind) {
-            case ValueRef::Kind::input:
-                return v.index < n_in ? v : ValueRef{ValueRef::Kind::input, v.index + g.n_residuals, 0};
+            case ValueRef::Kind::input: return v.index < n_in ? v : ValueRef{ValueRef::Kind::input, v.index + g.n_residuals, 0};
             case ValueRef::Kind::constant: return v;
             case ValueRef::Kind::step:
                 if (v.index < nf) return ValueRef{ValueRef::Kind::input, n_in + residual_index.at({v.index, v.output}), 0};
@@ -250,9 +247,8 @@ std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared,
     try {
         grad = build(prepared, wrt, inputs);
     } catch (const Error& e) {
-        prepared.program->runtime->logger().logf(FERRO_LOG_DEBUG, "capture",
-                                                 "program: no grad node of its own ({}); its calls are recorded one by one",
-                                                 e.what());
+        prepared.program->runtime->logger().logf(
+            FERRO_LOG_DEBUG, "capture", "program: no grad node of its own ({}); its calls are recorded one by one", e.what());
     }
     cache.grads.emplace(wrt, grad);
     return grad;
