@@ -3,6 +3,9 @@
 // and on the build's real plugins, doctor, exit codes.
 #include "ferro_test.hpp"
 
+#include <ferro/capture.hpp>
+#include <ferro/linalg.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -484,4 +487,47 @@ TEST_CASE("inspector: exit codes (bad command line 2) and help that documents th
     const Run help = inspect("--help");
     CHECK(help.exit_code == 0);
     CHECK_THAT(help.out, Catch::Contains("Exit codes: 0 success; 1 a problem was found"));
+}
+
+TEST_CASE("inspector: program shows a saved description of a prepared program: steps, plans, memory, gradients", "[inspector]") {
+    Runtime rt = make_runtime({build_dir() + "/lib/ferro/plugins"});
+    const Tensor x = rt.rand({3, 4}, DType::f64, 1), w = rt.rand({4, 4}, DType::f64, 2);
+    Capture capture(rt, {x, w});
+    const Tensor y = (linalg::inv(w + rt.eye(4) * 4.0).matmul(x.transpose()).tanh() * 0.5).reshape({12});
+    const PreparedProgram step = capture.end({y.sum(), y}).prepare();
+    Tensor w2 = rt.rand({4, 4}, DType::f64, 3);
+    w2.set_requires_grad();
+    (void)grad({step({x, w2}).at(0)}, {w2});  // builds the gradient for input 1
+    const json doc = json::parse(step.describe());
+    CHECK(doc["schema"] == 1);
+    REQUIRE(doc["inputs"].size() == 2);
+    CHECK(doc["inputs"][0]["shape"] == json::array({3, 4}));
+    std::map<std::string, json> steps;
+    for (const json& s : doc["steps"]) steps[s["op"]] = s;
+    REQUIRE(steps.count("linalg.inv") == 1);
+    CHECK(steps["linalg.inv"]["runs"] == "plan");
+    CHECK(steps["linalg.inv"]["module"] == "linalg");
+    CHECK(steps["core.transpose"]["runs"] == "host op");
+    CHECK(steps["core.matmul"]["module"] == "built-in");
+    CHECK(steps["core.matmul"]["outputs"][0]["place"] == "arena");  // an intermediate
+    CHECK(steps["core.mul"]["outputs"][0]["place"] == "fresh");     // the reshape returned views it
+    CHECK(doc["memory"]["run_bytes"].get<uint64_t>() < doc["memory"]["intermediate_bytes"].get<uint64_t>());
+    REQUIRE(doc["gradients"].size() == 1);
+    CHECK(doc["gradients"][0]["wrt"] == json::array({1}));
+
+    const std::string file = std::filesystem::temp_directory_path() / "ferro-inspector-program.json";
+    std::ofstream(file) << step.describe();
+    const Run text = inspect("program " + file);
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("program: 2 inputs, "));
+    CHECK_THAT(text.out, Catch::Contains("linalg.inv on cpu, plan of linalg; reads"));
+    CHECK_THAT(text.out, Catch::Contains("core.transpose on cpu, host op; reads input 0"));
+    CHECK_THAT(text.out, Catch::Contains("gradient wrt inputs [1]: forward"));
+    const Run as_json = inspect("program --json " + file);
+    CHECK(as_json.exit_code == 0);
+    CHECK(json::parse(as_json.out) == doc);
+    std::ofstream(file) << "{\"plugins\": []}";
+    CHECK(inspect("program " + file).exit_code == 1);
+    CHECK(inspect("program /nonexistent/program.json").exit_code == 1);
+    std::filesystem::remove(file);
 }

@@ -6,6 +6,7 @@
 #include "doctor.hpp"
 #include "listing.hpp"
 #include "probe.hpp"
+#include "program.hpp"
 #include "show.hpp"
 
 #include <CLI/CLI.hpp>
@@ -73,6 +74,11 @@ int run(int argc, char** argv) {
     ops->add_option("--engine", engine, "only this engine (cpu, vulkan:0, ...)");
     ops->add_option("--family", family, "only this family's ops");
     ops->add_option("--path", options.dirs, "inspect these directories instead of the search path");
+    std::string program_file;
+    auto* program = app.add_subcommand("program",
+                                       "a prepared program's description (saved from PreparedProgram::describe): steps, "
+                                       "plans, memory, gradients");
+    program->add_option("file", program_file, "the saved description (JSON)")->required();
 
     try {
         app.parse(argc, argv);
@@ -97,6 +103,17 @@ int run(int argc, char** argv) {
             const auto report = ferro::inspect::check(options, target, check_options);
             std::cout << (json ? report.dump(2) + "\n" : ferro::inspect::render_check(report));
             return report["summary"]["fail"].get<int>() > 0 ? 1 : 0;
+        }
+        if (*program) {
+            nlohmann::json report;
+            try {
+                report = ferro::inspect::read_program(program_file);
+            } catch (const std::runtime_error& e) {
+                std::fprintf(stderr, "ferro-inspect: %s\n", e.what());
+                return 1;
+            }
+            std::cout << (json ? report.dump(2) + "\n" : ferro::inspect::render_program(report));
+            return 0;
         }
         if (*ops) {
             const auto report = ferro::inspect::ops(options, engine, family);

@@ -11,6 +11,7 @@
 #include <ferro/ferro.hpp>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ferro {
@@ -28,6 +29,17 @@ public:
         result.reserve(n);
         for (uint32_t i = 0; i < n; ++i) result.emplace_back(rt_, out[i]);
         return result;
+    }
+    // The program as JSON: steps, plans, memory, gradients (ferro_prepared_describe).
+    std::string describe() const {
+        uint64_t size = 0;
+        const ferro_status st = ferro_prepared_describe(prepared_.get(), nullptr, 0, &size);
+        if (size == 0) check(st);
+        ferro_status_free(st);
+        std::string doc(size, '\0');
+        check(ferro_prepared_describe(prepared_.get(), doc.data(), size, &size));
+        doc.resize(size - 1);
+        return doc;
     }
     // What a run keeps for the intermediates, against what the eager calls allocate.
     ferro_prepared_memory memory() const {

@@ -431,6 +431,13 @@ typedef struct ferro_prepared_memory {
 } ferro_prepared_memory;
 FERRO_STRUCT_TRAITS(ferro_prepared_memory, run_bytes);
 FERRO_API ferro_status ferro_prepared_memory_info(ferro_prepared prepared, ferro_prepared_memory* out);
+/* The prepared program as one JSON document (UTF-8): its inputs, constants, steps (op, engine,
+ * plan and module or host op, inputs, each output's place in the memory plan), outputs, memory,
+ * and the gradient programs built so far; `ferro-inspect program FILE` reads it (schema:
+ * docs/inspector.md). Writes at most `capacity` bytes, NUL included, and the size the whole
+ * document needs (NUL included) to `out_size`; OUT_OF_RANGE when `capacity` is smaller (call
+ * with a NULL buffer and 0 to learn the size). */
+FERRO_API ferro_status ferro_prepared_describe(ferro_prepared prepared, char* buffer, uint64_t capacity, uint64_t* out_size);
 
 /* ---- plan cache ---------------------------------------------------------------------------- */
 

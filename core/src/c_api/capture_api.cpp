@@ -1,5 +1,6 @@
 // The C API of capture and replay (capture/program.hpp).
 #include "c_api/handles.hpp"
+#include "capture/describe.hpp"
 #include "capture/program.hpp"
 #include "host_api/host_api.hpp"
 
@@ -103,6 +104,23 @@ FERRO_API ferro_status ferro_prepared_run(ferro_prepared prepared, const ferro_t
 }
 
 FERRO_API void ferro_prepared_destroy(ferro_prepared prepared) { delete prepared; }
+
+FERRO_API ferro_status ferro_prepared_describe(ferro_prepared prepared, char* buffer, uint64_t capacity, uint64_t* out_size) {
+    return ferro::host::guard([&] {
+        require(prepared, "ferro_prepared_describe", "prepared");
+        require(out_size, "ferro_prepared_describe", "out_size");
+        if (capacity > 0) require(buffer, "ferro_prepared_describe", "buffer");
+        const std::string doc = ferro::host::describe_prepared(prepared->prepared);
+        *out_size = doc.size() + 1;
+        if (capacity < doc.size() + 1) {
+            throw ferro::host::Error(FERRO_OUT_OF_RANGE,
+                                     fmt::format("ferro_prepared_describe: the description needs {} bytes, the buffer has {}",
+                                                 doc.size() + 1, capacity));
+        }
+        std::copy(doc.begin(), doc.end(), buffer);
+        buffer[doc.size()] = '\0';
+    });
+}
 
 FERRO_API ferro_status ferro_prepared_memory_info(ferro_prepared prepared, ferro_prepared_memory* out) {
     return ferro::host::guard([&] {

@@ -254,6 +254,23 @@ std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared,
     return grad;
 }
 
+std::vector<GradientSummary> gradient_summaries(const PreparedProgram& prepared) {
+    std::vector<GradientSummary> out;
+    const std::lock_guard lock(prepared.grads->mutex);
+    for (const auto& [wrt, g] : prepared.grads->grads) {
+        if (!g) continue;
+        GradientSummary s;
+        for (uint32_t i = 0; i < 64; ++i) {
+            if ((wrt & FERRO_MASK_BIT(i)) != 0) s.wrt.push_back(i);
+        }
+        s.forward_steps = g->forward.program->steps.size();
+        s.backward_steps = g->backward.program->steps.size();
+        s.residuals = g->n_residuals;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
 Outputs run_with_grad_node(const std::shared_ptr<const ProgramGrad>& grad, std::span<ferro_tensor_impl* const> inputs) {
     const ProgramGrad& g = *grad;
     Outputs all;

@@ -44,6 +44,14 @@ std::shared_ptr<GradCache> make_grad_cache();
 std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, uint64_t wrt,
                                                 std::span<ferro_tensor_impl* const> inputs);
 
+// The gradient programs built so far, for descriptions: the inputs differentiated and the
+// parts' sizes (a set for which none could be built is left out).
+struct GradientSummary {
+    std::vector<uint32_t> wrt;
+    size_t forward_steps = 0, backward_steps = 0, residuals = 0;
+};
+std::vector<GradientSummary> gradient_summaries(const PreparedProgram& prepared);
+
 // Runs the forward part and records the program's grad node.
 Outputs run_with_grad_node(const std::shared_ptr<const ProgramGrad>& grad, std::span<ferro_tensor_impl* const> inputs);
 
