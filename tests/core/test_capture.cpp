@@ -6,6 +6,8 @@
 #include <ferro/capture.hpp>
 #include <ferro/einsum.hpp>
 #include <ferro/fft.hpp>
+#include <ferro/gradcheck.hpp>
+#include <ferro/inventory.hpp>
 #include <ferro/linalg.hpp>
 
 #include <thread>
@@ -280,4 +282,40 @@ TEST_CASE("capture: symbolic axes take any size up to their bound; beyond it a r
             (void)program.prepare({{9, 4}, {4, 2}}, {{8, 0}, {}});
         },
         FERRO_INVALID_ARGUMENT, "program_prepare: input 0 has size 9 on axis 0, beyond the bound 8 declared for it");
+}
+
+TEST_CASE("capture: every plugin op's examples replay exactly as they ran eagerly", "[capture]") {
+    Runtime rt = runtime_with_plugins();
+    const Inventory inv = rt.inventory();
+    size_t replayed = 0;
+    std::vector<std::string> refused;
+    for (const OpInfo& op : inv.ops) {
+        if (op.family == "core") continue;
+        for (DType dt : {DType::f64, DType::c128}) {
+            if (std::find(op.dtypes.begin(), op.dtypes.end(), dt) == op.dtypes.end()) continue;
+            for (const Runtime::Example& ex : rt.op_examples(op.name, dt)) {
+                INFO(op.name << " " << dtype_name(dt) << " " << ex.what);
+                const std::vector<Tensor> eager = call_all(rt.ref(), op.name.c_str(), ex.inputs, ex.attrs);
+                std::vector<Tensor> program_outputs;
+                Capture capture(rt, ex.inputs);
+                try {
+                    program_outputs = call_all(rt.ref(), op.name.c_str(), ex.inputs, ex.attrs);
+                } catch (const Error& e) {  // what a program cannot replay is refused, by name
+                    CHECK(e.code() == FERRO_FAILED_PRECONDITION);
+                    CHECK_THAT(e.what(), Catch::Contains("while capturing"));
+                    refused.push_back(op.name + ": " + e.what());
+                    continue;
+                }
+                const PreparedProgram step = capture.end(program_outputs).prepare();
+                std::vector<Tensor> copies;  // new tensors, the same values
+                for (const Tensor& t : ex.inputs) copies.push_back(t.detach());
+                const std::vector<Tensor> got = step(copies);
+                REQUIRE(got.size() == eager.size());
+                for (size_t k = 0; k < got.size(); ++k) CHECK(detail::values_of(got[k]) == detail::values_of(eager[k]));
+                ++replayed;
+            }
+        }
+    }
+    for (const std::string& r : refused) WARN(r);
+    CHECK(replayed > 100);
 }

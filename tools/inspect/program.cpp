@@ -9,12 +9,15 @@
 namespace ferro::inspect {
 namespace {
 
-std::string shape_of(const nlohmann::json& j) { return fmt::format("[{}]", fmt::join(j.at("shape").get<std::vector<int64_t>>(), ", ")); }
+std::string shape_of(const nlohmann::json& j) {
+    return fmt::format("[{}]", fmt::join(j.at("shape").get<std::vector<int64_t>>(), ", "));
+}
 
 std::string place_of(const nlohmann::json& out) {
     if (!out.contains("place")) return "made by the host op";
     const std::string place = out.at("place");
-    if (place == "arena") return fmt::format("arena {} at {}", out.at("engine").get<std::string>(), out.at("offset").get<uint64_t>());
+    if (place == "arena")
+        return fmt::format("arena {} at {}", out.at("engine").get<std::string>(), out.at("offset").get<uint64_t>());
     if (place == "owned") return "own buffer, kept";
     return "allocated by each run";
 }
@@ -31,9 +34,10 @@ nlohmann::json read_program(const std::string& file) {
         throw std::runtime_error(fmt::format("program: {} is not JSON: {}", file, e.what()));
     }
     if (!doc.is_object() || doc.value("schema", 0) != 1 || !doc.contains("steps")) {
-        throw std::runtime_error(fmt::format("program: {} is not a program description (schema 1, from "
-                                             "PreparedProgram::describe or ferro_prepared_describe)",
-                                             file));
+        throw std::runtime_error(
+            fmt::format("program: {} is not a program description (schema 1, from "
+                        "PreparedProgram::describe or ferro_prepared_describe)",
+                        file));
     }
     return doc;
 }
@@ -46,7 +50,8 @@ std::string render_program(const nlohmann::json& p) {
     for (const auto& in : p.at("inputs")) {
         s += fmt::format("  {:>3}  {} {} on {}", i++, in.at("dtype").get<std::string>(), shape_of(in),
                          in.at("engine").get<std::string>());
-        if (in.contains("bounds")) s += fmt::format("  (bounds [{}], 0: fixed)", fmt::join(in.at("bounds").get<std::vector<int64_t>>(), ", "));
+        if (in.contains("bounds"))
+            s += fmt::format("  (bounds [{}], 0: fixed)", fmt::join(in.at("bounds").get<std::vector<int64_t>>(), ", "));
         s += "\n";
     }
     s += "steps:\n";
@@ -59,7 +64,8 @@ std::string render_program(const nlohmann::json& p) {
         }
         const auto reads = step.at("inputs").get<std::vector<std::string>>();
         s += fmt::format("  {:>3}  {} on {}, {}; reads {}\n", k++, step.at("op").get<std::string>(),
-                         step.at("engine").get<std::string>(), runs, reads.empty() ? "nothing" : fmt::format("{}", fmt::join(reads, ", ")));
+                         step.at("engine").get<std::string>(), runs,
+                         reads.empty() ? "nothing" : fmt::format("{}", fmt::join(reads, ", ")));
         for (const auto& out : step.at("outputs")) {
             s += out.contains("dtype") ? fmt::format("         -> {} {}, {} bytes, {}\n", out.at("dtype").get<std::string>(),
                                                      shape_of(out), out.at("bytes").get<uint64_t>(), place_of(out))

@@ -29,7 +29,8 @@ std::string ref_json(const ValueRef& v) {
 
 json slot_json(const Slot& slot, const MemoryPlan& m) {
     switch (slot.kind) {
-        case Slot::Kind::arena: return {{"place", "arena"}, {"engine", m.arenas[slot.arena].engine->name()}, {"offset", slot.offset}};
+        case Slot::Kind::arena:
+            return {{"place", "arena"}, {"engine", m.arenas[slot.arena].engine->name()}, {"offset", slot.offset}};
         case Slot::Kind::owned: return {{"place", "owned"}};
         case Slot::Kind::fresh: return {{"place", "fresh"}};
     }
@@ -65,7 +66,10 @@ json step_json(const PreparedProgram& prepared, size_t s) {
 
 std::string describe_prepared(const PreparedProgram& prepared) {
     const Program& p = *prepared.program;
-    json doc = {{"schema", 1}, {"inputs", json::array()}, {"constants", json::array()}, {"steps", json::array()},
+    json doc = {{"schema", 1},
+                {"inputs", json::array()},
+                {"constants", json::array()},
+                {"steps", json::array()},
                 {"outputs", json::array()}};
     for (size_t i = 0; i < prepared.inputs.size(); ++i) {
         json in = signature_json(prepared.inputs[i]);
@@ -79,7 +83,8 @@ std::string describe_prepared(const PreparedProgram& prepared) {
     for (size_t s = 0; s < p.steps.size(); ++s) doc["steps"].push_back(step_json(prepared, s));
     for (const ValueRef& v : p.outputs) doc["outputs"].push_back(ref_json(v));
     json arenas = json::array();
-    for (const MemoryPlan::Arena& a : prepared.memory.arenas) arenas.push_back({{"engine", a.engine->name()}, {"bytes", a.bytes}});
+    for (const MemoryPlan::Arena& a : prepared.memory.arenas)
+        arenas.push_back({{"engine", a.engine->name()}, {"bytes", a.bytes}});
     doc["memory"] = {{"intermediate_bytes", prepared.memory.intermediate_bytes},
                      {"run_bytes", prepared.memory.run_bytes},
                      {"arenas", std::move(arenas)}};
