@@ -115,6 +115,30 @@ void unary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_a
     check(trusted::run(a.session, u, &ferro_engine_iface::unary));
 }
 
+// A unary op's plan: an input already in the dtype the op computes in (the usual case) goes to
+// the engine as it is, without looking the op's kind up again.
+class UnaryPlan final : public OpPlan {
+public:
+    UnaryPlan(const CoreOp& op, const ferro_prepare_args& p) : op_(op) {
+        const ferro_dtype in = p.inputs[0].dtype;
+        const UnaryKind kind = unary_spec(op).kind;
+        const bool part_of_real = !is_complex(in) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part);
+        direct_ = !part_of_real && unary_types(op, in).first == in;
+    }
+
+    void run(const ferro_host_api* host, const ferro_exec_args& a) const override {
+        if (!direct_) return unary_exec(op_, host, a);
+        const ferro_unary_args u{sizeof u, op_.code, a.inputs[0], a.outputs[0]};
+        check(trusted::run(a.session, u, &ferro_engine_iface::unary));
+    }
+
+private:
+    const CoreOp& op_;
+    bool direct_ = false;
+};
+
+std::unique_ptr<OpPlan> unary_plan(const CoreOp& op, const ferro_prepare_args& p) { return std::make_unique<UnaryPlan>(op, p); }
+
 // How a binary op promotes.
 enum class BinaryKind { arith, ordered_arith, true_div, real_float_fn, compare, ordered_compare, logical, make_complex };
 
@@ -285,6 +309,7 @@ void add_elementwise_ops(std::vector<CoreOp>& ops) {
         op.code = s.code;
         op.infer = unary_infer;
         op.exec = unary_exec;
+        op.plan = unary_plan;
         ops.push_back(std::move(op));
     }
     for (const auto& s : kBinary) {
