@@ -161,6 +161,25 @@ TEST_CASE("capture: outputs that do not depend on what is differentiated, and in
     check_close(g.at(0).to_vector<double>(), want);
 }
 
+TEST_CASE("capture: under NoGrad, inputs that require grad replay without recording anything", "[capture]") {
+    Runtime rt = make_runtime();
+    const auto f = [](const std::vector<Tensor>& in) { return std::vector{loss_of(in[0], in[1], in[2])}; };
+    const PreparedProgram step =
+        captured(rt, {rt.rand({5, 4}, DType::f64, 1), rt.rand({4, 3}, DType::f64, 2), rt.rand({3}, DType::f64, 3)}, f);
+    Tensor x = rt.rand({5, 4}, DType::f64, 4), w = rt.rand({4, 3}, DType::f64, 5), b = rt.rand({3}, DType::f64, 6);
+    w.set_requires_grad();
+    b.set_requires_grad();
+    Tensor loss;
+    {
+        const NoGrad off;
+        loss = step({x, w, b}).at(0);
+    }
+    CHECK(!loss.requires_grad());
+    CHECK(loss.grad_fn().empty());
+    check_close(loss.to_vector<double>(), f({x, w.detach(), b.detach()}).at(0).to_vector<double>());
+    CHECK(step({x, w, b}).at(0).grad_fn() == "program");  // grad mode on again: recorded
+}
+
 TEST_CASE("capture: a program whose constants require grad records its calls one by one", "[capture]") {
     Runtime rt = make_runtime();
     Tensor w = rt.rand({4, 3}, DType::f64, 1);

@@ -193,6 +193,17 @@ PreparedProgram with_plans(PreparedProgram prepared) {
     return prepared;
 }
 
+// Whether the tape would record anything of a run's calls: an input or a constant carrying a
+// forward-mode tangent, or requiring grad while grad mode is on.
+bool tape_records(const Program& p, std::span<ferro_tensor_impl* const> inputs) noexcept {
+    const bool grad = grad_enabled();
+    const auto records = [grad](const ferro_tensor_impl& t) {
+        return t.autograd && (t.autograd->tangent || (grad && t.autograd->requires_grad));
+    };
+    return std::any_of(inputs.begin(), inputs.end(), [&](const ferro_tensor_impl* t) { return records(*t); }) ||
+           std::any_of(p.constants.begin(), p.constants.end(), [&](const TensorPtr& t) { return records(*t); });
+}
+
 bool any_constant_autograd(const Program& p) noexcept {
     return std::any_of(p.constants.begin(), p.constants.end(), [](const TensorPtr& t) { return t->autograd != nullptr; });
 }
@@ -497,8 +508,7 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
     }
     if (other_sizes) return run_program(*prepared.sizes->find_or_prepare(prepared, inputs), inputs);
     // Nothing for the tape to record: the prepared plans run on the memory plan's slots.
-    const bool recorded = any_autograd(inputs) || any_constant_autograd(p);
-    if (!recorded) return laid_out ? replay(prepared, inputs) : run_each(p, nullptr, inputs);
+    if (!tape_records(p, inputs)) return laid_out ? replay(prepared, inputs) : run_each(p, nullptr, inputs);
     // One grad node for the program, when it has a gradient for these inputs.
     if (const uint64_t wrt = node_inputs(p, inputs); wrt != 0 && laid_out) {
         if (const std::shared_ptr<const ProgramGrad> grad = program_grad(prepared, wrt, inputs)) {
