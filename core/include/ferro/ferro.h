@@ -421,8 +421,8 @@ FERRO_API void ferro_prepared_destroy(ferro_prepared prepared); /* NULL is fine 
 /* What a run keeps for the program's intermediates (the steps' outputs other than the
  * program's, their residuals and workspaces) when no call is recorded for the tape: each has a
  * fixed place, the memory of a dead value reused by a later one, made for the first run and
- * kept for the next (one set per run in flight). A run whose calls the tape records allocates
- * them as the eager calls would. */
+ * kept for the next (one set per run in flight). A run through the program's grad node follows
+ * it for the forward part; one whose calls the tape records one by one allocates as they would. */
 typedef struct ferro_prepared_memory {
     uint32_t struct_size;
     uint32_t reserved;
