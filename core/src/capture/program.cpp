@@ -83,10 +83,6 @@ thread_local ThreadCapture t_capture;
 
 Recorder* recorder() noexcept { return any_capture() ? t_capture.recorder.get() : nullptr; }
 
-InputSignature signature_of(const ferro_tensor_impl& t) {
-    return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), t.autograd != nullptr};
-}
-
 std::string describe(ferro_dtype dtype, std::span<const int64_t> shape) {
     return fmt::format("{} [{}]", dtype_name(dtype), fmt::join(shape, ", "));
 }
@@ -138,6 +134,10 @@ ValueRef value_of(Recorder& r, const std::string& op, ferro_tensor_impl* t) {
 }
 
 }  // namespace
+
+InputSignature signature_of(const ferro_tensor_impl& t) {
+    return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), t.autograd != nullptr};
+}
 
 // Program outputs are never released: the caller gets them.
 void plan_steps(Program& p) {
@@ -450,12 +450,7 @@ Outputs run_each(const Program& p, const std::vector<EntryPtr>* entries, std::sp
         values[s] = entries != nullptr ? dispatcher.run_entry(*(*entries)[s], in) : dispatcher.run(*step.call, in);
         for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
     }
-    Outputs outs;
-    for (const ValueRef& v : p.outputs) {
-        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
-        else outs.push_back(values[v.index][v.output]);
-    }
-    return outs;
+    return program_outputs(p, inputs, values);
 }
 
 // The inputs a run differentiates through one grad node for the whole program (FERRO_MASK_BIT

@@ -75,6 +75,19 @@ inline std::span<ferro_tensor_impl* const> gather(const Program& p, const Progra
     return {args.data(), args.size()};
 }
 
+// What a run returns: for each program output, the input it is or the step value.
+inline Outputs program_outputs(const Program& p, std::span<ferro_tensor_impl* const> inputs, const std::vector<Outputs>& values) {
+    Outputs outs;
+    for (const ValueRef& v : p.outputs) {
+        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
+        else outs.push_back(values[v.index][v.output]);
+    }
+    return outs;
+}
+
+// A tensor's dtype, layout, engine and whether it has autograd state.
+InputSignature signature_of(const ferro_tensor_impl& t);
+
 class GradCache;  // capture/program_grad.hpp
 class SizeCache;  // program.cpp
 

@@ -34,8 +34,6 @@ TensorList raw(std::span<const TensorPtr> tensors) {
     return out;
 }
 
-InputSignature signature(const ferro_tensor_impl& t) { return {t.dtype, t.shape, t.strides, t.storage->engine_ptr(), false}; }
-
 // A new tensor of `sig`'s dtype, shape and engine, made by the core creation op `op`.
 TensorPtr created(Runtime& rt, const char* op, const InputSignature& sig) {
     const std::vector<int64_t> shape(sig.shape.begin(), sig.shape.end());
@@ -64,7 +62,7 @@ Joint capture_joint(const PreparedProgram& prepared, uint64_t wrt, std::span<fer
     {
         const Outputs outs = run_program(prepared, raw(leaves));  // for the outputs' signatures
         for (const TensorPtr& o : outs) {
-            output_sigs.push_back(signature(*o));
+            output_sigs.push_back(signature_of(*o));
             cotangents.push_back(created(rt, "core.ones", output_sigs.back()));
         }
     }
@@ -93,7 +91,7 @@ Joint capture_joint(const PreparedProgram& prepared, uint64_t wrt, std::span<fer
         if (!roots.empty()) grads = run_backward(rt, BackwardArgs{roots, seeds, wrt_leaves, false, false, "program backward"});
         TensorList results = raw({outs.data(), outs.size()});
         for (size_t j = 0; j < grads.size(); ++j) {
-            if (!grads[j]) grads[j] = created(rt, "core.zeros", signature(*wrt_leaves[j]));
+            if (!grads[j]) grads[j] = created(rt, "core.zeros", signature_of(*wrt_leaves[j]));
             results.push_back(grads[j].get());
         }
         joint.program = capture_end(rt, results);

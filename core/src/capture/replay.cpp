@@ -40,22 +40,19 @@ private:
     uint64_t peak_ = 0;
 };
 
-// The last step each step output is alive at: the last step reading it or anything that may
-// view it (a host op's output: a view, a reshape), its own step when nothing does, kAfterRun
-// when it or such a view is a program output.
+// The last step each step output is alive at: its last use (plan_steps: the last step reading
+// it, its own when none does) or that of anything that may view it (a host op's output: a view,
+// a reshape); kAfterRun when it or such a view is a program output (which has no last use).
 std::vector<std::vector<int64_t>> lifetimes(const Program& p, std::span<const EntryPtr> entries) {
     const size_t n = p.steps.size();
     std::vector<std::vector<int64_t>> last(n);
     std::vector<std::vector<std::vector<ValueId>>> views_of(n);  // the plan outputs each value may view
     for (size_t s = 0; s < n; ++s) {
-        last[s].assign(p.steps[s].n_outputs, static_cast<int64_t>(s));
+        last[s].assign(p.steps[s].n_outputs, kAfterRun);
         views_of[s].resize(p.steps[s].n_outputs);
-        for (const ValueRef& in : p.steps[s].inputs) {
-            if (in.kind == ValueRef::Kind::step) last[in.index][in.output] = static_cast<int64_t>(s);
-        }
     }
-    for (const ValueRef& out : p.outputs) {
-        if (out.kind == ValueRef::Kind::step) last[out.index][out.output] = kAfterRun;
+    for (size_t s = 0; s < n; ++s) {
+        for (const ValueRef& v : p.steps[s].last_uses) last[v.index][v.output] = static_cast<int64_t>(s);
     }
     std::vector<std::vector<int64_t>> alive = last;
     for (size_t s = 0; s < n; ++s) {
@@ -201,11 +198,9 @@ struct RunState {
         }
         for (uint32_t k = 0; k < values[s].size(); ++k) add(values[s][k], {ValueRef::Kind::step, static_cast<uint32_t>(s), k});
         for (const TensorPtr& r : residuals[s]) add(r, {});
-        ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
-        if (const StoragePtr& w = workspaces[s]) ws = {sizeof ws, 0, w->buffer(), 0, e.plan->workspace_bytes(), w->address()};
         const size_t n_in = step.inputs.size();
-        c.args =
-            exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, residuals[s].size(), ws, nullptr);
+        c.args = exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, residuals[s].size(),
+                           workspace_view(workspaces[s].get(), e.plan->workspace_bytes()), nullptr);
     }
 };
 
@@ -311,11 +306,7 @@ Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* con
         for (const auto& [step, output] : memory.releases) values[step][output] = TensorPtr();
     }
     shared.end();
-    Outputs outs;
-    for (const ValueRef& v : p.outputs) {
-        if (v.kind == ValueRef::Kind::input) outs.push_back(TensorPtr::share(inputs[v.index]));
-        else outs.push_back(values[v.index][v.output]);
-    }
+    Outputs outs = program_outputs(p, inputs, values);
     for (const ValueRef& v : p.outputs) {
         if (v.kind == ValueRef::Kind::step) values[v.index][v.output] = TensorPtr();
     }

@@ -31,13 +31,12 @@ namespace {
         for (ferro_tensor_impl* t : outputs) session.allow(*t->storage);
     }
     StoragePtr workspace;
-    ferro_buffer_view ws{sizeof ws, 0, nullptr, 0, 0, nullptr};
     if (plan.workspace_bytes() > 0) {
         workspace = Storage::allocate(engine, plan.workspace_bytes());
         session.allow(*workspace);
-        ws = {sizeof ws, 0, workspace->buffer(), 0, plan.workspace_bytes(), workspace->address()};
     }
-    const ferro_exec_args args = exec_args(plan, attrs, views.data(), n_in, n_out, n_residuals, ws, session.get());
+    const ferro_exec_args args = exec_args(plan, attrs, views.data(), n_in, n_out, n_residuals,
+                                           workspace_view(workspace.get(), plan.workspace_bytes()), session.get());
     invoke_executor(plan, op, *engine, host, session.get(), args);
     session.end();
 }

@@ -11,6 +11,12 @@
 
 namespace ferro::host {
 
+// The executor's view of a plan's workspace: `bytes` of `workspace`, or none when it is null.
+inline ferro_buffer_view workspace_view(const Storage* workspace, uint64_t bytes) {
+    if (workspace == nullptr) return {sizeof(ferro_buffer_view), 0, nullptr, 0, 0, nullptr};
+    return {sizeof(ferro_buffer_view), 0, workspace->buffer(), 0, bytes, workspace->address()};
+}
+
 // The executor's arguments over `views`: the inputs, then the outputs, the plan's residuals
 // (`n_residuals`) last among them.
 inline ferro_exec_args exec_args(const CachedPlan& plan, const AttrValues& attrs, ferro_tensor_view* views, size_t n_in,
