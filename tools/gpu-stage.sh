@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# tools/gpu-stage.sh [BUNDLE] — packs the release build's cuda checks into one archive (default
+# tools/gpu-stage.sh [BUNDLE] — packs the release build's GPU checks into one archive (default
 # .gpu-stage.tar.xz, git-ignored) for tools/gpu-check.sh --prebuilt on a GPU machine that lacks
 # this project's Debian packages (the device tool's machines have CUDA and a newer glibc, but no
-# spdlog, fmt, OpenBLAS or FFTW): test_cuda, bench_cuda, libferro, the plugins they load, and
-# every shared library they need that is not part of CUDA or the C runtime.
+# spdlog, fmt, OpenBLAS or FFTW): test_cuda, bench_cuda, test_vulkan, bench_vulkan, libferro,
+# the plugins they load, every shared library they need that is not part of CUDA or the C
+# runtime, the Vulkan loader and validation layer (dlopened, so ldd does not see them), and the
+# torch peer of bench_cuda.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,14 +15,31 @@ cmake --preset release >/dev/null
 cmake --build --preset release --target test_cuda test_cuda_host bench_cuda ferro_engine_cuda ferro_fft_cuda ferro_linalg_cuda \
     ferro_einsum ferro_linalg ferro_fft >/dev/null
 build=build/release
+vulkan=""
+if grep -q "^FERRO_BUILD_VULKAN:BOOL=ON" "$build/CMakeCache.txt"; then
+    vulkan="engine_vulkan fft_vulkan"
+    cmake --build --preset release --target test_vulkan bench_vulkan ferro_engine_vulkan ferro_fft_vulkan >/dev/null
+fi
 work=$(mktemp -d)
 stage=$work/gpu-stage
 mkdir -p "$stage/bin" "$stage/lib/ferro/plugins" "$stage/lib/deps"
 cp "$build/bin/test_cuda" "$build/bin/test_cuda_host" "$build/bin/bench_cuda" "$stage/bin/"
+[ -n "$vulkan" ] && cp "$build/bin/test_vulkan" "$build/bin/bench_vulkan" "$stage/bin/"
 cp -P "$build"/lib/libferro.so* "$stage/lib/"
-for p in engine_cuda fft_cuda linalg_cuda einsum linalg fft; do
+for p in engine_cuda fft_cuda linalg_cuda einsum linalg fft $vulkan; do
     cp "$build/lib/ferro/plugins/libferro_$p.so" "$stage/lib/ferro/plugins/"
 done
+mkdir -p "$stage/peers"
+cp bench/peers/torch_cuda.py bench/peers/peer_timing.py "$stage/peers/"
+if [ -n "$vulkan" ]; then
+    cp -L "$(ldconfig -p | awk '/libvulkan.so.1 .*x86-64/ {print $NF; exit}')" "$stage/lib/deps/"
+    layer=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+    if [ -f "$layer" ]; then
+        mkdir -p "$stage/share/vulkan/explicit_layer.d"
+        cp "$layer" "$stage/share/vulkan/explicit_layer.d/"
+        cp -L "$(ldconfig -p | awk '/libVkLayer_khronos_validation.so .*x86-64/ {print $NF; exit}')" "$stage/lib/deps/"
+    fi
+fi
 # Their non-CUDA, non-libc dependencies, resolved here.
 for f in "$stage"/bin/* "$stage"/lib/*.so* "$stage"/lib/ferro/plugins/*.so; do
     ldd "$f" | awk '$3 ~ /^\// {print $3}'
