@@ -230,7 +230,9 @@ TEST_CASE("capture: a run keeps its intermediates in memory reused by liveness",
     Capture capture(rt, {x, y});
     const Program program = capture.end({chain(x, y)});
     REQUIRE(program.n_steps() == 30);
+    setenv("FERRO_FUSE", "0", 1);  // one step per call (fused, nothing would reach memory)
     const PreparedProgram step = program.prepare();
+    unsetenv("FERRO_FUSE");
     const ferro_prepared_memory m = step.memory();
     CHECK(m.intermediate_bytes == 29 * 8000);  // every step's output but the last, the program's
     CHECK(m.run_bytes == 2 * 8000);            // a step's input and its output at a time

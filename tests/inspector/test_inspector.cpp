@@ -502,15 +502,17 @@ TEST_CASE("inspector: program shows a saved description of a prepared program: s
     CHECK(doc["schema"] == 1);
     REQUIRE(doc["inputs"].size() == 2);
     CHECK(doc["inputs"][0]["shape"] == json::array({3, 4}));
-    std::map<std::string, json> steps;
-    for (const json& s : doc["steps"]) steps[s["op"]] = s;
+    std::map<std::string, json> steps;  // by op, fused steps by the ops they run
+    for (const json& s : doc["steps"]) steps[s["op"] == "fused" ? s["ops"].dump() : s["op"].get<std::string>()] = s;
     REQUIRE(steps.count("linalg.inv") == 1);
     CHECK(steps["linalg.inv"]["runs"] == "plan");
     CHECK(steps["linalg.inv"]["module"] == "linalg");
     CHECK(steps["core.transpose"]["runs"] == "host op");
     CHECK(steps["core.matmul"]["module"] == "built-in");
-    CHECK(steps["core.matmul"]["outputs"][0]["place"] == "arena");  // an intermediate
-    CHECK(steps["core.mul"]["outputs"][0]["place"] == "fresh");     // the reshape returned views it
+    CHECK(steps["core.matmul"]["outputs"][0]["place"] == "arena");               // an intermediate
+    const std::string tanh_mul = json::array({"core.tanh", "core.mul"}).dump();  // fused
+    REQUIRE(steps.count(tanh_mul) == 1);
+    CHECK(steps[tanh_mul]["outputs"][0]["place"] == "fresh");  // the reshape returned views it
     CHECK(doc["memory"]["run_bytes"].get<uint64_t>() < doc["memory"]["intermediate_bytes"].get<uint64_t>());
     REQUIRE(doc["gradients"].size() == 1);
     CHECK(doc["gradients"][0]["wrt"] == json::array({1}));
@@ -522,6 +524,7 @@ TEST_CASE("inspector: program shows a saved description of a prepared program: s
     CHECK_THAT(text.out, Catch::Contains("program: 2 inputs, "));
     CHECK_THAT(text.out, Catch::Contains("linalg.inv on cpu, plan of linalg; reads"));
     CHECK_THAT(text.out, Catch::Contains("core.transpose on cpu, host op; reads input 0"));
+    CHECK_THAT(text.out, Catch::Contains("fused (core.tanh, core.mul) on cpu, built-in plan; reads step"));
     CHECK_THAT(text.out, Catch::Contains("gradient wrt inputs [1]: forward"));
     const Run as_json = inspect("program --json " + file);
     CHECK(as_json.exit_code == 0);

@@ -63,8 +63,9 @@ std::string render_program(const nlohmann::json& p) {
             runs = module == "built-in" ? "built-in plan" : "plan of " + module;
         }
         const auto reads = step.at("inputs").get<std::vector<std::string>>();
-        s += fmt::format("  {:>3}  {} on {}, {}; reads {}\n", k++, step.at("op").get<std::string>(),
-                         step.at("engine").get<std::string>(), runs,
+        std::string op = step.at("op").get<std::string>();
+        if (step.contains("ops")) op = fmt::format("fused ({})", fmt::join(step.at("ops").get<std::vector<std::string>>(), ", "));
+        s += fmt::format("  {:>3}  {} on {}, {}; reads {}\n", k++, op, step.at("engine").get<std::string>(), runs,
                          reads.empty() ? "nothing" : fmt::format("{}", fmt::join(reads, ", ")));
         for (const auto& out : step.at("outputs")) {
             s += out.contains("dtype") ? fmt::format("         -> {} {}, {} bytes, {}\n", out.at("dtype").get<std::string>(),

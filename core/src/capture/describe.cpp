@@ -38,9 +38,11 @@ json slot_json(const Slot& slot, const MemoryPlan& m) {
 }
 
 json step_json(const PreparedProgram& prepared, size_t s) {
-    const ProgramStep& step = prepared.program->steps[s];
-    const PlanEntry& e = *prepared.entries[s];
-    json j = {{"op", step.call->op.name}, {"engine", e.engine->name()}, {"inputs", json::array()}, {"outputs", json::array()}};
+    const ProgramStep& step = prepared.replayed->steps[s];
+    const PlanEntry& e = *prepared.replay_entries[s];
+    const std::string op = step.fused.empty() ? step.call->op.name : "fused";
+    json j = {{"op", op}, {"engine", e.engine->name()}, {"inputs", json::array()}, {"outputs", json::array()}};
+    if (!step.fused.empty()) j["ops"] = step.fused;
     for (const ValueRef& v : step.inputs) j["inputs"].push_back(ref_json(v));
     if (!e.plan) {
         j["runs"] = "host op";
@@ -65,7 +67,7 @@ json step_json(const PreparedProgram& prepared, size_t s) {
 }  // namespace
 
 std::string describe_prepared(const PreparedProgram& prepared) {
-    const Program& p = *prepared.program;
+    const Program& p = *prepared.replayed;  // the steps a run executes
     json doc = {{"schema", 1},
                 {"inputs", json::array()},
                 {"constants", json::array()},

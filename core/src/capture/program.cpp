@@ -2,6 +2,7 @@
 
 #include "autodiff/grad_mode.hpp"
 #include "autodiff/node.hpp"
+#include "capture/fusion.hpp"
 #include "capture/program_grad.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/dtype.hpp"
@@ -187,7 +188,10 @@ namespace {
 
 // The memory plan of a prepared program's runs, and its caches.
 PreparedProgram with_plans(PreparedProgram prepared) {
-    prepared.memory = plan_memory(*prepared.program, prepared.entries);
+    ReplayProgram fused = fuse_elementwise(prepared.program, prepared.entries);
+    prepared.replayed = std::move(fused.program);
+    prepared.replay_entries = std::move(fused.entries);
+    prepared.memory = plan_memory(*prepared.replayed, prepared.replay_entries);
     prepared.states = make_run_states();
     prepared.grads = make_grad_cache();
     return prepared;

@@ -40,6 +40,7 @@ struct ProgramStep {
     uint32_t n_outputs = 0;
     std::vector<InputSignature> output_sigs;  // what its outputs were at capture
     bool backward = false;                    // made by a backward pass the capture recorded
+    std::vector<std::string> fused;           // the ops of the steps fused into this one (capture/fusion.hpp)
     // Outputs whose last use is this step's, as (step, output), released once it has run.
     std::vector<ValueRef> last_uses;
 };
@@ -92,12 +93,15 @@ class GradCache;  // capture/program_grad.hpp
 class SizeCache;  // program.cpp
 
 // A program prepared for input signatures: the entry (plan or host op) each step runs, and
-// where its intermediates live.
+// what a replay runs: the program with its elementwise runs fused, and where its intermediates
+// live.
 struct PreparedProgram {
     ProgramPtr program;
     std::vector<InputSignature> inputs;
     std::vector<EntryPtr> entries;
-    MemoryPlan memory;
+    ProgramPtr replayed;                   // fuse_elementwise's program (`program` when nothing fuses)
+    std::vector<EntryPtr> replay_entries;  // its steps' entries
+    MemoryPlan memory;                     // of `replayed`
     std::shared_ptr<RunStates> states;
     std::shared_ptr<GradCache> grads;  // the program's gradients, per set of inputs differentiated
     // Symbolic axes: per input, per axis, the largest size a run may give (0: fixed); empty

@@ -161,7 +161,7 @@ struct RunState {
         calls.resize(n);
         for (size_t s = 0; s < n; ++s) {
             values[s].resize(p.steps[s].n_outputs);
-            const PlanEntry& e = *prepared.entries[s];
+            const PlanEntry& e = *prepared.replay_entries[s];
             if (!e.plan) continue;
             const StepMemory& step = m.steps[s];
             for (size_t k = 0; k < step.outputs.size(); ++k) values[s][k] = tensor_at(step.outputs[k], e, e.plan->outputs()[k]);
@@ -271,7 +271,7 @@ private:
 std::shared_ptr<RunStates> make_run_states() { return std::make_shared<RunStates>(); }
 
 Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
-    const Program& p = *prepared.program;
+    const Program& p = *prepared.replayed;
     std::unique_ptr<RunState> state = prepared.states->take();
     if (!state) state = std::make_unique<RunState>(p, prepared);
     Dispatcher& dispatcher = p.runtime->dispatcher();
@@ -280,7 +280,7 @@ Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* con
     SharedSession shared;
     StepArgs args;
     for (size_t s = 0; s < p.steps.size(); ++s) {
-        const PlanEntry& e = *prepared.entries[s];
+        const PlanEntry& e = *prepared.replay_entries[s];
         const StepMemory& memory = prepared.memory.steps[s];
         if (e.plan) {
             Outputs& outs = values[s];

@@ -66,6 +66,15 @@ ferro_status execute_state(void* self, const ferro_host_api* host, const ferro_e
 void destroy_state(void* self) { delete static_cast<OpPlan*>(self); }
 constexpr ferro_plan_iface kStateIface{sizeof(ferro_plan_iface), 0, execute_state, nullptr, destroy_state};
 
+}  // namespace
+
+std::optional<ElementwiseKernel> elementwise_kernel(const CachedPlan& plan) {
+    if (&plan.iface() != &kStateIface) return std::nullopt;
+    return static_cast<const OpPlan*>(plan.self())->elementwise();
+}
+
+namespace {
+
 // An op with a PlanFn gets its per-signature state; for the others the executor reads
 // everything from the call, and the plan is the op itself.
 ferro_status prepare(void*, const ferro_host_api*, const ferro_prepare_args* args, ferro_plan_instance* out) {

@@ -9,6 +9,7 @@
 #include <ferro/plugin.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,21 @@ HostOpFn core_host_op_at(uint32_t index);
 
 namespace ops {
 
+struct ElementwiseKernel;
+// The kernel a plan of the core module runs as one elementwise kernel, if it does.
+std::optional<ElementwiseKernel> elementwise_kernel(const CachedPlan& plan);
+
 struct CoreOp;
 using InferFn = void (*)(const CoreOp& op, ferro_infer_args& args);
 using ExecFn = void (*)(const CoreOp& op, const ferro_host_api* host, const ferro_exec_args& args);
+
+// One engine unary or binary kernel whose operands and result are all of `dtype`: what a fused
+// elementwise program (capture/fusion.hpp) can run in a plan's place.
+struct ElementwiseKernel {
+    uint16_t kind;  // ferro_fused_kind
+    uint16_t op;    // ferro_unary_op or ferro_binary_op
+    ferro_dtype dtype;
+};
 
 // What an op works out once per call signature (plans are cached per signature): the hot ops
 // precompute their operand layouts so that a call only fills in addresses.
@@ -33,6 +46,8 @@ class OpPlan {
 public:
     virtual ~OpPlan() = default;
     virtual void run(const ferro_host_api* host, const ferro_exec_args& args) const = 0;
+    // The one kernel run() calls, when that is all it does (no conversion, no copy).
+    virtual std::optional<ElementwiseKernel> elementwise() const { return std::nullopt; }
 };
 using PlanFn = std::unique_ptr<OpPlan> (*)(const CoreOp& op, const ferro_prepare_args& args);
 

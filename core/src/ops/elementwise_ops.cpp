@@ -119,11 +119,17 @@ void unary_exec(const CoreOp& op, const ferro_host_api* host, const ferro_exec_a
 // the engine as it is, without looking the op's kind up again.
 class UnaryPlan final : public OpPlan {
 public:
-    UnaryPlan(const CoreOp& op, const ferro_prepare_args& p) : op_(op) {
-        const ferro_dtype in = p.inputs[0].dtype;
+    UnaryPlan(const CoreOp& op, const ferro_prepare_args& p) : op_(op), dtype_(p.inputs[0].dtype) {
         const UnaryKind kind = unary_spec(op).kind;
-        const bool part_of_real = !is_complex(in) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part);
-        direct_ = !part_of_real && unary_types(op, in).first == in;
+        const bool part_of_real = !is_complex(dtype_) && (kind == UnaryKind::real_part || kind == UnaryKind::imag_part);
+        const auto [compute, result] = unary_types(op, dtype_);
+        direct_ = !part_of_real && compute == dtype_;
+        same_dtype_ = direct_ && result == dtype_;
+    }
+
+    std::optional<ElementwiseKernel> elementwise() const override {
+        if (!same_dtype_) return std::nullopt;
+        return ElementwiseKernel{FERRO_FUSED_UNARY, static_cast<uint16_t>(op_.code), dtype_};
     }
 
     void run(const ferro_host_api* host, const ferro_exec_args& a) const override {
@@ -134,7 +140,9 @@ public:
 
 private:
     const CoreOp& op_;
+    ferro_dtype dtype_;
     bool direct_ = false;
+    bool same_dtype_ = false;  // direct, and the result is of the input's dtype
 };
 
 std::unique_ptr<OpPlan> unary_plan(const CoreOp& op, const ferro_prepare_args& p) { return std::make_unique<UnaryPlan>(op, p); }
@@ -227,7 +235,9 @@ class BinaryPlan final : public OpPlan {
 public:
     BinaryPlan(const CoreOp& op, const ferro_prepare_args& p) : op_(op) {
         const ferro_signature& out = p.outputs[0];
-        const ferro_dtype compute = binary_types(op, p.inputs[0].dtype, p.inputs[1].dtype).first;
+        const auto [compute, result] = binary_types(op, p.inputs[0].dtype, p.inputs[1].dtype);
+        compute_ = compute;
+        same_dtype_ = result == compute;
         for (int i = 0; i < 2; ++i) {
             const ferro_signature& in = p.inputs[i];
             convert_ = convert_ || in.dtype != compute;
@@ -249,8 +259,15 @@ public:
         check(trusted::run(a.session, b, &ferro_engine_iface::binary));
     }
 
+    std::optional<ElementwiseKernel> elementwise() const override {
+        if (convert_ || !same_dtype_) return std::nullopt;
+        return ElementwiseKernel{FERRO_FUSED_BINARY, static_cast<uint16_t>(op_.code), compute_};
+    }
+
 private:
     const CoreOp& op_;
+    ferro_dtype compute_;
+    bool same_dtype_ = false;  // the result is of the dtype computed in (not a comparison)
     bool convert_ = false;
     bool broadcast_[2] = {false, false};
     Dims strides_[2];

@@ -207,7 +207,8 @@ constexpr ferro_engine_iface iface = {sizeof(ferro_engine_iface),
                                       native_context,
                                       destroy,
                                       import_memory,
-                                      release_import};
+                                      release_import,
+                                      kernel<ferro_fused_args, elementwise_fused>};
 
 ferro_status probe(const ferro_host_api*, ferro_probe_result* out) {
     out->device_count = 1;

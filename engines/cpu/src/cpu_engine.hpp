@@ -40,6 +40,7 @@ ferro_status where(Engine& e, const ferro_where_args& a);
 ferro_status reduce(Engine& e, const ferro_reduce_args& a);
 ferro_status copy_strided(Engine& e, const ferro_copy_args& a);
 ferro_status gemm_batched(Engine& e, const ferro_gemm_args& a);
+ferro_status elementwise_fused(Engine& e, const ferro_fused_args& a);
 
 // A status for a dtype/op pair a kernel does not support.
 ferro_status unsupported(const Engine& e, const char* kernel, const std::string& what);

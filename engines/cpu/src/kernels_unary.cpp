@@ -1,6 +1,7 @@
 // The unary kernel: every ferro_unary_op for every dtype where numpy defines it.
 #include "elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -16,7 +17,9 @@ namespace ferro::cpu {
 namespace {
 
 #if FERRO_HAVE_LIBMVEC
-// tanh of a dense f32 or f64 tensor through libmvec (scalar std::tanh for the tail).
+// tanh of a dense f32 or f64 tensor through libmvec, the tail too (padded to a whole vector),
+// so that an element's value does not depend on where it sits: a fused program (kernels_fused)
+// cuts the same elements into other blocks.
 template <class T> bool vector_tanh(Engine& e, const ferro_unary_args& a) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         if (!is_dense(a.in) || !is_dense(a.out)) return false;
@@ -29,7 +32,13 @@ template <class T> bool vector_tanh(Engine& e, const ferro_unary_args& a) {
                 if constexpr (std::is_same_v<T, float>) _mm_storeu_ps(o + i, _ZGVbN4v_tanhf(_mm_loadu_ps(x + i)));
                 else _mm_storeu_pd(o + i, _ZGVbN2v_tanh(_mm_loadu_pd(x + i)));
             }
-            for (; i < end; ++i) o[i] = std::tanh(x[i]);
+            if (i < end) {
+                T in[lanes] = {}, out[lanes];
+                std::copy(x + i, x + end, in);
+                if constexpr (std::is_same_v<T, float>) _mm_storeu_ps(out, _ZGVbN4v_tanhf(_mm_loadu_ps(in)));
+                else _mm_storeu_pd(out, _ZGVbN2v_tanh(_mm_loadu_pd(in)));
+                std::copy(out, out + (end - i), o + i);
+            }
         });
         return true;
     }

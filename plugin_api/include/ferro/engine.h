@@ -192,6 +192,44 @@ typedef struct ferro_gemm_args {
 } ferro_gemm_args;
 FERRO_STRUCT_TRAITS(ferro_gemm_args, reserved);
 
+/* Since 1.13: a fused elementwise program, a straight line of unary and binary primitives over
+ * values of one dtype and one shape, run in one pass over the elements (the host fuses
+ * consecutive elementwise steps of a prepared program into one: docs/capture.md). Values are
+ * numbered: [0, n_inputs) the inputs (read only), [n_inputs, n_inputs + n_outputs) the outputs,
+ * then n_temps temporaries. Instructions run in order; each reads `a` (and `b`: binary) and
+ * writes `dst`, an output or a temporary, which may be a value it reads (elementwise in place).
+ * `op` means what it means in ferro_unary_args / ferro_binary_args, with every operand and
+ * result in `dtype` (the host fuses no op that changes the dtype). Inputs have the outputs'
+ * ndim and shape (strides may be 0: broadcast); outputs share one shape and overlap neither
+ * the inputs nor each other. An op the engine's unary or binary kernel would refuse fails the
+ * program with that kernel's status, as the step would fail on its own. */
+enum ferro_fused_kind { FERRO_FUSED_UNARY = 0, FERRO_FUSED_BINARY = 1 };
+
+/* Inputs plus outputs of one program, at most. */
+#define FERRO_FUSED_MAX_OPERANDS 16
+
+typedef struct ferro_fused_instr { /* travels in arrays: never grows within a major */
+    uint16_t kind;                 /* enum ferro_fused_kind */
+    uint16_t op;                   /* ferro_unary_op or ferro_binary_op */
+    uint16_t dst;
+    uint16_t a;
+    uint16_t b; /* binary only */
+    uint16_t reserved;
+} ferro_fused_instr;
+
+typedef struct ferro_fused_args {
+    uint32_t struct_size;
+    ferro_dtype dtype;
+    uint32_t n_inputs;
+    uint32_t n_outputs; /* >= 1 */
+    uint32_t n_temps;
+    uint32_t n_instrs;
+    const ferro_tensor_view* inputs;
+    const ferro_tensor_view* outputs;
+    const ferro_fused_instr* instrs;
+} ferro_fused_args;
+FERRO_STRUCT_TRAITS(ferro_fused_args, instrs);
+
 /* ---- devices ------------------------------------------------------------------------------ */
 
 /* DLPack device types, for DLPack import/export. */
@@ -291,8 +329,13 @@ typedef struct ferro_engine_iface {
      * with free. NULL (or FERRO_UNIMPLEMENTED) = this engine cannot adopt memory. */
     ferro_status (*import_memory)(void* self, void* address, uint64_t bytes, ferro_buffer* out_buffer);
     void (*release_import)(void* self, ferro_buffer buffer);
+
+    /* Since 1.13 (check FERRO_HAS_FIELD), optional: runs a fused elementwise program
+     * (ferro_fused_args), recorded into `session` as the primitives are. NULL = the host runs
+     * elementwise steps one by one. */
+    ferro_status (*elementwise_fused)(void* self, ferro_engine_session session, const ferro_fused_args* args);
 } ferro_engine_iface;
-FERRO_STRUCT_TRAITS(ferro_engine_iface, release_import);
+FERRO_STRUCT_TRAITS(ferro_engine_iface, elementwise_fused);
 
 /* A created engine: `self` is plugin state, `iface` its static function table (borrowed for
  * the lifetime of the plugin library). Owned by the host, released with iface->destroy(self). */
