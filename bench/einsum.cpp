@@ -10,7 +10,9 @@
 // forward + backward of sum(einsum) with every operand requiring its gradient instead
 // (bench/run einsum_ad), and the forward alone for the backward's cost relative to it.
 // --replay times the contraction captured and replayed as a prepared program against the same
-// call made eagerly, sampled alternately (bench/run capture).
+// call made eagerly, sampled alternately (bench/run capture); with --grad, forward + backward
+// of sum(einsum) with every operand requiring its gradient, through the program's grad node
+// against the eager calls.
 #include "timing.hpp"
 
 #include <ferro/capture.hpp>
@@ -56,6 +58,25 @@ int main(int argc, char** argv) {
         ferro::EinsumOptions reference;
         for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
+        if (grad && replay) {
+            std::vector<Tensor> leaves;
+            for (const Tensor& t : operands) leaves.push_back(t.detach().set_requires_grad());
+            ferro::Capture capture(rt, operands);
+            const ferro::PreparedProgram program = capture.end({ferro::einsum(subscripts, operands, reference).sum()}).prepare();
+            const auto eager = [&] { (void)ferro::grad({ferro::einsum(subscripts, leaves, reference).sum()}, leaves); };
+            const auto replayed = [&] { (void)ferro::grad({program(leaves).at(0)}, leaves); };
+            replayed();  // builds the gradient program
+            eager();
+            const double once = bench::sample_seconds(eager, 1);
+            const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
+            const auto [eager_s, replay_s] = bench::paired_medians(eager, replayed, quick ? 3 : 5, inner);
+            row["eager_seconds"] = eager_s;
+            row["seconds"] = replay_s;
+            row["grad_fn"] = program(leaves).at(0).grad_fn();
+            std::printf("%s\n", row.dump().c_str());
+            std::fflush(stdout);
+            continue;
+        }
         if (grad) {
             std::vector<Tensor> leaves;
             for (const Tensor& t : operands) leaves.push_back(t.detach().set_requires_grad());

@@ -140,6 +140,77 @@ TEST_CASE("capture: einsum networks differentiate through a replay", "[capture]"
     for (size_t i = 0; i < 3; ++i) check_close(got[i].to_vector<double>(), want[i].to_vector<double>());
 }
 
+TEST_CASE("capture: an einsum whose plan keeps residuals differentiates through the program's node", "[capture]") {
+    // Four operands, three differentiated: the einsum module keeps its steps' values and path
+    // for the rule (ABI 1.8), which become values of the joint program's forward part.
+    Runtime rt = runtime_with_plugins();
+    const auto f = [](const std::vector<Tensor>& in) {
+        return std::vector{(einsum("ij,jk,kl,lm->im", {in[0], in[1], in[2], in[3]}) * 0.5).sin().sum()};
+    };
+    const std::vector<Shape> shapes = {{3, 4}, {4, 5}, {5, 6}, {6, 2}};
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < shapes.size(); ++i) inputs.push_back(rt.rand(shapes[i], DType::f64, int64_t(i) + 1));
+    const PreparedProgram step = captured(rt, inputs, f);
+    for (int64_t round = 0; round < 2; ++round) {
+        std::vector<Tensor> leaves;
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            leaves.push_back(rt.rand(shapes[i], DType::f64, 20 + 10 * round + int64_t(i)));
+            if (i != 2) leaves.back().set_requires_grad();
+        }
+        const Tensor loss = step(leaves).at(0);
+        CHECK(loss.grad_fn() == "program");
+        const std::vector<Tensor> wrt = {leaves[0], leaves[1], leaves[3]};
+        const std::vector<Tensor> got = grad({loss}, wrt);
+        const std::vector<Tensor> want = eager_grads(f, leaves, {true, true, false, true});
+        REQUIRE(want.size() == 3);
+        for (size_t i = 0; i < 3; ++i) check_close(got[i].to_vector<double>(), want[i].to_vector<double>());
+    }
+    // Second order: the VJP runs the joint program on the tape, its einsum keeping residuals
+    // again for the steps that read them.
+    std::vector<Tensor> leaves, eager_leaves;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        leaves.push_back(rt.rand(shapes[i], DType::f64, 50 + int64_t(i)).set_requires_grad());
+        eager_leaves.push_back(leaves.back().detach().set_requires_grad());
+    }
+    const Tensor v = rt.rand(shapes[0], DType::f64, 60);
+    const auto mixed = [&](const Tensor& loss, const std::vector<Tensor>& at) {
+        const Tensor g0 = grad({loss}, {at[0]}, {}, true).at(0);
+        return grad({(g0 * v).sum()}, {at[1]}).at(0);
+    };
+    const Tensor got = mixed(step(leaves).at(0), leaves), want = mixed(f(eager_leaves).at(0), eager_leaves);
+    check_close(got.to_vector<double>(), want.to_vector<double>());
+}
+
+TEST_CASE("capture: a program of more than 64 inputs takes one grad node; its gradient sets are kept apart", "[capture]") {
+    Runtime rt = make_runtime();
+    const auto f = [](const std::vector<Tensor>& in) {
+        Tensor t = in[0];
+        for (size_t i = 1; i < in.size(); ++i) t = t + in[i] * in[i];
+        return std::vector{t.sum()};
+    };
+    std::vector<Tensor> inputs;
+    for (int64_t i = 0; i < 70; ++i) inputs.push_back(rt.rand({3}, DType::f64, i + 1));
+    const PreparedProgram step = captured(rt, inputs, f);
+    for (const size_t odd : {size_t{1}, size_t{0}}) {  // inputs 65 and 66 differ between the two sets
+        std::vector<Tensor> leaves;
+        std::vector<bool> wrt;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            leaves.push_back(inputs[i].detach());
+            wrt.push_back(i % 2 == odd);
+            if (wrt.back()) leaves.back().set_requires_grad();
+        }
+        const Tensor loss = step(leaves).at(0);
+        CHECK(loss.grad_fn() == "program");
+        std::vector<Tensor> asked;
+        for (size_t i = 0; i < leaves.size(); ++i) {
+            if (wrt[i]) asked.push_back(leaves[i]);
+        }
+        const std::vector<Tensor> got = grad({loss}, asked), want = eager_grads(f, leaves, wrt);
+        REQUIRE(got.size() == 35);
+        for (size_t k = 0; k < got.size(); ++k) check_close(got[k].to_vector<double>(), want[k].to_vector<double>());
+    }
+}
+
 TEST_CASE("capture: outputs that do not depend on what is differentiated, and inputs as outputs", "[capture]") {
     Runtime rt = make_runtime();
     const auto f = [](const std::vector<Tensor>& in) {

@@ -260,9 +260,10 @@ ReplayProgram fuse_elementwise(const ProgramPtr& program, const std::vector<Entr
             step.call = original.call;
             step.inputs = remap(original.inputs);
             step.n_outputs = original.n_outputs;
+            step.n_residuals = original.n_residuals;
             step.output_sigs = original.output_sigs;
             step.backward = original.backward;
-            for (uint32_t k = 0; k < original.n_outputs; ++k) moved[s].push_back({ValueRef::Kind::step, index, k});
+            for (uint32_t k = 0; k < n_values(original); ++k) moved[s].push_back({ValueRef::Kind::step, index, k});
             step.entry = entries[s];
             ++s;
         }

@@ -168,7 +168,7 @@ void plan_steps(Program& p) {
 
     // Last use of each step output: the last step reading it, or its own step when none does.
     std::vector<std::vector<int64_t>> last(p.steps.size());
-    for (size_t s = 0; s < p.steps.size(); ++s) last[s].assign(p.steps[s].n_outputs, static_cast<int64_t>(s));
+    for (size_t s = 0; s < p.steps.size(); ++s) last[s].assign(n_values(p.steps[s]), static_cast<int64_t>(s));
     for (size_t s = 0; s < p.steps.size(); ++s) {
         for (const ValueRef& in : p.steps[s].inputs) {
             if (in.kind == ValueRef::Kind::step) last[in.index][in.output] = static_cast<int64_t>(s);
@@ -178,7 +178,7 @@ void plan_steps(Program& p) {
         if (out.kind == ValueRef::Kind::step) last[out.index][out.output] = -1;
     }
     for (size_t s = 0; s < p.steps.size(); ++s) {
-        for (uint32_t k = 0; k < p.steps[s].n_outputs; ++k) {
+        for (uint32_t k = 0; k < n_values(p.steps[s]); ++k) {
             if (last[s][k] >= 0) p.steps[last[s][k]].last_uses.push_back({ValueRef::Kind::step, static_cast<uint32_t>(s), k});
         }
     }
@@ -250,15 +250,24 @@ std::vector<EntryPtr> plan_for(const Program& p, const std::vector<InputSignatur
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const ProgramStep& step = p.steps[s];
         const std::span<ferro_tensor_impl* const> in = gather(p, step, held, values, args);
+        if (std::find(in.begin(), in.end(), nullptr) != in.end()) {
+            // Prepared for other shapes than captured, a call keeps no residuals (its plan is not
+            // made for the tape): a program whose recorded backward reads them runs only as captured.
+            throw Error(FERRO_UNIMPLEMENTED, fmt::format("program_prepare: step {} ({}) reads residuals that a call keeps "
+                                                         "only as captured; prepare this program for its captured shapes",
+                                                         s, step.call->op.name));
+        }
         try {
             entries.push_back(dispatcher.prepare_entry(*step.call, in));
             const PlanEntry& e = *entries.back();
             if (e.host_op) {
                 values[s] = dispatcher.run_entry(e, in);
             } else {
-                for (const OutputSig& o : e.plan->outputs()) {
+                for (size_t k = 0; k < n_written(*e.plan); ++k) {
+                    const OutputSig& o = written_sig(*e.plan, k);
                     values[s].push_back(make_checked_tensor(e.engine, o.dtype, span_of(o.shape), span_of(o.strides), o.bytes));
                 }
+                values[s].resize(std::max<size_t>(values[s].size(), n_values(step)));  // residuals it no longer keeps: none
             }
         } catch (Error& e) {
             throw Error(e.code(), fmt::format("program_prepare: step {} ({}): {}", s, step.call->op.name, e.what()));
@@ -334,6 +343,16 @@ ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> out
 
 namespace {
 
+// The residuals the call of `step` kept on the grad node of `outs` (ABI 1.8), when its plan has
+// some and the call was recorded for the tape; none otherwise.
+std::span<const TensorPtr> residuals_of(const ProgramStep& step, const Outputs& outs) {
+    if (!step.entry || !step.entry->plan || step.entry->plan->residuals().empty()) return {};
+    for (const TensorPtr& o : outs) {
+        if (o->autograd && o->autograd->grad_fn) return o->autograd->grad_fn->residuals();
+    }
+    return {};
+}
+
 // Runs an outermost call of the capturing thread and adds it to the capture as a step.
 Outputs record(Recorder* r, Dispatcher& dispatcher, ferro_op_impl& op, const ferro_named_attr* attrs, uint32_t n_attrs,
                std::span<ferro_tensor_impl* const> inputs, std::span<ferro_tensor_impl* const> into) {
@@ -356,10 +375,13 @@ Outputs record(Recorder* r, Dispatcher& dispatcher, ferro_op_impl& op, const fer
     }
     step.n_outputs = static_cast<uint32_t>(outs.size());
     const auto index = static_cast<uint32_t>(r->steps.size());
-    for (uint32_t k = 0; k < outs.size(); ++k) {
-        add_value(*r, outs[k].get(), ValueRef{ValueRef::Kind::step, index, k});
-        r->held.push_back(outs[k]);
-        step.output_sigs.push_back(signature_of(*outs[k]));
+    const std::span<const TensorPtr> residuals = residuals_of(step, outs);
+    step.n_residuals = static_cast<uint32_t>(residuals.size());
+    for (uint32_t k = 0; k < n_values(step); ++k) {
+        const TensorPtr& value = k < outs.size() ? outs[k] : residuals[k - outs.size()];
+        add_value(*r, value.get(), ValueRef{ValueRef::Kind::step, index, k});
+        r->held.push_back(value);
+        step.output_sigs.push_back(signature_of(*value));
     }
     r->steps.push_back(std::move(step));
     return outs;
@@ -442,6 +464,22 @@ PreparedProgram prepare_captured(const ProgramPtr& program) {
 
 namespace {
 
+// Appends to a step's outputs the residuals its call kept on their grad node, which a recorded
+// backward pass of the program reads; FAILED_PRECONDITION when the call kept none (it was not
+// recorded for the tape, as it was at capture).
+void add_residuals(size_t s, const ProgramStep& step, Outputs& values) {
+    for (const TensorPtr& o : values) {
+        if (!o->autograd || !o->autograd->grad_fn || o->autograd->grad_fn->residuals().size() != step.n_residuals) continue;
+        const std::vector<TensorPtr>& kept = o->autograd->grad_fn->residuals();
+        values.insert(values.end(), kept.begin(), kept.end());
+        return;
+    }
+    throw Error(FERRO_FAILED_PRECONDITION,
+                fmt::format("program run: step {} ({}) kept no residuals for the steps that read them: its call is not "
+                            "recorded for the tape as it was at capture (an input no longer requires grad)",
+                            s, step.call->op.name));
+}
+
 // Each step as its call would run (recorded for the tape): its prepared entry, when given,
 // else the bound call.
 Outputs run_each(const Program& p, const std::vector<EntryPtr>* entries, std::span<ferro_tensor_impl* const> inputs) {
@@ -452,24 +490,27 @@ Outputs run_each(const Program& p, const std::vector<EntryPtr>* entries, std::sp
         const ProgramStep& step = p.steps[s];
         const std::span<ferro_tensor_impl* const> in = gather(p, step, inputs, values, args);
         values[s] = entries != nullptr ? dispatcher.run_entry(*(*entries)[s], in) : dispatcher.run(*step.call, in);
+        if (step.n_residuals > 0) add_residuals(s, step, values[s]);
         for (const ValueRef& v : step.last_uses) values[v.index][v.output] = TensorPtr();
     }
     return program_outputs(p, inputs, values);
 }
 
-// The inputs a run differentiates through one grad node for the whole program (FERRO_MASK_BIT
-// i: input i requires grad), or 0 when its calls are recorded one by one: grad mode off, no
-// input requiring grad, forward-mode tangents, or constants with autograd state (their
-// gradients go through the calls that read them).
-uint64_t node_inputs(const Program& p, std::span<ferro_tensor_impl* const> inputs) {
-    if (!grad_enabled() || inputs.size() > 64 || p.outputs.size() > 64 || any_constant_autograd(p)) return 0;
-    uint64_t wrt = 0;
+// The inputs a run differentiates through one grad node for the whole program (those that
+// require grad), or none when its calls are recorded one by one: grad mode off, no input
+// requiring grad, forward-mode tangents, more than 64 outputs (a schema's output mask), or
+// constants with autograd state (their gradients go through the calls that read them).
+InputSet node_inputs(const Program& p, std::span<ferro_tensor_impl* const> inputs) {
+    if (!grad_enabled() || p.outputs.size() > 64 || any_constant_autograd(p)) return {};
+    InputSet wrt(inputs.size(), false);
+    bool any = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ferro_tensor_impl& t = *inputs[i];
-        if (t.autograd && t.autograd->tangent) return 0;
-        if (requires_grad(t)) wrt |= FERRO_MASK_BIT(i);
+        if (t.autograd && t.autograd->tangent) return {};
+        wrt[i] = requires_grad(t);
+        any = any || wrt[i];
     }
-    return wrt;
+    return any ? wrt : InputSet{};
 }
 
 }  // namespace
@@ -509,7 +550,7 @@ Outputs run_program(const PreparedProgram& prepared, std::span<ferro_tensor_impl
     // Nothing for the tape to record: the prepared plans run on the memory plan's slots.
     if (!tape_records(p, inputs)) return laid_out ? replay(prepared, inputs) : run_each(p, nullptr, inputs);
     // One grad node for the program, when it has a gradient for these inputs.
-    if (const uint64_t wrt = node_inputs(p, inputs); wrt != 0 && laid_out) {
+    if (const InputSet wrt = node_inputs(p, inputs); !wrt.empty() && laid_out) {
         if (const std::shared_ptr<const ProgramGrad> grad = program_grad(prepared, wrt, inputs)) {
             return run_with_grad_node(grad, inputs);
         }

@@ -38,12 +38,25 @@ struct ProgramStep {
     EntryPtr entry;                               // what the capture ran: plan or host op, engine
     std::vector<ValueRef> inputs;
     uint32_t n_outputs = 0;
-    std::vector<InputSignature> output_sigs;  // what its outputs were at capture
+    // The residuals its plan wrote for the tape (ABI 1.8), when the capture recorded the call for
+    // the tape: values (step, n_outputs + r) that a recorded backward pass may read.
+    uint32_t n_residuals = 0;
+    std::vector<InputSignature> output_sigs;  // what its outputs (then residuals) were at capture
     bool backward = false;                    // made by a backward pass the capture recorded
     std::vector<std::string> fused;           // the ops of the steps fused into this one (capture/fusion.hpp)
     // Outputs whose last use is this step's, as (step, output), released once it has run.
     std::vector<ValueRef> last_uses;
 };
+
+// The values a step makes: its outputs, then its residuals.
+inline uint32_t n_values(const ProgramStep& step) { return step.n_outputs + step.n_residuals; }
+
+// What a plan writes at index k of a step's values: output k, else residual k - outputs.
+inline const OutputSig& written_sig(const CachedPlan& plan, size_t k) {
+    const size_t n = plan.outputs().size();
+    return k < n ? plan.outputs()[k] : plan.residuals()[k - n];
+}
+inline size_t n_written(const CachedPlan& plan) { return plan.outputs().size() + plan.residuals().size(); }
 
 struct Program {
     Runtime* runtime = nullptr;

@@ -19,7 +19,7 @@ namespace ferro::host {
 class GradCache {
 public:
     std::mutex mutex;
-    std::map<uint64_t, std::shared_ptr<const ProgramGrad>> grads;  // null: no gradient program for that set
+    std::map<InputSet, std::shared_ptr<const ProgramGrad>> grads;  // null: no gradient program for that set
 };
 
 std::shared_ptr<GradCache> make_grad_cache() { return std::make_shared<GradCache>(); }
@@ -53,7 +53,7 @@ struct Joint {
 // The eager forward pass on the run's inputs (the wrt ones as leaves requiring grad) and the
 // backward pass from cotangent placeholders, captured as one program: (inputs, cotangents) ->
 // (outputs, gradients of the wrt inputs).
-Joint capture_joint(const PreparedProgram& prepared, uint64_t wrt, std::span<ferro_tensor_impl* const> inputs,
+Joint capture_joint(const PreparedProgram& prepared, const InputSet& wrt, std::span<ferro_tensor_impl* const> inputs,
                     std::vector<InputSignature>& output_sigs) {
     const Program& p = *prepared.program;
     Runtime& rt = *p.runtime;
@@ -68,7 +68,7 @@ Joint capture_joint(const PreparedProgram& prepared, uint64_t wrt, std::span<fer
     }
     TensorList wrt_leaves;
     for (size_t i = 0; i < leaves.size(); ++i) {
-        if ((wrt & FERRO_MASK_BIT(i)) == 0) continue;
+        if (!wrt[i]) continue;
         set_requires_grad(*leaves[i], true);
         wrt_leaves.push_back(leaves[i].get());
     }
@@ -111,17 +111,11 @@ void split(ProgramGrad& g, const Program& j) {
     const uint32_t n_in = g.n_inputs, n_out = g.n_outputs;
     size_t nf = 0;
     while (nf < j.steps.size() && !j.steps[nf].backward) ++nf;
-    for (size_t s = 0; s < nf; ++s) {
-        const EntryPtr& e = j.steps[s].entry;
-        if (e->plan && !e->plan->residuals().empty()) {
-            // The backward would read what the plan kept in the grad node, which no step computes.
-            throw Error(FERRO_UNIMPLEMENTED, fmt::format("{} keeps residuals of its own", e->op->name));
-        }
-    }
     std::map<ValueKey, uint32_t> residual_index;
     std::vector<ValueRef> residuals;
     const auto note = [&](const ValueRef& v) {
         if (v.kind != ValueRef::Kind::step || v.index >= nf) return;
+        g.reads_plan_residuals = g.reads_plan_residuals || v.output >= j.steps[v.index].n_outputs;
         if (residual_index.emplace(ValueKey{v.index, v.output}, static_cast<uint32_t>(residuals.size())).second) {
             residuals.push_back(v);
         }
@@ -169,7 +163,34 @@ void split(ProgramGrad& g, const Program& j) {
 
 ferro_status program_vjp(const ferro_host_api*, const ferro_vjp_args* a);
 
-std::shared_ptr<const ProgramGrad> build(const PreparedProgram& prepared, uint64_t wrt,
+// A recorded VJP (create_graph) of a program whose backward part reads plan residuals: its
+// calls run again on the saved inputs and their backward pass runs on the tape, as eager calls'
+// would.
+ferro_status recorded_vjp(const ProgramGrad& g, const ferro_vjp_args& a) {
+    Runtime& rt = *g.runtime;
+    std::vector<ferro_tensor_impl*> inputs(a.inputs, a.inputs + g.n_inputs);
+    const Outputs outs = run_calls(*g.calls, inputs);
+    TensorList roots, seeds, wrt;
+    for (uint32_t k = 0; k < g.n_outputs; ++k) {
+        if (a.cotangents[k] == nullptr || !requires_grad(*outs[k])) continue;
+        roots.push_back(outs[k].get());
+        seeds.push_back(a.cotangents[k]);
+    }
+    for (uint32_t i = 0; i < g.n_inputs; ++i) {
+        if (g.wrt[i] && a.needs_input_grad[i] != 0) wrt.push_back(a.inputs[i]);
+    }
+    if (roots.empty() || wrt.empty()) return nullptr;
+    std::vector<TensorPtr> grads = run_backward(rt, BackwardArgs{roots, seeds, wrt, true, true, "program backward"});
+    size_t j = 0;
+    for (uint32_t i = 0; i < g.n_inputs; ++i) {
+        if (!g.wrt[i] || a.needs_input_grad[i] == 0) continue;
+        if (grads[j]) a.input_cotangents[i] = grads[j].release_ownership();
+        ++j;
+    }
+    return nullptr;
+}
+
+std::shared_ptr<const ProgramGrad> build(const PreparedProgram& prepared, const InputSet& wrt,
                                          std::span<ferro_tensor_impl* const> inputs) {
     const Program& p = *prepared.program;
     auto g = std::make_shared<ProgramGrad>();
@@ -177,6 +198,7 @@ std::shared_ptr<const ProgramGrad> build(const PreparedProgram& prepared, uint64
     g->n_inputs = static_cast<uint32_t>(p.inputs.size());
     g->n_outputs = static_cast<uint32_t>(p.outputs.size());
     g->wrt = wrt;
+    g->calls = prepared.program;
     const Joint joint = capture_joint(prepared, wrt, inputs, g->outputs);
     split(*g, *joint.program);
     g->joint = prepare_captured(joint.program);
@@ -186,7 +208,7 @@ std::shared_ptr<const ProgramGrad> build(const PreparedProgram& prepared, uint64
     s.doc = "a prepared program's grad node";
     s.n_inputs = s.min_inputs = static_cast<int32_t>(g->n_inputs);
     s.n_outputs = static_cast<int32_t>(g->n_outputs);
-    s.diff_inputs = wrt;
+    for (size_t i = 0; i < wrt.size(); ++i) s.diff_inputs |= wrt[i] ? FERRO_MASK_BIT(i) : 0;
     s.diff_outputs = joint.diff_outputs;
     s.save_inputs = first_bits(g->n_inputs);
     s.vjp = program_vjp;
@@ -207,6 +229,7 @@ ferro_status program_vjp(const ferro_host_api*, const ferro_vjp_args* a) {
             recorded = recorded || (a->cotangents[k] != nullptr && requires_grad(*a->cotangents[k]));
         }
         recorded = recorded && grad_enabled();
+        if (recorded && g.reads_plan_residuals) return recorded_vjp(g, *a);
         std::vector<TensorPtr> held;
         for (uint32_t i = 0; i < g.n_inputs; ++i) {
             held.push_back(recorded ? TensorPtr::share(a->inputs[i]) : detach(*a->inputs[i]));
@@ -222,7 +245,7 @@ ferro_status program_vjp(const ferro_host_api*, const ferro_vjp_args* a) {
         const Outputs results = run_program(recorded ? g.joint : g.backward, raw(held));
         size_t j = recorded ? g.n_outputs : 0;
         for (uint32_t i = 0; i < g.n_inputs; ++i) {
-            if ((g.wrt & FERRO_MASK_BIT(i)) == 0) continue;
+            if (!g.wrt[i]) continue;
             if (a->needs_input_grad[i] != 0) a->input_cotangents[i] = TensorPtr(results[j]).release_ownership();
             ++j;
         }
@@ -236,7 +259,7 @@ ferro_status program_vjp(const ferro_host_api*, const ferro_vjp_args* a) {
 
 }  // namespace
 
-std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, uint64_t wrt,
+std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, const InputSet& wrt,
                                                 std::span<ferro_tensor_impl* const> inputs) {
     GradCache& cache = *prepared.grads;
     const std::lock_guard lock(cache.mutex);
@@ -258,8 +281,8 @@ std::vector<GradientSummary> gradient_summaries(const PreparedProgram& prepared)
     for (const auto& [wrt, g] : prepared.grads->grads) {
         if (!g) continue;
         GradientSummary s;
-        for (uint32_t i = 0; i < 64; ++i) {
-            if ((wrt & FERRO_MASK_BIT(i)) != 0) s.wrt.push_back(i);
+        for (uint32_t i = 0; i < wrt.size(); ++i) {
+            if (wrt[i]) s.wrt.push_back(i);
         }
         s.forward_steps = g->forward.program->steps.size();
         s.backward_steps = g->backward.program->steps.size();

@@ -15,6 +15,9 @@ namespace ferro::host {
 
 struct ProgramGrad;
 
+// Per program input, whether it is differentiated (any number of inputs: a tensor network's).
+using InputSet = std::vector<bool>;
+
 // The grad node's schema, with the gradient it belongs to (the VJP finds it from its schema).
 struct GradSchema {
     ferro_op_schema schema;
@@ -26,13 +29,19 @@ struct ProgramGrad {
     std::string op = "program";  // the node's name in messages
     GradSchema schema{};
     uint32_t n_inputs = 0, n_outputs = 0, n_residuals = 0;
-    uint64_t wrt = 0;  // the inputs differentiated
+    InputSet wrt;  // the inputs differentiated
     std::vector<InputSignature> outputs;
     // forward: the program's outputs, then the residuals. backward: (inputs, residuals,
     // cotangents) -> the gradients of the wrt inputs, in order. joint: (inputs, cotangents) ->
     // (outputs, gradients), the pass as captured: what a recorded backward (create_graph) runs,
     // since residuals carry no derivative.
     PreparedProgram forward, backward, joint;
+    // The program's calls, and whether the backward part reads what a plan kept for its own rule
+    // (ABI 1.8 residuals, such as the einsum module's step values): those carry no derivative
+    // in the joint program, so a recorded backward (create_graph) runs the calls and their
+    // backward pass on the tape instead, where the rules recompute what they need.
+    ProgramPtr calls;
+    bool reads_plan_residuals = false;
 };
 
 class GradCache;
@@ -40,8 +49,8 @@ std::shared_ptr<GradCache> make_grad_cache();
 
 // The gradient of `prepared` for the inputs in `wrt`, built on first use from a capture of the
 // eager passes on `inputs` (the run's); null when the program has none (a capture refused a
-// call, an op's plan keeps residuals of its own): then its calls are recorded one by one.
-std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, uint64_t wrt,
+// call): then its calls are recorded one by one.
+std::shared_ptr<const ProgramGrad> program_grad(const PreparedProgram& prepared, const InputSet& wrt,
                                                 std::span<ferro_tensor_impl* const> inputs);
 
 // The gradient programs built so far, for descriptions: the inputs differentiated and the

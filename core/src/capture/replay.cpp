@@ -48,15 +48,15 @@ std::vector<std::vector<int64_t>> lifetimes(const Program& p, std::span<const En
     std::vector<std::vector<int64_t>> last(n);
     std::vector<std::vector<std::vector<ValueId>>> views_of(n);  // the plan outputs each value may view
     for (size_t s = 0; s < n; ++s) {
-        last[s].assign(p.steps[s].n_outputs, kAfterRun);
-        views_of[s].resize(p.steps[s].n_outputs);
+        last[s].assign(n_values(p.steps[s]), kAfterRun);
+        views_of[s].resize(n_values(p.steps[s]));
     }
     for (size_t s = 0; s < n; ++s) {
         for (const ValueRef& v : p.steps[s].last_uses) last[v.index][v.output] = static_cast<int64_t>(s);
     }
     std::vector<std::vector<int64_t>> alive = last;
     for (size_t s = 0; s < n; ++s) {
-        for (uint32_t k = 0; k < p.steps[s].n_outputs; ++k) {
+        for (uint32_t k = 0; k < n_values(p.steps[s]); ++k) {
             std::vector<ValueId>& roots = views_of[s][k];
             if (entries[s]->plan) {
                 roots.emplace_back(s, k);
@@ -111,10 +111,11 @@ MemoryPlan plan_memory(const Program& p, std::span<const EntryPtr> entries) {
         StepMemory& step = m.steps[s];
         if (e.plan) {
             const auto here = static_cast<int64_t>(s);
-            for (size_t k = 0; k < e.plan->outputs().size(); ++k) {
-                step.outputs.push_back(place(e.engine, e.plan->outputs()[k].bytes, alive[s][k]));
+            for (size_t k = 0; k < n_written(*e.plan); ++k) {
+                // Residuals the step does not list as values (its call was not recorded at capture) die here.
+                const int64_t until = k < alive[s].size() ? alive[s][k] : here;
+                step.outputs.push_back(place(e.engine, written_sig(*e.plan, k).bytes, until));
             }
-            for (const OutputSig& r : e.plan->residuals()) step.residuals.push_back(place(e.engine, r.bytes, here));
             if (e.plan->workspace_bytes() > 0) step.workspace = place(e.engine, e.plan->workspace_bytes(), here);
         }
         for (const auto& [a, offset] : frees[s]) planners[a].give_back(offset);
@@ -146,8 +147,7 @@ struct StepCall {
 // plan steps' executor arguments.
 struct RunState {
     std::vector<StoragePtr> arenas;
-    std::vector<Outputs> values;  // per step: the fixed slots' tensors, and this run's others
-    std::vector<Outputs> residuals;
+    std::vector<Outputs> values;  // per step (outputs, then residuals): the fixed slots' tensors, and this run's others
     std::vector<StoragePtr> workspaces;
     std::vector<StepCall> calls;  // sized once: the arguments point into their own views
 
@@ -156,18 +156,15 @@ struct RunState {
         for (const MemoryPlan::Arena& a : m.arenas) arenas.push_back(Storage::allocate(a.engine, a.bytes));
         const size_t n = p.steps.size();
         values.resize(n);
-        residuals.resize(n);
         workspaces.resize(n);
         calls.resize(n);
         for (size_t s = 0; s < n; ++s) {
-            values[s].resize(p.steps[s].n_outputs);
             const PlanEntry& e = *prepared.replay_entries[s];
+            values[s].resize(std::max<size_t>(n_values(p.steps[s]), e.plan ? n_written(*e.plan) : 0));
             if (!e.plan) continue;
             const StepMemory& step = m.steps[s];
-            for (size_t k = 0; k < step.outputs.size(); ++k) values[s][k] = tensor_at(step.outputs[k], e, e.plan->outputs()[k]);
-            for (size_t k = 0; k < step.residuals.size(); ++k) {
-                residuals[s].push_back(tensor_at(step.residuals[k], e, e.plan->residuals()[k]));
-            }
+            for (size_t k = 0; k < step.outputs.size(); ++k)
+                values[s][k] = tensor_at(step.outputs[k], e, written_sig(*e.plan, k));
             if (e.plan->workspace_bytes() > 0) workspaces[s] = storage_at(step.workspace, e, e.plan->workspace_bytes());
             make_call(p, m, s, e);
         }
@@ -196,10 +193,9 @@ struct RunState {
                 case ValueRef::Kind::step: add(fixed(m, v) ? values[v.index][v.output] : TensorPtr(), v); break;
             }
         }
-        for (uint32_t k = 0; k < values[s].size(); ++k) add(values[s][k], {ValueRef::Kind::step, static_cast<uint32_t>(s), k});
-        for (const TensorPtr& r : residuals[s]) add(r, {});
+        for (uint32_t k = 0; k < n_written(*e.plan); ++k) add(values[s][k], {ValueRef::Kind::step, static_cast<uint32_t>(s), k});
         const size_t n_in = step.inputs.size();
-        c.args = exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, residuals[s].size(),
+        c.args = exec_args(*e.plan, e.attrs.values(), c.views.data(), n_in, c.views.size() - n_in, e.plan->residuals().size(),
                            workspace_view(workspaces[s].get(), e.plan->workspace_bytes()), nullptr);
     }
 };
@@ -284,9 +280,9 @@ Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* con
         const StepMemory& memory = prepared.memory.steps[s];
         if (e.plan) {
             Outputs& outs = values[s];
-            for (size_t k = 0; k < outs.size(); ++k) {
+            for (size_t k = 0; k < memory.outputs.size(); ++k) {
                 if (memory.outputs[k].kind != Slot::Kind::fresh) continue;
-                const OutputSig& sig = e.plan->outputs()[k];
+                const OutputSig& sig = written_sig(*e.plan, k);
                 outs[k] = make_checked_tensor(e.engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes);
             }
             StepCall& c = state->calls[s];

@@ -28,7 +28,7 @@ struct Slot {
 };
 
 struct StepMemory {
-    std::vector<Slot> outputs, residuals;
+    std::vector<Slot> outputs;  // the plan's outputs, then its residuals
     Slot workspace;
     // The step outputs to drop once this step has run (fresh and host op ones: the others stay).
     std::vector<std::pair<uint32_t, uint32_t>> releases;
