@@ -25,6 +25,21 @@
 
 using ferro::Tensor;
 
+namespace {
+
+// Eager and replayed calls sampled alternately, each sample ~20 ms: their medians in `row`.
+template <class Eager, class Replayed> void time_pair(nlohmann::json& row, Eager eager, Replayed replayed, bool quick) {
+    replayed();  // a first run builds what it keeps (a gradient program)
+    eager();
+    const double once = bench::sample_seconds(eager, 1);
+    const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
+    const auto [eager_s, replay_s] = bench::paired_medians(eager, replayed, quick ? 3 : 5, inner);
+    row["eager_seconds"] = eager_s;
+    row["seconds"] = replay_s;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     bool quick = false, timing = true, paths = true, grad = false, replay = false;
     std::string data = "../shared/data/einsum_instances.json", only, exact;
@@ -65,13 +80,7 @@ int main(int argc, char** argv) {
             const ferro::PreparedProgram program = capture.end({ferro::einsum(subscripts, operands, reference).sum()}).prepare();
             const auto eager = [&] { (void)ferro::grad({ferro::einsum(subscripts, leaves, reference).sum()}, leaves); };
             const auto replayed = [&] { (void)ferro::grad({program(leaves).at(0)}, leaves); };
-            replayed();  // builds the gradient program
-            eager();
-            const double once = bench::sample_seconds(eager, 1);
-            const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
-            const auto [eager_s, replay_s] = bench::paired_medians(eager, replayed, quick ? 3 : 5, inner);
-            row["eager_seconds"] = eager_s;
-            row["seconds"] = replay_s;
+            time_pair(row, eager, replayed, quick);
             row["grad_fn"] = program(leaves).at(0).grad_fn();
             std::printf("%s\n", row.dump().c_str());
             std::fflush(stdout);
@@ -97,12 +106,7 @@ int main(int argc, char** argv) {
             ferro::Capture capture(rt, operands);
             const ferro::PreparedProgram program = capture.end({ferro::einsum(subscripts, operands, reference)}).prepare();
             const auto replayed = [&] { program(operands); };
-            eager();
-            const double once = bench::sample_seconds(eager, 1);
-            const int inner = std::max(1, static_cast<int>(0.02 / std::max(once, 1e-7)));
-            const auto [eager_s, replay_s] = bench::paired_medians(eager, replayed, quick ? 3 : 5, inner);
-            row["eager_seconds"] = eager_s;
-            row["seconds"] = replay_s;
+            time_pair(row, eager, replayed, quick);
             std::printf("%s\n", row.dump().c_str());
             std::fflush(stdout);
             continue;
