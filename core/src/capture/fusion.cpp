@@ -2,7 +2,6 @@
 
 #include "dispatch/session.hpp"
 #include "ops/core_family.hpp"
-#include "support/status.hpp"
 
 #include <algorithm>
 #include <array>
@@ -101,9 +100,9 @@ public:
     std::vector<Run> runs() const {
         std::vector<Run> found;
         for (size_t s = 0; s < p_.steps.size();) {
-            Run best = describe(s, s);
+            Run best = run_of(s, s);
             for (size_t t = s + 1; t < p_.steps.size() && joins(s, t); ++t) {
-                Run longer = describe(s, t);
+                Run longer = run_of(s, t);
                 if (longer.inputs.size() + longer.outputs.size() > FERRO_FUSED_MAX_OPERANDS) break;
                 best = std::move(longer);
             }
@@ -181,7 +180,7 @@ private:
         return a.engine == b.engine && a.plan->outputs()[0].shape == b.plan->outputs()[0].shape;
     }
 
-    Run describe(size_t first, size_t last) const {
+    Run run_of(size_t first, size_t last) const {
         Run run{first, last, {}, {}};
         for (size_t s = first; s <= last; ++s) {
             for (const ValueRef& v : p_.steps[s].inputs) {

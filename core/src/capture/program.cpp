@@ -468,10 +468,12 @@ namespace {
 // backward pass of the program reads; FAILED_PRECONDITION when the call kept none (it was not
 // recorded for the tape, as it was at capture).
 void add_residuals(size_t s, const ProgramStep& step, Outputs& values) {
-    for (const TensorPtr& o : values) {
-        if (!o->autograd || !o->autograd->grad_fn || o->autograd->grad_fn->residuals().size() != step.n_residuals) continue;
-        const std::vector<TensorPtr>& kept = o->autograd->grad_fn->residuals();
-        values.insert(values.end(), kept.begin(), kept.end());
+    const auto kept_them = [&](const TensorPtr& o) {
+        return o->autograd && o->autograd->grad_fn && o->autograd->grad_fn->residuals().size() == step.n_residuals;
+    };
+    if (const auto it = std::find_if(values.begin(), values.end(), kept_them); it != values.end()) {
+        const NodePtr node = (*it)->autograd->grad_fn;
+        values.insert(values.end(), node->residuals().begin(), node->residuals().end());
         return;
     }
     throw Error(FERRO_FAILED_PRECONDITION,
