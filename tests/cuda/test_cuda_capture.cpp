@@ -3,6 +3,7 @@
 // buffers of their own from run to run; values are the cpu engine's eager ones, and a run's
 // gradient node gives the eager gradients.
 #include "cuda_test.hpp"
+#include "device_replay.hpp"
 
 #include <ferro/capture.hpp>
 #include <ferro/einsum.hpp>
@@ -21,23 +22,13 @@ std::vector<double> host_f64(const Tensor& t) { return t.to("cpu").to(DType::f64
 TEST_CASE("cuda: a prepared program replays on the device as the eager calls on the cpu", "[cuda]") {
     Runtime rt = cuda_runtime();
     require_cuda_device(rt);
-    const auto compute = [](const Tensor& x, const Tensor& w) {
-        const Tensor h = (einsum("ij,jk->ik", {x, w}) * 0.5 + 1.0).tanh();
-        return std::vector{(h * h).sum(), h.exp(), fft::fft(h.to(DType::c128)).abs()};
-    };
-    const auto on_device = [&](int64_t seed, Shape shape) { return rt.rand(shape, DType::f64, seed).to("cuda:0"); };
-    Tensor x = on_device(1, {8, 16}), w = on_device(2, {16, 4});
-    Capture capture(rt, {x, w});
-    const PreparedProgram step = capture.end(compute(x, w)).prepare();
-    CHECK(step.memory().run_bytes == step.memory().intermediate_bytes);  // buffers of their own, kept
-    for (int64_t seed = 3; seed < 6; ++seed) {
-        x = on_device(seed, {8, 16});
-        w = on_device(seed + 10, {16, 4});
-        const std::vector<Tensor> replayed = step({x, w}), eager = compute(x.to("cpu"), w.to("cpu"));
-        REQUIRE(replayed.size() == eager.size());
-        CHECK(replayed[0].engine() == "cuda:0");
-        for (size_t k = 0; k < eager.size(); ++k) check_close(host_f64(replayed[k]), host_f64(eager[k]), 1e-12, 1e-12);
-    }
+    check_device_replay(
+        rt, "cuda:0", DType::f64,
+        [](const Tensor& x, const Tensor& w) {
+            const Tensor h = (einsum("ij,jk->ik", {x, w}) * 0.5 + 1.0).tanh();
+            return std::vector{(h * h).sum(), h.exp(), fft::fft(h.to(DType::c128)).abs()};
+        },
+        1e-12, 1e-12);
 }
 
 TEST_CASE("cuda: a prepared program's gradient node gives the eager gradients on the device", "[cuda]") {

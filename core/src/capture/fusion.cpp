@@ -2,6 +2,7 @@
 
 #include "dispatch/session.hpp"
 #include "ops/core_family.hpp"
+#include "ops/op_util.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,17 +23,14 @@ public:
 
     ferro_status run(const ferro_exec_args& a) const {
         const ferro_tensor_view& out = a.outputs[0];
+        const std::span<const int64_t> shape(out.shape, static_cast<size_t>(out.ndim));
         std::array<ferro_tensor_view, FERRO_FUSED_MAX_OPERANDS> inputs;
-        std::array<std::array<int64_t, FERRO_MAX_NDIM>, FERRO_FUSED_MAX_OPERANDS> strides;  // of broadcast inputs
+        std::array<Dims, FERRO_FUSED_MAX_OPERANDS> strides;  // of broadcast inputs
         for (uint32_t i = 0; i < a.n_inputs; ++i) {
             inputs[i] = a.inputs[i];
             ferro_tensor_view& in = inputs[i];
             if (in.ndim == out.ndim && std::equal(in.shape, in.shape + in.ndim, out.shape)) continue;
-            const int lead = out.ndim - in.ndim;
-            for (int d = 0; d < out.ndim; ++d) {
-                const int k = d - lead;
-                strides[i][d] = k >= 0 && in.shape[k] != 1 ? in.strides[k] : 0;
-            }
+            strides[i] = ops::broadcast_strides({in.shape, static_cast<size_t>(in.ndim)}, in.strides, shape);
             in.ndim = out.ndim;
             in.shape = out.shape;
             in.strides = strides[i].data();

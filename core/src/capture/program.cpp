@@ -343,14 +343,21 @@ ProgramPtr capture_end(Runtime& runtime, std::span<ferro_tensor_impl* const> out
 
 namespace {
 
-// The residuals the call of `step` kept on the grad node of `outs` (ABI 1.8), when its plan has
-// some and the call was recorded for the tape; none otherwise.
+// The residuals a call kept on its outputs' grad node (ABI 1.8); null when the tape recorded no
+// node for the call.
+const std::vector<TensorPtr>* kept_residuals(const Outputs& outs) {
+    for (const TensorPtr& o : outs) {
+        if (o->autograd && o->autograd->grad_fn) return &o->autograd->grad_fn->residuals();
+    }
+    return nullptr;
+}
+
+// The residuals the call of `step` kept, when its plan has some and the call was recorded for
+// the tape; none otherwise.
 std::span<const TensorPtr> residuals_of(const ProgramStep& step, const Outputs& outs) {
     if (!step.entry || !step.entry->plan || step.entry->plan->residuals().empty()) return {};
-    for (const TensorPtr& o : outs) {
-        if (o->autograd && o->autograd->grad_fn) return o->autograd->grad_fn->residuals();
-    }
-    return {};
+    const std::vector<TensorPtr>* kept = kept_residuals(outs);
+    return kept != nullptr ? std::span<const TensorPtr>(*kept) : std::span<const TensorPtr>();
 }
 
 // Runs an outermost call of the capturing thread and adds it to the capture as a step.
@@ -468,12 +475,8 @@ namespace {
 // backward pass of the program reads; FAILED_PRECONDITION when the call kept none (it was not
 // recorded for the tape, as it was at capture).
 void add_residuals(size_t s, const ProgramStep& step, Outputs& values) {
-    const auto kept_them = [&](const TensorPtr& o) {
-        return o->autograd && o->autograd->grad_fn && o->autograd->grad_fn->residuals().size() == step.n_residuals;
-    };
-    if (const auto it = std::find_if(values.begin(), values.end(), kept_them); it != values.end()) {
-        const NodePtr node = (*it)->autograd->grad_fn;
-        values.insert(values.end(), node->residuals().begin(), node->residuals().end());
+    if (const std::vector<TensorPtr>* kept = kept_residuals(values); kept != nullptr && kept->size() == step.n_residuals) {
+        values.insert(values.end(), kept->begin(), kept->end());
         return;
     }
     throw Error(FERRO_FAILED_PRECONDITION,
