@@ -1,15 +1,20 @@
 // bench/run vulkan: the same work on vulkan:0 and on the cpu engine, in one process: gemm f32
-// n = 256 and 1024, a large elementwise expression, an einsum instance and fft 2^16. Each
+// n = 256 and 1024, a large elementwise expression, an einsum instance and fft 2^16; then a
+// captured chain of 100 elementwise ops on vulkan:0, eager against its prepared program
+// recording its session at each run (FERRO_RECORD=0) and submitting one recording again. Each
 // timed call ends by reading one element back, which waits for the device (ops are submitted
 // asynchronously). On lavapipe these are figures, not targets; the binary runs unchanged on a
 // real GPU. Prints DESIGN §12 JSON lines; without a Vulkan device, one line saying why.
 #include "timing.hpp"
 
+#include <ferro/capture.hpp>
 #include <ferro/ferro.hpp>
 #include <ferro/fft.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -43,6 +48,64 @@ double max_diff(const Tensor& a, const Tensor& b) {
     double d = 0;
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
     return d;
+}
+
+Tensor chain(const Tensor& x, const Tensor& y) {
+    Tensor t = x;
+    for (int i = 0; i < 25; ++i) t = ((t + y) * y - x).tanh();  // 4 ops per round
+    return t;
+}
+
+// The calling thread's CPU time per call of f (median over samples of `inner` calls): the host's
+// own work, without the time it waits for the device.
+template <class F> double host_seconds(F&& f, int samples, int inner) {
+    const auto now = [] {
+        timespec t{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+    };
+    std::vector<double> s;
+    for (int k = 0; k < samples; ++k) {
+        const double t0 = now();
+        for (int i = 0; i < inner; ++i) f();
+        s.push_back((now() - t0) / inner);
+    }
+    return bench::median(s);
+}
+
+// The chain eager on vulkan:0, and replayed: recorded at each run, and resubmitted. Each call
+// waits for the device, as a loop reading its result would; the calling thread's CPU time is
+// reported beside the wall time.
+void time_replay(const ferro::Runtime& rt, int64_t n, int samples, const std::string& device) {
+    const Tensor x = rt.rand({n}, ferro::DType::f32, 6).to("vulkan:0"), y = rt.rand({n}, ferro::DType::f32, 7).to("vulkan:0");
+    ferro::Capture capture(rt, {x, y});
+    const ferro::Program program = capture.end({chain(x, y)});
+    setenv("FERRO_RECORD", "0", 1);
+    const ferro::PreparedProgram recording_each_run = program.prepare();
+    unsetenv("FERRO_RECORD");
+    const ferro::PreparedProgram resubmitted = program.prepare();
+    const int inner = 20;
+    const auto run_eager = [&] { sync(chain(x, y)); };
+    const auto run_each = [&] { sync(recording_each_run({x, y})[0]); };
+    const auto run_again = [&] { sync(resubmitted({x, y})[0]); };
+    const auto [eager, each_run, again] = bench::interleaved_medians(samples, inner, run_eager, run_each, run_again);
+    const double host_eager = host_seconds(run_eager, samples, inner), host_each = host_seconds(run_each, samples, inner),
+                 host_again = host_seconds(run_again, samples, inner);
+    const nlohmann::json row = {{"bench", "vulkan"},
+                                {"case", "replay: chain of 100 elementwise ops, " + std::to_string(n) + " f32"},
+                                {"eager_s", eager},
+                                {"replay_recording_each_run_s", each_run},
+                                {"replay_resubmitted_s", again},
+                                {"resubmitted_over_eager", again / eager},
+                                {"resubmitted_over_recording_each_run", again / each_run},
+                                {"host_cpu_eager_s", host_eager},
+                                {"host_cpu_recording_each_run_s", host_each},
+                                {"host_cpu_resubmitted_s", host_again},
+                                {"host_cpu_resubmitted_over_recording_each_run", host_again / host_each},
+                                {"device", device},
+                                {"max_abs_diff", max_diff(resubmitted({x, y})[0], chain(x, y))}};
+    std::printf("%s\n", row.dump().c_str());
+    std::fflush(stdout);
 }
 
 }  // namespace
@@ -136,4 +199,5 @@ int main(int argc, char** argv) {
                 nlohmann::json({{"bench", "vulkan"}, {"case", "fft c64 n=2^16"}, {"skipped", err.what()}}).dump().c_str());
         }
     }
+    for (const int64_t n : {int64_t{16}, int64_t{1} << 16}) time_replay(rt, n, samples, device);
 }

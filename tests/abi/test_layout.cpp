@@ -38,8 +38,10 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_device_props, dtypes, 172);
     PIN_OFFSET(ferro_device_props, threads, 496);  // 1.10 appended reserved (the padding before), threads
     PIN_SIZE(ferro_probe_result, 264);
-    PIN_SIZE(ferro_engine_iface, 168);  // 1.13 appended elementwise_fused
+    PIN_SIZE(ferro_engine_iface, 200);  // 1.13 appended elementwise_fused; 1.14 the four recording entries
     PIN_OFFSET(ferro_engine_iface, elementwise_fused, 160);
+    PIN_OFFSET(ferro_engine_iface, session_begin_recording, 168);
+    PIN_OFFSET(ferro_engine_iface, recording_destroy, 192);
     PIN_SIZE(ferro_fused_instr, 12);
     PIN_SIZE(ferro_fused_args, 48);
     PIN_OFFSET(ferro_engine_iface, import_memory, 144);

@@ -106,6 +106,18 @@ TEST_CASE("loader: a device that fails to create is reported while its sibling r
     CHECK(snap->find_engine("fixture:1") == nullptr);
 }
 
+TEST_CASE("loader: an engine table with some of the recorded-session entries is refused, naming them", "[loader]") {
+    Runtime rt(isolated_options());
+    (void)rt.load_plugin(build_dir() + "/tests/fixtures/half_recording_engine/libferro_fixture_half_recording_engine.so");
+    auto snap = rt.snapshot();
+    const auto* record = snap->find_plugin("fixture_half_recording_engine");
+    REQUIRE(record != nullptr);
+    REQUIRE(record->engine_kinds.size() == 1);
+    CHECK(record->engine_kinds[0].device_count == 0);
+    CHECK_THAT(record->engine_kinds[0].reason, Catch::Contains("recording entries") && Catch::Contains("all set or all NULL"));
+    CHECK(snap->find_engine("fixture:0") == nullptr);
+}
+
 TEST_CASE("registry: a family gets a module on engines its factory accepts, a reason elsewhere", "[loader]") {
     Runtime rt(isolated_options());
     REQUIRE_FALSE(rt.load_plugin(corpus_file("good_family")).diagnostic);

@@ -67,7 +67,9 @@ inline void require_vulkan_device(const Runtime& rt) {
 // No validation message (nor any other engine warning) was logged.
 inline void check_no_vulkan_messages(VulkanLog& log) {
     const std::lock_guard<std::mutex> lock(log.mutex);
-    for (const std::string& m : log.messages) INFO(m);
+    std::string all;
+    for (const std::string& m : log.messages) all += m + "\n";
+    INFO(all);
     CHECK(log.messages.empty());
 }
 

@@ -57,6 +57,10 @@ nlohmann::json doctor(const ListOptions& options) {
                 "freed blocks of 64 KiB and more the cpu engine keeps for reuse (0 also stops the reuse of 1-64 KiB blocks)"),
         setting("FERRO_CPU_HUGE_PAGES", "1", "0: no 2 MiB page advice for the cpu engine's fresh blocks of 4 MiB and more"),
         setting("FERRO_FFT_WISDOM", "", "FFTW wisdom files PREFIX.f64 / PREFIX.f32, read at start and kept up to date"),
+        setting("FERRO_FUSE", "1", "0: a prepared program runs its elementwise steps one by one (read at prepare)"),
+        setting("FERRO_RECORD", "1",
+                "0: a prepared program records its engine sessions at each run instead of submitting a recording again "
+                "(read at prepare)"),
         setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),
     };
     r["summary"] = list["summary"];

@@ -83,6 +83,14 @@ std::string render_program(const nlohmann::json& p) {
     for (const auto& a : m.at("arenas")) {
         s += fmt::format("  arena on {}: {} bytes\n", a.at("engine").get<std::string>(), a.at("bytes").get<uint64_t>());
     }
+    if (p.contains("recorded_sessions")) {
+        const auto& r = p.at("recorded_sessions");
+        const auto made = r.at("recordings").get<uint64_t>(), refused = r.at("refused").get<uint64_t>();
+        if (made + refused > 0) {
+            s += fmt::format("recorded sessions: {} recorded, submitted again by {} runs; {} the engine could not record\n", made,
+                             r.at("resubmissions").get<uint64_t>(), refused);
+        }
+    }
     if (p.at("gradients").empty()) s += "gradients: none built yet\n";
     for (const auto& g : p.at("gradients")) {
         s += fmt::format("gradient wrt inputs [{}]: forward {} steps, backward {} steps, {} residuals\n",

@@ -98,6 +98,9 @@ std::string describe_prepared(const PreparedProgram& prepared) {
                          {"residuals", g.residuals}});
     }
     doc["gradients"] = std::move(grads);
+    const RecordingStats recorded = recording_stats(prepared);
+    doc["recorded_sessions"] = {
+        {"recordings", recorded.recordings}, {"resubmissions", recorded.resubmissions}, {"refused", recorded.refused}};
     return doc.dump();
 }
 

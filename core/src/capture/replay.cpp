@@ -4,7 +4,12 @@
 #include "dispatch/invoke.hpp"
 #include "runtime/runtime.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -143,6 +148,33 @@ struct StepCall {
     boost::container::small_vector<std::pair<uint32_t, ValueRef>, 2> refresh;
 };
 
+// A stretch of a run's steps recorded as one engine session (ABI 1.14), submitted again by
+// later runs with the buffers that changed: those of the inputs and of what a run allocates.
+struct RecordedStretch {
+    EnginePtr engine;
+    size_t end = 0;                                    // the step after its last
+    ferro_engine_recording handle = nullptr;           // null: the engine could not record it; run as a session
+    std::vector<ferro_buffer> params;                  // the buffers at recording
+    std::vector<bool> pinned;                          // a parameter that was also a fixed buffer must stay that one
+    std::vector<std::pair<uint32_t, uint64_t>> views;  // per refreshed view, in order: (parameter, byte offset)
+    std::vector<StoragePtr> kept;                      // scratch memory the recorded kernels use
+    std::vector<ferro_buffer> buffers;                 // this run's, per parameter
+    std::vector<int64_t> deltas;
+
+    RecordedStretch(EnginePtr e, size_t last) : engine(std::move(e)), end(last) {}
+    RecordedStretch(const RecordedStretch&) = delete;
+    RecordedStretch& operator=(const RecordedStretch&) = delete;
+    ~RecordedStretch() {
+        if (handle != nullptr) engine->iface().recording_destroy(engine->self(), handle);
+    }
+};
+
+// Whether a step that is not a built-in plan's may join a recorded stretch (a built-in plan's
+// step always may): a host op step that ran as a view of its input (no engine work of its own),
+// a plugin's step whose executor worked inside its session only (no op calls, no reading tensor
+// data on the host), as seen when it ran on its own.
+enum class Joins : uint8_t { unknown, yes, no };
+
 // What one run in flight holds: the arenas, the tensors of the fixed slots over them, and the
 // plan steps' executor arguments.
 struct RunState {
@@ -150,6 +182,10 @@ struct RunState {
     std::vector<Outputs> values;  // per step (outputs, then residuals): the fixed slots' tensors, and this run's others
     std::vector<StoragePtr> workspaces;
     std::vector<StepCall> calls;  // sized once: the arguments point into their own views
+    // Engines that record sessions: per step, the stretch recorded from it, if any; and whether
+    // the step may join one (Joins), learnt from the runs before.
+    std::vector<std::unique_ptr<RecordedStretch>> recorded;
+    std::vector<Joins> joins;
 
     RunState(const Program& p, const PreparedProgram& prepared) {
         const MemoryPlan& m = prepared.memory;
@@ -158,6 +194,8 @@ struct RunState {
         values.resize(n);
         workspaces.resize(n);
         calls.resize(n);
+        recorded.resize(n);
+        joins.resize(n, Joins::unknown);
         for (size_t s = 0; s < n; ++s) {
             const PlanEntry& e = *prepared.replay_entries[s];
             values[s].resize(std::max<size_t>(n_values(p.steps[s]), e.plan ? n_written(*e.plan) : 0));
@@ -243,10 +281,75 @@ void run_plan_step(const PlanEntry& e, const ferro_host_api* host, StepCall& c, 
     session.end();
 }
 
+// Sets t_outside_recording for the executors run in its scope.
+class WatchOutsideWork {
+public:
+    explicit WatchOutsideWork(bool& flag) noexcept { t_outside_recording = &flag; }
+    ~WatchOutsideWork() { t_outside_recording = nullptr; }
+    WatchOutsideWork(const WatchOutsideWork&) = delete;
+    WatchOutsideWork& operator=(const WatchOutsideWork&) = delete;
+};
+
+// A plugin's step inside a stretch: the stretch's engine session, with its own list of the
+// buffers its call may touch, as its own session would have.
+void make_step_session(ferro_session_impl& s, const ferro_session_impl& stretch, const StepCall& c, const StoragePtr& workspace) {
+    s.engine = stretch.engine;
+    s.engine_ptr = stretch.engine_ptr;
+    s.engine_session = stretch.engine_session;
+    for (const ferro_tensor_view& v : c.views) {
+        const Storage& storage = *v.tensor->storage;
+        s.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()});
+    }
+    if (workspace) s.buffers.push_back({workspace->buffer(), workspace->bytes(), workspace->address()});
+}
+
+// What a run does: the steps of `prepared` on `inputs`, with `state`'s memory.
+class Replay {
+public:
+    Replay(const PreparedProgram& prepared, RunState& state, std::span<ferro_tensor_impl* const> inputs, RunStates& states)
+        : prepared_(prepared),
+          p_(*prepared.replayed),
+          state_(state),
+          inputs_(inputs),
+          states_(states),
+          dispatcher_(p_.runtime->dispatcher()),
+          host_(p_.runtime->host_api()) {}
+
+    void run();
+
+private:
+    // Allocates a plan step's fresh outputs and points its arguments at this run's values.
+    void bind(size_t s);
+    // Runs host op step s (views, reshapes, creation) and notes whether it viewed its input.
+    void run_host_op(size_t s);
+    // Steps [first, end) on one engine that records sessions: plan steps, and host op steps that
+    // cannot read what the stretch writes before it is submitted (views).
+    size_t run_stretch(size_t first);
+    bool joins_stretch(size_t s, size_t first) const;
+    void record(size_t first, size_t end);
+    bool bind_recording(RecordedStretch& r, size_t first) const;
+    // The plan steps of [first, end) into `session`; scratch memory they take goes to `kept`.
+    void run_executors(Session& session, size_t first, size_t end, std::vector<StoragePtr>& kept);
+
+    const PreparedProgram& prepared_;
+    const Program& p_;
+    RunState& state_;
+    std::span<ferro_tensor_impl* const> inputs_;
+    RunStates& states_;
+    Dispatcher& dispatcher_;
+    const ferro_host_api* host_;
+    SharedSession shared_;
+    StepArgs args_;
+};
+
 }  // namespace
 
 class RunStates {
 public:
+    RunStates() {
+        const char* v = std::getenv("FERRO_RECORD");
+        record_ = v == nullptr || std::strcmp(v, "0") != 0;
+    }
     std::unique_ptr<RunState> take() {
         std::lock_guard lock(mutex_);
         if (idle_.empty()) return nullptr;
@@ -258,50 +361,220 @@ public:
         std::lock_guard lock(mutex_);
         idle_.push_back(std::move(s));
     }
+    bool record() const noexcept { return record_; }
+    RecordingStats stats() const noexcept { return {recordings_.load(), resubmissions_.load(), refused_.load()}; }
+    void count_recording(bool made) noexcept { (made ? recordings_ : refused_).fetch_add(1, std::memory_order_relaxed); }
+    void count_resubmission() noexcept { resubmissions_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
     std::mutex mutex_;
     std::vector<std::unique_ptr<RunState>> idle_;
+    bool record_ = true;  // FERRO_RECORD=0 at prepare turns recorded sessions off
+    std::atomic<uint64_t> recordings_{0}, resubmissions_{0}, refused_{0};
 };
 
 std::shared_ptr<RunStates> make_run_states() { return std::make_shared<RunStates>(); }
 
-Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
-    const Program& p = *prepared.replayed;
-    std::unique_ptr<RunState> state = prepared.states->take();
-    if (!state) state = std::make_unique<RunState>(p, prepared);
-    Dispatcher& dispatcher = p.runtime->dispatcher();
-    const ferro_host_api* host = p.runtime->host_api();
-    std::vector<Outputs>& values = state->values;
-    SharedSession shared;
-    StepArgs args;
-    for (size_t s = 0; s < p.steps.size(); ++s) {
-        const PlanEntry& e = *prepared.replay_entries[s];
-        const StepMemory& memory = prepared.memory.steps[s];
+RecordingStats recording_stats(const PreparedProgram& prepared) { return prepared.states->stats(); }
+
+namespace {
+
+void Replay::bind(size_t s) {
+    const PlanEntry& e = *prepared_.replay_entries[s];
+    const StepMemory& memory = prepared_.memory.steps[s];
+    Outputs& outs = state_.values[s];
+    for (size_t k = 0; k < memory.outputs.size(); ++k) {
+        if (memory.outputs[k].kind != Slot::Kind::fresh) continue;
+        const OutputSig& sig = written_sig(*e.plan, k);
+        outs[k] = make_checked_tensor(e.engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes);
+    }
+    StepCall& c = state_.calls[s];
+    for (const auto& [view, v] : c.refresh) {
+        c.views[view] = view_of(v.kind == ValueRef::Kind::input ? *inputs_[v.index] : *state_.values[v.index][v.output]);
+    }
+}
+
+void Replay::run_host_op(size_t s) {
+    const std::span<ferro_tensor_impl* const> in = gather(p_, p_.steps[s], inputs_, state_.values, args_);
+    state_.values[s] = dispatcher_.run_entry(*prepared_.replay_entries[s], in);
+    const bool view = !in.empty() && !state_.values[s].empty() && state_.values[s][0] &&
+                      state_.values[s][0]->storage.get() == in[0]->storage.get();
+    if (state_.joins[s] == Joins::yes && !view) {
+        throw Error(FERRO_INTERNAL, fmt::format("program run: step {} ({}) copied its input where an earlier run viewed it", s,
+                                                prepared_.replay_entries[s]->op->name));
+    }
+    state_.joins[s] = view ? Joins::yes : Joins::no;
+}
+
+void Replay::run() {
+    const size_t n = p_.steps.size();
+    for (size_t s = 0; s < n;) {
+        const PlanEntry& e = *prepared_.replay_entries[s];
+        const bool records = e.plan && states_.record() && e.engine->records_sessions();
+        if (records && (e.plan->built_in() || state_.joins[s] == Joins::yes)) {
+            shared_.end();
+            s = run_stretch(s);
+            continue;
+        }
         if (e.plan) {
-            Outputs& outs = values[s];
-            for (size_t k = 0; k < memory.outputs.size(); ++k) {
-                if (memory.outputs[k].kind != Slot::Kind::fresh) continue;
-                const OutputSig& sig = written_sig(*e.plan, k);
-                outs[k] = make_checked_tensor(e.engine, sig.dtype, span_of(sig.shape), span_of(sig.strides), sig.bytes);
-            }
-            StepCall& c = state->calls[s];
-            for (const auto& [view, v] : c.refresh) {
-                c.views[view] = view_of(v.kind == ValueRef::Kind::input ? *inputs[v.index] : *values[v.index][v.output]);
-            }
+            bind(s);
             try {
-                run_plan_step(e, host, c, state->workspaces[s], shared);
+                if (records && state_.joins[s] == Joins::unknown) {  // a plugin's step not yet seen: on its own, watched
+                    bool outside = false;
+                    const WatchOutsideWork watch(outside);
+                    run_plan_step(e, host_, state_.calls[s], state_.workspaces[s], shared_);
+                    state_.joins[s] = outside ? Joins::no : Joins::yes;
+                } else {
+                    run_plan_step(e, host_, state_.calls[s], state_.workspaces[s], shared_);
+                }
             } catch (Error& err) {
                 err.annotate(FERRO_PHASE_EXECUTE);
                 throw;
             }
         } else {
-            shared.end();
-            values[s] = dispatcher.run_entry(e, gather(p, p.steps[s], inputs, values, args));
+            shared_.end();
+            run_host_op(s);
         }
-        for (const auto& [step, output] : memory.releases) values[step][output] = TensorPtr();
+        for (const auto& [step, output] : prepared_.memory.steps[s].releases) state_.values[step][output] = TensorPtr();
+        ++s;
     }
-    shared.end();
+    shared_.end();
+}
+
+bool Replay::joins_stretch(size_t s, size_t first) const {
+    const PlanEntry& e = *prepared_.replay_entries[s];
+    if (e.plan)
+        return e.engine == prepared_.replay_entries[first]->engine && (e.plan->built_in() || state_.joins[s] == Joins::yes);
+    if (state_.joins[s] == Joins::yes) return true;  // a view: no engine work
+    // Other host ops may run engine work of their own, submitted before the stretch's: they must
+    // not read what it writes.
+    return std::none_of(p_.steps[s].inputs.begin(), p_.steps[s].inputs.end(),
+                        [&](const ValueRef& v) { return v.kind == ValueRef::Kind::step && v.index >= first; });
+}
+
+size_t Replay::run_stretch(size_t first) {
+    const EnginePtr& engine = prepared_.replay_entries[first]->engine;
+    const size_t n = p_.steps.size();
+    size_t end = first;
+    for (; end < n && (end == first || joins_stretch(end, first)); ++end) {
+        if (prepared_.replay_entries[end]->plan) bind(end);
+        else run_host_op(end);
+    }
+    std::unique_ptr<RecordedStretch>& r = state_.recorded[first];
+    try {
+        if (r && r->end == end && r->handle == nullptr) {  // the engine cannot record it
+            Session session(engine);
+            run_executors(session, first, end, r->kept);
+            session.end();
+            r->kept.clear();
+        } else if (r && r->end == end && bind_recording(*r, first)) {
+            throw_if_error(engine->iface().recording_submit(engine->self(), r->handle, r->buffers.data(), r->deltas.data(),
+                                                            static_cast<uint32_t>(r->buffers.size()), 0));
+            states_.count_resubmission();
+        } else {
+            record(first, end);
+        }
+    } catch (Error& err) {
+        err.annotate(FERRO_PHASE_EXECUTE);
+        throw;
+    }
+    for (size_t s = first; s < end; ++s) {
+        for (const auto& [step, output] : prepared_.memory.steps[s].releases) state_.values[step][output] = TensorPtr();
+    }
+    return end;
+}
+
+void Replay::run_executors(Session& session, size_t first, size_t end, std::vector<StoragePtr>& kept) {
+    for (size_t s = first; s < end; ++s) {
+        const PlanEntry& e = *prepared_.replay_entries[s];
+        if (!e.plan) continue;
+        StepCall& c = state_.calls[s];
+        if (e.plan->built_in()) {
+            c.args.session = session.get();
+            invoke_executor(*e.plan, e.op->name, *e.engine, host_, session.get(), c.args);
+            continue;
+        }
+        ferro_session_impl own;
+        make_step_session(own, *session.get(), c, state_.workspaces[s]);
+        c.args.session = &own;
+        invoke_executor(*e.plan, e.op->name, *e.engine, host_, &own, c.args);
+        kept.insert(kept.end(), own.scratch.begin(), own.scratch.end());
+    }
+    kept.insert(kept.end(), session.get()->scratch.begin(), session.get()->scratch.end());
+}
+
+void Replay::record(size_t first, size_t end) {
+    const EnginePtr& engine = prepared_.replay_entries[first]->engine;
+    auto r = std::make_unique<RecordedStretch>(engine, end);
+    std::vector<ferro_buffer> fixed;
+    for (size_t s = first; s < end; ++s) {
+        if (!prepared_.replay_entries[s]->plan) continue;
+        const StepCall& c = state_.calls[s];
+        for (size_t k = 0; k < c.views.size(); ++k) {
+            if (std::none_of(c.refresh.begin(), c.refresh.end(), [&](const auto& f) { return f.first == k; }))
+                fixed.push_back(c.views[k].buffer);
+        }
+        if (state_.workspaces[s]) fixed.push_back(state_.workspaces[s]->buffer());
+        for (const auto& [view, value] : c.refresh) {
+            const ferro_tensor_view& v = c.views[view];
+            auto at = std::find(r->params.begin(), r->params.end(), v.buffer);
+            if (at == r->params.end()) at = r->params.insert(at, v.buffer);
+            r->views.emplace_back(static_cast<uint32_t>(at - r->params.begin()), v.byte_offset);
+        }
+    }
+    for (const ferro_buffer b : r->params) r->pinned.push_back(std::find(fixed.begin(), fixed.end(), b) != fixed.end());
+    bool outside = false;
+    Session session(engine, Session::Recorded{});
+    {
+        const WatchOutsideWork watch(outside);
+        run_executors(session, first, end, r->kept);
+    }
+    if (outside) {
+        // An executor called ops or read tensor data: not in the recording, and its work may
+        // have run before what the stretch wrote for it.
+        session.end();
+        throw Error(FERRO_INTERNAL, fmt::format("program run: a step in {}..{} worked outside its session on {} "
+                                                "(calling ops or reading tensor data) while its stretch was recorded",
+                                                first, end - 1, engine->name()));
+    }
+    r->handle = session.end_recording(r->params);
+    states_.count_recording(r->handle != nullptr);
+    if (r->handle == nullptr) r->kept.clear();  // ran as a session: nothing to keep
+    r->buffers.resize(r->params.size());
+    r->deltas.resize(r->params.size());
+    state_.recorded[first] = std::move(r);
+}
+
+bool Replay::bind_recording(RecordedStretch& r, size_t first) const {
+    std::fill(r.buffers.begin(), r.buffers.end(), nullptr);
+    size_t i = 0;
+    for (size_t s = first; s < r.end; ++s) {
+        if (!prepared_.replay_entries[s]->plan) continue;
+        const StepCall& c = state_.calls[s];
+        for (const auto& [view, value] : c.refresh) {
+            const ferro_tensor_view& v = c.views[view];
+            const auto [param, offset] = r.views[i++];
+            const int64_t delta = static_cast<int64_t>(v.byte_offset) - static_cast<int64_t>(offset);
+            if (r.buffers[param] == nullptr) {
+                if (r.pinned[param] && (v.buffer != r.params[param] || delta != 0)) return false;
+                r.buffers[param] = v.buffer;
+                r.deltas[param] = delta;
+            } else if (r.buffers[param] != v.buffer || r.deltas[param] != delta) {
+                return false;  // views that shared a buffer at the recording no longer do
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+Outputs replay(const PreparedProgram& prepared, std::span<ferro_tensor_impl* const> inputs) {
+    const Program& p = *prepared.replayed;
+    std::unique_ptr<RunState> state = prepared.states->take();
+    if (!state) state = std::make_unique<RunState>(p, prepared);
+    Replay(prepared, *state, inputs, *prepared.states).run();
+    std::vector<Outputs>& values = state->values;
     Outputs outs = program_outputs(p, inputs, values);
     for (const ValueRef& v : p.outputs) {
         if (v.kind == ValueRef::Kind::step) values[v.index][v.output] = TensorPtr();

@@ -48,9 +48,17 @@ struct MemoryPlan {
 // Places the intermediates of `program` run with `entries` (one per step).
 MemoryPlan plan_memory(const Program& program, std::span<const EntryPtr> entries);
 
-// The run states a prepared program keeps, one per run in flight (replay.cpp).
+// The run states a prepared program keeps, one per run in flight (replay.cpp). FERRO_RECORD=0 in
+// the environment when they are made (at prepare) turns recorded sessions off.
 class RunStates;
 std::shared_ptr<RunStates> make_run_states();
+
+// On engines that record sessions (ABI 1.14), the stretches of a program's steps its runs
+// recorded, those the engine could not record, and the runs that submitted a recording again.
+struct RecordingStats {
+    uint64_t recordings = 0, resubmissions = 0, refused = 0;
+};
+RecordingStats recording_stats(const PreparedProgram& prepared);
 
 // Runs the prepared plans on inputs laid out as prepared, when no call would be recorded for
 // the tape (no input or constant has autograd state).

@@ -12,6 +12,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include <memory>
+#include <span>
 
 struct ferro_session_impl {
     struct KnownBuffer {
@@ -28,6 +29,14 @@ struct ferro_session_impl {
 
 namespace ferro::host {
 
+// Set while this thread runs executors into a recorded session (capture/replay.cpp): what an
+// executor does outside its session (calling ops, reading tensor data on the host) is not in the
+// recording, which then must not be submitted again.
+inline thread_local bool* t_outside_recording = nullptr;
+inline void note_work_outside_session() noexcept {
+    if (t_outside_recording != nullptr) *t_outside_recording = true;
+}
+
 // Begins an engine session on `engine` (which must outlive the session); ends it (without
 // waiting) when destroyed. Inline: a small op's call is mostly this kind of bookkeeping.
 class Session {
@@ -36,6 +45,14 @@ public:
         impl_.engine = engine.get();
         impl_.engine_ptr = &engine;
         throw_if_error(engine->iface().session_begin(engine->self(), &impl_.engine_session));
+    }
+    // A session whose kernels the engine keeps, to submit again (ABI 1.14; the engine records
+    // sessions): end it with end_recording.
+    struct Recorded {};
+    Session(const EnginePtr& engine, Recorded) {
+        impl_.engine = engine.get();
+        impl_.engine_ptr = &engine;
+        throw_if_error(engine->iface().session_begin_recording(engine->self(), &impl_.engine_session));
     }
     ~Session() {
         if (!ended_) free_status(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
@@ -49,6 +66,15 @@ public:
     void end() {
         ended_ = true;
         throw_if_error(impl_.engine->iface().session_end(impl_.engine->self(), impl_.engine_session, 0));
+    }
+    // Ends a Recorded session: submitted as end() does; the recording (owned by the caller, null
+    // when the engine cannot submit it again) replaces `params` at later submissions.
+    ferro_engine_recording end_recording(std::span<const ferro_buffer> params) {
+        ended_ = true;
+        ferro_engine_recording out = nullptr;
+        throw_if_error(impl_.engine->iface().session_end_recording(impl_.engine->self(), impl_.engine_session, params.data(),
+                                                                   static_cast<uint32_t>(params.size()), 0, &out));
+        return out;
     }
 
 private:

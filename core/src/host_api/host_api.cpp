@@ -67,6 +67,7 @@ ferro_status tensor_from_host(const ferro_host_api* host, const char* engine, fe
 ferro_status tensor_to_host(ferro_tensor t, void* dst, uint64_t bytes) {
     return guard([&] {
         if (t == nullptr || (dst == nullptr && bytes > 0)) throw Error(FERRO_INVALID_ARGUMENT, "tensor_to_host: NULL argument");
+        note_work_outside_session();
         copy_to_host(*t, dst, bytes);
     });
 }
@@ -95,6 +96,7 @@ ferro_status op_find(const ferro_host_api* host, const char* name, ferro_op* out
 ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args* args) {
     return guard([&] {
         if (op == nullptr || args == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "op_call: NULL argument");
+        note_work_outside_session();
         call_op(runtime_of(host), *op, *args);
     });
 }

@@ -14,6 +14,15 @@ void require_entry(const void* fn, const std::string& engine, const char* entry)
     }
 }
 
+}  // namespace
+
+bool records_sessions(const ferro_engine_iface& f) noexcept {
+    return FERRO_HAS_FIELD(&f, ferro_engine_iface, recording_destroy) && f.session_begin_recording != nullptr &&
+           f.session_end_recording != nullptr && f.recording_submit != nullptr && f.recording_destroy != nullptr;
+}
+
+namespace {
+
 #define FERRO_REQUIRE_ENTRY(iface, name, entry) require_entry(reinterpret_cast<const void*>((iface).entry), name, #entry)
 
 void check_iface(const ferro_engine_iface* iface, const std::string& name) {
@@ -44,6 +53,15 @@ void check_iface(const ferro_engine_iface* iface, const std::string& name) {
     FERRO_REQUIRE_ENTRY(f, name, copy_strided);
     FERRO_REQUIRE_ENTRY(f, name, gemm_batched);
     FERRO_REQUIRE_ENTRY(f, name, destroy);
+    if (records_sessions(f)) return;
+    if (FERRO_HAS_FIELD(&f, ferro_engine_iface, recording_destroy) &&
+        (f.session_begin_recording != nullptr || f.session_end_recording != nullptr || f.recording_submit != nullptr ||
+         f.recording_destroy != nullptr)) {
+        throw LoadError(LoadStage::create, FERRO_INVALID_ARGUMENT,
+                        fmt::format("engine '{}': the recording entries (session_begin_recording, session_end_recording, "
+                                    "recording_submit, recording_destroy) are all set or all NULL",
+                                    name));
+    }
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 
 namespace ferro::host {
 
+// Whether the table offers recorded sessions (ABI 1.14: all four entries).
+bool records_sessions(const ferro_engine_iface& iface) noexcept;
+
 class Engine {
 public:
     // Takes ownership of `instance`. Throws LoadError(create) when the table is unusable.
@@ -36,6 +39,8 @@ public:
     // An engine whose buffer handles are addresses (FERRO_ENGINE_BUFFER_IS_ADDRESS, with
     // HOST_ADDRESSABLE): the host may place small buffers itself (inside a tensor's allocation).
     bool buffers_are_addresses() const noexcept { return buffers_are_addresses_; }
+    // Whether its sessions can be recorded and submitted again (ABI 1.14).
+    bool records_sessions() const noexcept { return ferro::host::records_sessions(*iface_); }
 
     // The target description handed to module factories; valid while the engine lives.
     const ferro_engine_target& target() const noexcept { return target_; }

@@ -25,6 +25,15 @@ bool env_flag(const char* name) {
 
 // ---- sessions and submissions ----------------------------------------------------------
 
+// A finished session: its fence reset and the session back to the idle list (unless a recording
+// keeps it), once no thread waits on that fence (vkResetFences must not overlap a wait). Needs
+// flight_mutex.
+void settle_locked(Engine& e, SessionState* s) {
+    if (s->pending || s->waiters > 0) return;
+    e.fns.vkResetFences(e.device, 1, &s->fence);
+    if (!s->kept) e.idle_sessions.push_back(s);
+}
+
 // Returns finished sessions to the idle list and releases the buffers that waited for them.
 // Needs flight_mutex.
 void reap_locked(Engine& e) {
@@ -33,14 +42,15 @@ void reap_locked(Engine& e) {
     while (!e.in_flight.empty()) {
         const Engine::InFlight f = e.in_flight.front();
         if (e.fns.vkGetFenceStatus(e.device, f.session->fence) != VK_SUCCESS) break;
-        e.fns.vkResetFences(e.device, 1, &f.session->fence);
-        e.idle_sessions.push_back(f.session);
+        f.session->pending = false;
+        settle_locked(e, f.session);
         e.in_flight.pop_front();
         completed = f.serial;
         any = true;
     }
     // Everything submitted up to the oldest unfinished one has completed.
     const uint64_t done = e.in_flight.empty() ? e.submitted : (any ? completed : e.in_flight.front().serial - 1);
+    e.completed = done;
     auto keep =
         std::partition(e.deferred_release.begin(), e.deferred_release.end(), [&](const auto& d) { return d.first > done; });
     for (auto it = keep; it != e.deferred_release.end(); ++it) e.memory->release(it->second);
@@ -71,8 +81,9 @@ void (*get_instance_proc_addr(void* instance, const char* name))(void) {
     return loader().vkGetInstanceProcAddr(static_cast<VkInstance>(instance), name);
 }
 
-// An idle session state, or a new one; its command buffer recording.
-ferro_status take_session(Engine& e, SessionState*& out) {
+// An idle session state, or a new one; its command buffer recording. A `recording` session's
+// command buffer may be submitted again, and its addresses are noted.
+ferro_status take_session(Engine& e, SessionState*& out, bool recording = false) {
     SessionState* s = nullptr;
     {
         const std::lock_guard<std::mutex> lock(e.flight_mutex);
@@ -107,7 +118,7 @@ ferro_status take_session(Engine& e, SessionState*& out) {
     }
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    begin.flags = recording ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     if (r == VK_SUCCESS) r = e.fns.vkBeginCommandBuffer(s->cmd, &begin);
     if (r != VK_SUCCESS) {
         // Start this state afresh next time: drop whatever part of it was made.
@@ -126,6 +137,8 @@ ferro_status take_session(Engine& e, SessionState*& out) {
     s->args_used = 0;
     s->dispatches = 0;
     s->context_used = false;
+    s->recording = recording;
+    s->addresses.clear();
     s->context = {};
     s->context.struct_size = sizeof s->context;
     s->context.api_version = e.physical.props.apiVersion;
@@ -153,9 +166,64 @@ void barrier(const Engine& e, VkCommandBuffer cmd, VkPipelineStageFlags src_stag
     e.fns.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
+// Returns once submission `serial` of session `s` has finished. Waits on its fence without
+// holding flight_mutex, counted in `waiters` so that no thread resets the fence meanwhile.
+ferro_status wait_for(Engine& e, SessionState* s, uint64_t serial) {
+    for (;;) {
+        {
+            const std::lock_guard<std::mutex> lock(e.flight_mutex);
+            reap_locked(e);
+            if (e.completed >= serial) return nullptr;
+            ++s->waiters;
+        }
+        const VkResult r = e.fns.vkWaitForFences(e.device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+        {
+            const std::lock_guard<std::mutex> lock(e.flight_mutex);
+            --s->waiters;
+            reap_locked(e);
+            settle_locked(e, s);
+        }
+        if (r != VK_SUCCESS) {
+            return make_status(e, r == VK_ERROR_DEVICE_LOST ? FERRO_UNAVAILABLE : FERRO_INTERNAL,
+                               "a session failed on the device: " + result_name(r));
+        }
+    }
+}
+
+// Submits the session's ended command buffer (`serial`, when given, receives its serial: 0 when
+// it was not submitted); with `wait`, returns after it has run. A session that fails to submit
+// goes back to the idle list, unless a recording keeps it.
+ferro_status submit(Engine& e, SessionState* s, bool wait, uint64_t* out_serial = nullptr) {
+    VkSubmitInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    info.commandBufferCount = 1;
+    info.pCommandBuffers = &s->cmd;
+    uint64_t serial = 0;
+    VkResult r = VK_SUCCESS;
+    {
+        const std::lock_guard<std::mutex> queue_lock(e.queue_mutex);
+        const std::lock_guard<std::mutex> lock(e.flight_mutex);
+        r = e.fns.vkQueueSubmit(e.queue, 1, &info, s->fence);
+        if (r == VK_SUCCESS) {
+            serial = ++e.submitted;
+            s->pending = true;
+            e.in_flight.push_back({serial, s});
+        } else if (!s->kept) {
+            e.idle_sessions.push_back(s);
+        }
+    }
+    if (out_serial != nullptr) *out_serial = serial;
+    if (r != VK_SUCCESS) {
+        return make_status(e, r == VK_ERROR_DEVICE_LOST ? FERRO_UNAVAILABLE : FERRO_INTERNAL,
+                           "submitting a session failed: " + result_name(r));
+    }
+    return wait ? wait_for(e, s, serial) : nullptr;
+}
+
 // Ends and submits the session's command buffer (or recycles it when nothing was recorded);
-// with `wait`, returns after it has run.
-ferro_status finish_session(Engine& e, SessionState* s, bool wait) {
+// with `wait`, returns after it has run. `serial` as for submit().
+ferro_status finish_session(Engine& e, SessionState* s, bool wait, uint64_t* serial = nullptr) {
+    if (serial != nullptr) *serial = 0;
     if (s->dispatches == 0 && !s->context_used) {
         e.fns.vkEndCommandBuffer(s->cmd);
         const std::lock_guard<std::mutex> lock(e.flight_mutex);
@@ -165,32 +233,13 @@ ferro_status finish_session(Engine& e, SessionState* s, bool wait) {
     // Make every write of the session visible to the host (mapped reads after the fence).
     barrier(e, s->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT);
-    VkResult r = e.fns.vkEndCommandBuffer(s->cmd);
-    VkSubmitInfo submit{};
-    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &s->cmd;
-    if (r == VK_SUCCESS) {
-        const std::lock_guard<std::mutex> queue_lock(e.queue_mutex);
-        const std::lock_guard<std::mutex> lock(e.flight_mutex);
-        r = e.fns.vkQueueSubmit(e.queue, 1, &submit, s->fence);
-        if (r == VK_SUCCESS) e.in_flight.push_back({++e.submitted, s});
-    }
+    const VkResult r = e.fns.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) {
         const std::lock_guard<std::mutex> lock(e.flight_mutex);
-        e.idle_sessions.push_back(s);
-        return make_status(e, r == VK_ERROR_DEVICE_LOST ? FERRO_UNAVAILABLE : FERRO_INTERNAL,
-                           "submitting a session failed: " + result_name(r));
+        if (!s->kept) e.idle_sessions.push_back(s);
+        return make_status(e, FERRO_INTERNAL, "ending a command buffer failed: " + result_name(r));
     }
-    if (!wait) return nullptr;
-    r = e.fns.vkWaitForFences(e.device, 1, &s->fence, VK_TRUE, UINT64_MAX);
-    const std::lock_guard<std::mutex> lock(e.flight_mutex);
-    reap_locked(e);
-    if (r != VK_SUCCESS) {
-        return make_status(e, r == VK_ERROR_DEVICE_LOST ? FERRO_UNAVAILABLE : FERRO_INTERNAL,
-                           "a session failed on the device: " + result_name(r));
-    }
-    return nullptr;
+    return submit(e, s, wait, serial);
 }
 
 // ---- the engine table --------------------------------------------------------------------
@@ -333,6 +382,106 @@ ferro_status session_end(void* self, ferro_engine_session session, ferro_bool wa
     return finish_session(self_of(self), reinterpret_cast<SessionState*>(session), wait != 0);
 }
 
+// ---- recorded sessions ------------------------------------------------------------------
+
+// Gives the recording's session state back (to the idle list, or to reap_locked when it is still
+// running).
+void recording_destroy(void* self, ferro_engine_recording recording) {
+    Engine& e = self_of(self);
+    std::unique_ptr<Recording> r(reinterpret_cast<Recording*>(recording));
+    if (r == nullptr || r->session == nullptr) return;
+    const std::lock_guard<std::mutex> lock(e.flight_mutex);
+    r->session->kept = false;
+    if (!r->session->pending) e.idle_sessions.push_back(r->session);  // else settle_locked returns it
+}
+
+ferro_status session_begin_recording(void* self, ferro_engine_session* out) {
+    SessionState* s = nullptr;
+    try {
+        if (ferro_status st = take_session(self_of(self), s, true)) return st;
+    } catch (const std::bad_alloc&) {
+        return make_status(self_of(self), FERRO_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+    *out = reinterpret_cast<ferro_engine_session>(s);
+    return nullptr;
+}
+
+// Where each parameter's addresses are in the session's argument memory. Null (with no error)
+// when the session cannot be submitted again.
+ferro_status make_recording(Engine& e, const SessionState& s, const ferro_buffer* params, uint32_t n_params,
+                            std::unique_ptr<Recording>& out) {
+    for (uint32_t i = 0; i < n_params; ++i) {
+        if (params[i] == nullptr || std::find(params, params + i, params[i]) != params + i) {
+            return make_status(e, FERRO_INVALID_ARGUMENT,
+                               "session_end_recording: parameter " + std::to_string(i) + " is NULL or given twice");
+        }
+    }
+    if (s.context_used) return nullptr;  // commands recorded outside dispatch(): nothing says where their buffers are
+    out = std::make_unique<Recording>();
+    out->n_params = n_params;
+    for (const RecordedAddress& a : s.addresses) {
+        const auto* param =
+            std::find(params, params + n_params, reinterpret_cast<ferro_buffer>(const_cast<Allocation*>(a.source)));
+        if (param == params + n_params) continue;
+        out->patches.push_back({a.chunk, a.at, static_cast<uint32_t>(param - params), a.address - a.source->address()});
+    }
+    return nullptr;
+}
+
+ferro_status session_end_recording(void* self, ferro_engine_session session, const ferro_buffer* params, uint32_t n_params,
+                                   ferro_bool wait, ferro_engine_recording* out_recording) {
+    Engine& e = self_of(self);
+    auto* s = reinterpret_cast<SessionState*>(session);
+    *out_recording = nullptr;
+    std::unique_ptr<Recording> r;
+    ferro_status st = nullptr;
+    try {
+        st = make_recording(e, *s, params, n_params, r);
+    } catch (const std::bad_alloc&) {
+        st = make_status(e, FERRO_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+    const bool empty = s->dispatches == 0 && !s->context_used;
+    if (st != nullptr || r == nullptr || empty) {  // submitted as any session (a recording of nothing keeps no state)
+        ferro_status end = finish_session(e, s, wait != 0);
+        if (st != nullptr) {
+            if (end != nullptr) e.host->status_free(end);
+            return st;
+        }
+        if (end != nullptr) return end;
+        *out_recording = reinterpret_cast<ferro_engine_recording>(r.release());
+        return nullptr;
+    }
+    s->kept = true;
+    r->session = s;
+    if (ferro_status end = finish_session(e, s, wait != 0, &r->serial)) {
+        recording_destroy(self, reinterpret_cast<ferro_engine_recording>(r.release()));
+        return end;
+    }
+    *out_recording = reinterpret_cast<ferro_engine_recording>(r.release());
+    return nullptr;
+}
+
+ferro_status recording_submit(void* self, ferro_engine_recording recording, const ferro_buffer* buffers,
+                              const int64_t* offset_deltas, uint32_t n_buffers, ferro_bool wait) {
+    Engine& e = self_of(self);
+    auto* r = reinterpret_cast<Recording*>(recording);
+    if (n_buffers != r->n_params) {
+        return make_status(e, FERRO_INVALID_ARGUMENT,
+                           "recording_submit: " + std::to_string(n_buffers) + " buffers for a recording of " +
+                               std::to_string(r->n_params) + " parameters");
+    }
+    SessionState* s = r->session;
+    if (s == nullptr) return nullptr;  // recorded nothing
+    // Its previous submission reads the argument memory and holds the command buffer and fence.
+    if (ferro_status st = wait_for(e, s, r->serial)) return st;
+    for (const Recording::Patch& p : r->patches) {
+        const uint64_t address = reinterpret_cast<const Allocation*>(buffers[p.param])->address() + p.offset +
+                                 static_cast<uint64_t>(offset_deltas[p.param]);
+        std::memcpy(s->args[p.chunk]->mapped() + p.at, &address, sizeof address);
+    }
+    return submit(e, s, wait != 0, &r->serial);
+}
+
 template <class Args, ferro_status (*Kernel)(SessionState&, const Args&)>
 ferro_status kernel(void* self, ferro_engine_session session, const Args* args) {
     try {
@@ -391,7 +540,12 @@ constexpr ferro_engine_iface kIface = {sizeof(ferro_engine_iface),
                                        native_context,
                                        destroy,
                                        nullptr,
-                                       nullptr};
+                                       nullptr,
+                                       nullptr,
+                                       session_begin_recording,
+                                       session_end_recording,
+                                       recording_submit,
+                                       recording_destroy};
 
 // ---- probe and create --------------------------------------------------------------------
 
@@ -560,8 +714,8 @@ ferro_status make_status(const Engine& e, uint32_t code, const std::string& mess
     return e.host->status_make(code, text.c_str());
 }
 
-ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, uint64_t args_bytes,
-                      std::array<uint32_t, 3> groups) {
+ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, uint64_t args_bytes, std::array<uint32_t, 3> groups,
+                      const ArgAddresses& addresses) {
     Engine& e = *s.engine;
     const uint64_t size = (args_bytes + 15) / 16 * 16;
     if (size > kArgsChunk) return make_status(e, FERRO_INTERNAL, "a kernel's arguments exceed one chunk");
@@ -581,6 +735,15 @@ ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, ui
     }
     Allocation* chunk = s.args[s.args_index];
     std::memcpy(chunk->mapped() + s.args_used, args, args_bytes);
+    if (s.recording) {
+        for (uint32_t i = 0; i < addresses.n; ++i) {
+            const ArgAddress& a = addresses.fields[i];
+            uint64_t value = 0;
+            std::memcpy(&value, static_cast<const char*>(args) + a.at, sizeof value);
+            s.addresses.push_back(
+                {static_cast<uint32_t>(s.args_index), static_cast<uint32_t>(s.args_used + a.at), a.source, value});
+        }
+    }
     const VkDeviceAddress address = chunk->address() + s.args_used;
     s.args_used += size;
     if (s.context_used) {  // an executor recorded commands before this dispatch

@@ -20,7 +20,27 @@ namespace ferro::vk {
 
 struct Engine;
 
-// What one session records into and keeps alive until its work has finished. Recycled.
+// Where a dispatch's argument block holds a buffer's device address (`at`: bytes into the block).
+struct ArgAddress {
+    uint32_t at = 0;
+    const Allocation* source = nullptr;
+};
+struct ArgAddresses {
+    std::array<ArgAddress, 4> fields;
+    uint32_t n = 0;
+};
+
+// An address a recorded session wrote into its argument memory, so that a later submission can
+// point it into another buffer (ferro_engine_iface.recording_submit).
+struct RecordedAddress {
+    uint32_t chunk = 0;  // index in SessionState::args
+    uint32_t at = 0;     // bytes into that chunk
+    const Allocation* source = nullptr;
+    uint64_t address = 0;
+};
+
+// What one session records into and keeps alive until its work has finished. Recycled, unless a
+// recording keeps it.
 struct SessionState {
     Engine* engine = nullptr;
     VkCommandPool pool = VK_NULL_HANDLE;
@@ -31,7 +51,25 @@ struct SessionState {
     uint64_t args_used = 0;         // bytes used in it
     uint32_t dispatches = 0;
     bool context_used = false;  // commands were recorded outside dispatch()
+    bool recording = false;     // begun by session_begin_recording: addresses are noted
+    bool kept = false;          // a Recording owns it: finished, it does not go back to the idle list
+    bool pending = false;       // submitted, not yet seen finished
+    uint32_t waiters = 0;       // threads waiting on `fence` (engine flight_mutex)
+    std::vector<RecordedAddress> addresses;
     ferro_vulkan_context context{};
+};
+
+// A recorded session (ferro_engine_recording): its state, command buffer and argument memory,
+// and where each parameter's addresses are.
+struct Recording {
+    struct Patch {
+        uint32_t chunk, at, param;
+        uint64_t offset;  // of the address past its parameter's first byte, at recording
+    };
+    SessionState* session = nullptr;
+    uint64_t serial = 0;  // of its last submission
+    uint32_t n_params = 0;
+    std::vector<Patch> patches;
 };
 
 struct Engine {
@@ -58,6 +96,7 @@ struct Engine {
     std::deque<InFlight> in_flight;
     std::vector<std::pair<uint64_t, Allocation*>> deferred_release;  // (serial to wait for, buffer)
     uint64_t submitted = 0;
+    uint64_t completed = 0;                               // every submission up to this serial has finished
     std::vector<std::unique_ptr<SessionState>> sessions;  // every state made, for destruction
     std::vector<SessionState*> idle_sessions;
 
@@ -70,8 +109,9 @@ ferro_status make_status(const Engine& e, uint32_t code, const std::string& mess
 // Records one compute dispatch into the session: the pipeline, its argument block (copied
 // into the session's upload memory, its device address passed as the push constant) and
 // `groups` workgroups (x, y, z), then a barrier that orders it before what comes next.
-ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, uint64_t args_bytes,
-                      std::array<uint32_t, 3> groups);
+// `addresses`: where the block holds buffer addresses (noted by a recorded session).
+ferro_status dispatch(SessionState& s, VkPipeline pipeline, const void* args, uint64_t args_bytes, std::array<uint32_t, 3> groups,
+                      const ArgAddresses& addresses);
 
 // Kernel entry points (kernels.cpp).
 ferro_status fill(SessionState& s, const ferro_fill_args& a);

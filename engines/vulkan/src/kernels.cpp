@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
@@ -25,11 +26,27 @@ struct ArgsHeader {
 };
 static_assert(sizeof(ArgsHeader) == 112, "must match Args in shaders/common.glsl");
 
-// A header followed by int64 dims, as one byte block.
+// A header followed by int64 dims, as one byte block, and the buffers its addresses point into.
 class ArgsBlock {
 public:
     ArgsHeader header;
     std::vector<int64_t> dims;
+    std::array<const Allocation*, 4> sources{};
+
+    void set_address(size_t i, ferro_buffer buffer, uint64_t byte_offset) {
+        sources[i] = reinterpret_cast<const Allocation*>(buffer);
+        header.address[i] = sources[i]->address() + byte_offset;
+    }
+    // Where the block holds addresses, for a recorded session (engine.hpp, ArgAddress).
+    ArgAddresses addresses() const {
+        ArgAddresses out;
+        for (size_t i = 0; i < sources.size(); ++i) {
+            if (sources[i] != nullptr) {
+                out.fields[out.n++] = {static_cast<uint32_t>(offsetof(ArgsHeader, address) + i * sizeof(uint64_t)), sources[i]};
+            }
+        }
+        return out;
+    }
 
     std::vector<unsigned char> bytes() const {
         std::vector<unsigned char> out(sizeof header + dims.size() * sizeof(int64_t));
@@ -76,10 +93,6 @@ ferro_status check_dtype(const SessionState& s, const char* kernel, ferro_dtype 
     return nullptr;
 }
 
-uint64_t address_of(const ferro_tensor_view& v) {
-    return reinterpret_cast<const Allocation*>(v.buffer)->address() + v.byte_offset;
-}
-
 // Elementwise iteration over `views[0]`'s shape: size-1 axes dropped and adjacent axes merged
 // where every operand is contiguous across them, then dims = shape, each operand's strides.
 void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_tensor_view*> views) {
@@ -112,7 +125,10 @@ void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_ten
     args.dims = shape;
     for (const auto& s : strides) args.dims.insert(args.dims.end(), s.begin(), s.end());
     size_t j = 0;
-    for (const ferro_tensor_view* v : views) args.header.address[j++] = address_of(*v);
+    for (const ferro_tensor_view* v : views) {
+        args.set_address(j, v->buffer, v->byte_offset);
+        ++j;
+    }
 }
 
 uint32_t groups_for(uint64_t invocations) {
@@ -124,7 +140,7 @@ ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const 
     const VkPipeline p = s.engine->pipelines->get(shader, op, why);
     if (p == VK_NULL_HANDLE) return make_status(*s.engine, FERRO_INTERNAL, why);
     const std::vector<unsigned char> bytes = args.bytes();
-    return dispatch(s, p, bytes.data(), bytes.size(), groups);
+    return dispatch(s, p, bytes.data(), bytes.size(), groups, args.addresses());
 }
 
 ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_t op, ArgsBlock& args,
@@ -289,8 +305,8 @@ ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
     args.header.ndim = static_cast<int64_t>(kept_shape.size());
     args.header.wide = outputs > (uint64_t{1} << 31) || count > (uint64_t{1} << 31) ? 1 : 0;
     args.header.value_i = static_cast<int64_t>(count);
-    args.header.address[0] = address_of(a.out);
-    args.header.address[1] = address_of(a.in);
+    args.set_address(0, a.out.buffer, a.out.byte_offset);
+    args.set_address(1, a.in.buffer, a.in.byte_offset);
     for (const auto* part : {&kept_shape, &kept_out, &kept_in}) args.dims.insert(args.dims.end(), part->begin(), part->end());
     args.dims.push_back(static_cast<int64_t>(red_shape.size()));
     args.dims.insert(args.dims.end(), red_shape.begin(), red_shape.end());
@@ -316,12 +332,9 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
     if (gx > kMaxGroups || gy > kMaxGroups) return unsupported(s, "gemm_batched", "matrices with more than 4M rows or columns");
     ArgsBlock args;
     args.header.numel = static_cast<uint64_t>(g.batch);
-    const auto address = [](const ferro_gemm_operand& o) {
-        return reinterpret_cast<const Allocation*>(o.buffer)->address() + o.byte_offset;
-    };
-    args.header.address[0] = address(g.c);
-    args.header.address[1] = address(g.a);
-    args.header.address[2] = address(g.b);
+    args.set_address(0, g.c.buffer, g.c.byte_offset);
+    args.set_address(1, g.a.buffer, g.a.byte_offset);
+    args.set_address(2, g.b.buffer, g.b.byte_offset);
     args.dims = {g.m,
                  g.n,
                  g.k,

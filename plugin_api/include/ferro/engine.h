@@ -274,6 +274,9 @@ FERRO_STRUCT_TRAITS(ferro_probe_result, reason);
 /* An engine session: a batch of kernels the engine may record and submit together. Opaque. */
 typedef struct ferro_engine_session_impl* ferro_engine_session;
 
+/* Since 1.14: a session's kernels kept to be submitted again (session_end_recording). Opaque. */
+typedef struct ferro_engine_recording_impl* ferro_engine_recording;
+
 /* The engine interface. Every function receives the `self` of its ferro_engine_instance.
  * Thread-safety: alloc, free, copy_h2d, copy_d2h, properties and session_begin may be called concurrently; one
  * session is used by one thread at a time; distinct sessions may run concurrently.
@@ -334,8 +337,30 @@ typedef struct ferro_engine_iface {
      * (ferro_fused_args), recorded into `session` as the primitives are. NULL = the host runs
      * elementwise steps one by one. */
     ferro_status (*elementwise_fused)(void* self, ferro_engine_session session, const ferro_fused_args* args);
+
+    /* Since 1.14 (check FERRO_HAS_FIELD), optional, all four or none: recorded sessions, which
+     * the host submits again on other buffers instead of recording the same kernels again (a
+     * prepared program's runs). The kernels' shapes, strides, dtypes and scalars stay as recorded;
+     * only the buffers named as parameters change.
+     * session_begin_recording: as session_begin, for a session whose kernels the engine keeps.
+     * session_end_recording: submits the session as session_end does and sets *out_recording to
+     *   the recording, owned by the caller (recording_destroy), or to NULL when the session
+     *   recorded what cannot be submitted again (commands through the native context). `params`
+     *   (borrowed for the call) are the n_params distinct buffers a later submission replaces;
+     *   every other buffer the kernels used must stay allocated while the recording lives.
+     * recording_submit: submits the kernels again, after the recording's previous submission,
+     *   with params[i] replaced by buffers[i] and every address into it moved by
+     *   offset_deltas[i] bytes (the same view at another offset). Same `wait` as session_end.
+     *   One thread at a time per recording.
+     * recording_destroy: releases the recording once its submitted work has finished. */
+    ferro_status (*session_begin_recording)(void* self, ferro_engine_session* out_session);
+    ferro_status (*session_end_recording)(void* self, ferro_engine_session session, const ferro_buffer* params, uint32_t n_params,
+                                          ferro_bool wait, ferro_engine_recording* out_recording);
+    ferro_status (*recording_submit)(void* self, ferro_engine_recording recording, const ferro_buffer* buffers,
+                                     const int64_t* offset_deltas, uint32_t n_buffers, ferro_bool wait);
+    void (*recording_destroy)(void* self, ferro_engine_recording recording);
 } ferro_engine_iface;
-FERRO_STRUCT_TRAITS(ferro_engine_iface, elementwise_fused);
+FERRO_STRUCT_TRAITS(ferro_engine_iface, recording_destroy);
 
 /* A created engine: `self` is plugin state, `iface` its static function table (borrowed for
  * the lifetime of the plugin library). Owned by the host, released with iface->destroy(self). */
