@@ -1,7 +1,8 @@
 // bench/run vulkan: the same work on vulkan:0 and on the cpu engine, in one process: gemm f32
 // n = 256 and 1024, a large elementwise expression, an einsum instance and fft 2^16; then a
 // captured chain of 100 elementwise ops on vulkan:0, eager against its prepared program
-// recording its session at each run (FERRO_RECORD=0) and submitting one recording again. Each
+// recording its session at each run (FERRO_RECORD=0), submitting one recording again, and the
+// same without fusion (FERRO_FUSE=0). Each
 // timed call ends by reading one element back, which waits for the device (ops are submitted
 // asynchronously). On lavapipe these are figures, not targets; the binary runs unchanged on a
 // real GPU. Prints DESIGN §12 JSON lines; without a Vulkan device, one line saying why.
@@ -83,12 +84,17 @@ void time_replay(const ferro::Runtime& rt, int64_t n, int samples, const std::st
     setenv("FERRO_RECORD", "0", 1);
     const ferro::PreparedProgram recording_each_run = program.prepare();
     unsetenv("FERRO_RECORD");
+    setenv("FERRO_FUSE", "0", 1);
+    const ferro::PreparedProgram unfused = program.prepare();
+    unsetenv("FERRO_FUSE");
     const ferro::PreparedProgram resubmitted = program.prepare();
     const int inner = 20;
     const auto run_eager = [&] { sync(chain(x, y)); };
     const auto run_each = [&] { sync(recording_each_run({x, y})[0]); };
     const auto run_again = [&] { sync(resubmitted({x, y})[0]); };
-    const auto [eager, each_run, again] = bench::interleaved_medians(samples, inner, run_eager, run_each, run_again);
+    const auto run_unfused = [&] { sync(unfused({x, y})[0]); };
+    const auto [eager, each_run, again, not_fused] =
+        bench::interleaved_medians(samples, inner, run_eager, run_each, run_again, run_unfused);
     const double host_eager = host_seconds(run_eager, samples, inner), host_each = host_seconds(run_each, samples, inner),
                  host_again = host_seconds(run_again, samples, inner);
     const nlohmann::json row = {{"bench", "vulkan"},
@@ -98,6 +104,8 @@ void time_replay(const ferro::Runtime& rt, int64_t n, int samples, const std::st
                                 {"replay_resubmitted_s", again},
                                 {"resubmitted_over_eager", again / eager},
                                 {"resubmitted_over_recording_each_run", again / each_run},
+                                {"replay_resubmitted_unfused_s", not_fused},
+                                {"resubmitted_over_unfused", again / not_fused},
                                 {"host_cpu_eager_s", host_eager},
                                 {"host_cpu_recording_each_run_s", host_each},
                                 {"host_cpu_resubmitted_s", host_again},

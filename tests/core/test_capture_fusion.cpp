@@ -118,6 +118,24 @@ TEST_CASE("fusion: runs split where the dtype, shape or op kind changes and at t
     for (const auto& r : runs) CHECK(r.size() <= 15);
     for (Tensor& x : xs) x = x * 3.0;
     CHECK(sum(xs).at(0).to_vector<double>() == total(xs).to_vector<double>());
+
+    // 80 values alive at once, from two inputs: one program holds 64 values
+    // (FERRO_FUSED_MAX_VALUES), so the run is cut.
+    const auto wide = [](const Tensor& x, const Tensor& y) {
+        std::vector<Tensor> t = {x * y};
+        for (int i = 1; i < 80; ++i) t.push_back(i % 2 == 0 ? t.back() * y : t.back() + x);
+        Tensor s = t[0];
+        for (size_t i = 1; i < t.size(); ++i) s = s - t[i];
+        return s;
+    };
+    const Tensor x = rt.rand({9}, DType::f64, 7), y = rt.rand({9}, DType::f64, 8);
+    Capture live(rt, {x, y});
+    const PreparedProgram cut = live.end({wide(x, y)}).prepare();
+    const std::vector<std::vector<std::string>> parts = steps_of(cut);
+    CHECK(parts.size() >= 2);
+    for (const auto& r : parts) CHECK(r.size() < 159);
+    const Tensor x2 = rt.rand({9}, DType::f64, 9), y2 = rt.rand({9}, DType::f64, 10);
+    CHECK(cut({x2, y2}).at(0).to_vector<double>() == wide(x2, y2).to_vector<double>());
 }
 
 TEST_CASE("fusion: complex and integer runs, and a plugin op between runs", "[capture]") {

@@ -1,7 +1,7 @@
 // Capture and replay on the vulkan engine: the first runs record the program's steps into one
 // engine session (one command buffer), later runs submit that recording again with their own
 // input and output buffers (ABI 1.14); intermediates keep buffers of their own from run to run;
-// the values are the cpu engine's eager ones.
+// the values are the cpu engine's eager ones; runs of elementwise steps are one fused dispatch.
 #include "device_replay.hpp"
 #include "vulkan_test.hpp"
 
@@ -182,4 +182,58 @@ TEST_CASE("concurrency: one prepared program run on vulkan from several threads 
     for (std::thread& t : threads) t.join();
     for (int i = 0; i < kThreads * kRuns; ++i) MixedOnVulkan::check(inputs[i], results[i]);
     CHECK(recorded_of(step).resubmissions > 0);
+}
+
+namespace {
+
+// The ops of each step of a prepared program ("fused" steps: the ops fused into them).
+std::vector<std::vector<std::string>> steps_of(const PreparedProgram& step) {
+    std::vector<std::vector<std::string>> out;
+    const nlohmann::json doc = nlohmann::json::parse(step.describe());
+    for (const auto& s : doc.at("steps")) {
+        out.push_back(s["op"] == "fused" ? s["ops"].get<std::vector<std::string>>() : std::vector{s["op"].get<std::string>()});
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: a run of elementwise steps is one fused step that computes exactly what the steps compute", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    // Broadcast (a row; a scalar on f32), a transposed operand, two outputs, in each dtype with
+    // its ops (a double scalar would make i64 values f64).
+    const auto f = [](const Tensor& x, const Tensor& row, bool real) {
+        const Tensor h = (x * row + x) * x.transpose().transpose() - row;
+        const Tensor g = real ? (h.tanh() * h).exp() * 0.5 : h * h + x;
+        return std::vector{g, g - h - h};
+    };
+    for (const DType dtype : {DType::f32, DType::c64, DType::i64}) {
+        INFO("dtype " << static_cast<int>(dtype));
+        const bool real = dtype == DType::f32;
+        const auto make = [&](int64_t seed, const Shape& shape) {
+            return (rt.rand(shape, DType::f64, seed) * 4.0 - 2.0).to(dtype).to("vulkan:0");
+        };
+        const Tensor x = make(1, {33, 70}), row = make(2, {70});
+        Capture capture(rt, {x, row});
+        const Program program = capture.end(f(x, row, real));
+        const PreparedProgram fused = program.prepare();
+        REQUIRE(setenv("FERRO_FUSE", "0", 1) == 0);
+        const PreparedProgram unfused = program.prepare();
+        unsetenv("FERRO_FUSE");
+        const std::vector<std::vector<std::string>> steps = steps_of(fused);
+        CHECK(steps.size() < steps_of(unfused).size());
+        CHECK(std::any_of(steps.begin(), steps.end(), [](const auto& s) { return s.size() >= 5; }));
+        for (int64_t seed = 3; seed < 5; ++seed) {
+            const Tensor x2 = make(seed, {33, 70}), row2 = make(seed + 10, {70});
+            const std::vector<Tensor> a = fused({x2, row2}), b = unfused({x2, row2}), eager = f(x2, row2, real);
+            for (size_t k = 0; k < eager.size(); ++k) {
+                const std::vector<double> got = a[k].to("cpu").to(DType::c128).to_vector<double>();
+                CHECK(got == b[k].to("cpu").to(DType::c128).to_vector<double>());
+                CHECK(got == eager[k].to("cpu").to(DType::c128).to_vector<double>());
+            }
+        }
+    }
+    check_no_vulkan_messages(log);
 }

@@ -101,7 +101,8 @@ public:
             Run best = run_of(s, s);
             for (size_t t = s + 1; t < p_.steps.size() && joins(s, t); ++t) {
                 Run longer = run_of(s, t);
-                if (longer.inputs.size() + longer.outputs.size() > FERRO_FUSED_MAX_OPERANDS) break;
+                const size_t operands = longer.inputs.size() + longer.outputs.size();
+                if (operands > FERRO_FUSED_MAX_OPERANDS || operands + kernel(longer)->n_temps > FERRO_FUSED_MAX_VALUES) break;
                 best = std::move(longer);
             }
             if (best.last > best.first) found.push_back(best);

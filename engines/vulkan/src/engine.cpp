@@ -29,7 +29,8 @@ bool env_flag(const char* name) {
 // keeps it), once no thread waits on that fence (vkResetFences must not overlap a wait). Needs
 // flight_mutex.
 void settle_locked(Engine& e, SessionState* s) {
-    if (s->pending || s->waiters > 0) return;
+    if (!s->finished || s->waiters > 0) return;
+    s->finished = false;
     e.fns.vkResetFences(e.device, 1, &s->fence);
     if (!s->kept) e.idle_sessions.push_back(s);
 }
@@ -43,6 +44,7 @@ void reap_locked(Engine& e) {
         const Engine::InFlight f = e.in_flight.front();
         if (e.fns.vkGetFenceStatus(e.device, f.session->fence) != VK_SUCCESS) break;
         f.session->pending = false;
+        f.session->finished = true;
         settle_locked(e, f.session);
         e.in_flight.pop_front();
         completed = f.serial;
@@ -392,7 +394,8 @@ void recording_destroy(void* self, ferro_engine_recording recording) {
     if (r == nullptr || r->session == nullptr) return;
     const std::lock_guard<std::mutex> lock(e.flight_mutex);
     r->session->kept = false;
-    if (!r->session->pending) e.idle_sessions.push_back(r->session);  // else settle_locked returns it
+    if (r->session->finished) settle_locked(e, r->session);
+    else if (!r->session->pending) e.idle_sessions.push_back(r->session);  // else settle_locked will
 }
 
 ferro_status session_begin_recording(void* self, ferro_engine_session* out) {
@@ -541,7 +544,7 @@ constexpr ferro_engine_iface kIface = {sizeof(ferro_engine_iface),
                                        destroy,
                                        nullptr,
                                        nullptr,
-                                       nullptr,
+                                       kernel<ferro_fused_args, elementwise_fused>,
                                        session_begin_recording,
                                        session_end_recording,
                                        recording_submit,

@@ -26,7 +26,7 @@ struct ArgAddress {
     const Allocation* source = nullptr;
 };
 struct ArgAddresses {
-    std::array<ArgAddress, 4> fields;
+    std::array<ArgAddress, FERRO_FUSED_MAX_OPERANDS> fields;  // a fused program's operands at most
     uint32_t n = 0;
 };
 
@@ -54,6 +54,7 @@ struct SessionState {
     bool recording = false;     // begun by session_begin_recording: addresses are noted
     bool kept = false;          // a Recording owns it: finished, it does not go back to the idle list
     bool pending = false;       // submitted, not yet seen finished
+    bool finished = false;      // seen finished, its fence not yet reset (settle_locked)
     uint32_t waiters = 0;       // threads waiting on `fence` (engine flight_mutex)
     std::vector<RecordedAddress> addresses;
     ferro_vulkan_context context{};
@@ -122,5 +123,6 @@ ferro_status where(SessionState& s, const ferro_where_args& a);
 ferro_status reduce(SessionState& s, const ferro_reduce_args& a);
 ferro_status copy_strided(SessionState& s, const ferro_copy_args& a);
 ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& a);
+ferro_status elementwise_fused(SessionState& s, const ferro_fused_args& a);
 
 }  // namespace ferro::vk

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 #include <vector>
 
 namespace ferro::vk {
@@ -95,8 +96,8 @@ ferro_status check_dtype(const SessionState& s, const char* kernel, ferro_dtype 
 
 // Elementwise iteration over `views[0]`'s shape: size-1 axes dropped and adjacent axes merged
 // where every operand is contiguous across them, then dims = shape, each operand's strides.
-void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_tensor_view*> views) {
-    const ferro_tensor_view& out = **views.begin();
+void merge_dims(ArgsBlock& args, std::span<const ferro_tensor_view* const> views) {
+    const ferro_tensor_view& out = *views.front();
     const size_t k = views.size();
     std::vector<int64_t> shape;
     std::vector<std::vector<int64_t>> strides(k);
@@ -124,6 +125,10 @@ void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_ten
     args.header.wide = numel > (uint64_t{1} << 31) ? 1 : 0;
     args.dims = shape;
     for (const auto& s : strides) args.dims.insert(args.dims.end(), s.begin(), s.end());
+}
+
+void set_elementwise_dims(ArgsBlock& args, std::initializer_list<const ferro_tensor_view*> views) {
+    merge_dims(args, {views.begin(), views.size()});
     size_t j = 0;
     for (const ferro_tensor_view* v : views) {
         args.set_address(j, v->buffer, v->byte_offset);
@@ -135,12 +140,16 @@ uint32_t groups_for(uint64_t invocations) {
     return static_cast<uint32_t>(std::clamp<uint64_t>((invocations + kGroupSize - 1) / kGroupSize, 1, 65535));
 }
 
-ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups) {
+ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups,
+                 const ArgAddresses& addresses) {
     std::string why;
     const VkPipeline p = s.engine->pipelines->get(shader, op, why);
     if (p == VK_NULL_HANDLE) return make_status(*s.engine, FERRO_INTERNAL, why);
     const std::vector<unsigned char> bytes = args.bytes();
-    return dispatch(s, p, bytes.data(), bytes.size(), groups, args.addresses());
+    return dispatch(s, p, bytes.data(), bytes.size(), groups, addresses);
+}
+ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups) {
+    return run(s, shader, op, args, groups, args.addresses());
 }
 
 ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_t op, ArgsBlock& args,
@@ -361,6 +370,63 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
     }
     return run(s, std::string("gemm_") + suffix_of(g.dtype), 0, args,
                {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(std::min(g.batch, kMaxGroups))});
+}
+
+// The program's values live in the shader's registers (fused.comp, MAX_VALUES); each instruction
+// must be one the dtype-keeping unary or binary variant has.
+ferro_status elementwise_fused(SessionState& s, const ferro_fused_args& a) {
+    constexpr uint32_t kMaxValues = FERRO_FUSED_MAX_VALUES;
+    if (ferro_status st = check_dtype(s, "elementwise_fused", a.dtype)) return st;
+    const std::string sfx = suffix_of(a.dtype);
+    if (a.dtype == FERRO_DTYPE_BOOL) return unsupported(s, "elementwise_fused", "bool");
+    const uint64_t operands = uint64_t{a.n_inputs} + a.n_outputs, values = operands + a.n_temps;
+    if (a.n_outputs == 0 || operands > FERRO_FUSED_MAX_OPERANDS || values > kMaxValues) {
+        return unsupported(s, "elementwise_fused",
+                           "a program with " + std::to_string(a.n_inputs) + " inputs, " + std::to_string(a.n_outputs) +
+                               " outputs and " + std::to_string(a.n_temps) + " temporaries (at most " +
+                               std::to_string(FERRO_FUSED_MAX_OPERANDS) + " operands and " + std::to_string(kMaxValues) +
+                               " values)");
+    }
+    ArgsBlock args;
+    std::vector<const ferro_tensor_view*> views;
+    for (uint32_t i = 0; i < a.n_inputs; ++i) views.push_back(&a.inputs[i]);
+    for (uint32_t i = 0; i < a.n_outputs; ++i) views.push_back(&a.outputs[i]);
+    for (const ferro_tensor_view* v : views) {
+        if (v->dtype != a.dtype || v->ndim != a.outputs[0].ndim ||
+            !std::equal(v->shape, v->shape + v->ndim, a.outputs[0].shape)) {
+            return unsupported(s, "elementwise_fused", "operands of another dtype or shape than the outputs'");
+        }
+    }
+    std::vector<int64_t> program;
+    for (uint32_t j = 0; j < a.n_instrs; ++j) {
+        const ferro_fused_instr& in = a.instrs[j];
+        const bool binary = in.kind == FERRO_FUSED_BINARY;
+        if ((in.kind != FERRO_FUSED_UNARY && !binary) || in.dst < a.n_inputs || in.dst >= values || in.a >= values ||
+            (binary && in.b >= values)) {
+            return make_status(*s.engine, FERRO_INVALID_ARGUMENT,
+                               "elementwise_fused: instruction " + std::to_string(j) + " is malformed");
+        }
+        const std::string variant = binary ? binary_shader(in.op, a.dtype) : unary_shader(in.op, a.dtype);
+        if (variant != (binary ? "binary_" : "unary_") + sfx) {
+            return unsupported_op(s, binary ? "binary" : "unary", in.op, sfx.c_str());
+        }
+        program.push_back(static_cast<int64_t>(uint64_t{in.kind} | uint64_t{in.op} << 8 | uint64_t{in.dst} << 24 |
+                                               uint64_t{in.a} << 32 | uint64_t{binary ? in.b : 0u} << 40));
+    }
+    merge_dims(args, views);
+    if (args.header.numel == 0) return nullptr;
+    args.header.value_i = static_cast<int64_t>(a.n_instrs);
+    args.header.value_bits[0] = a.n_inputs;
+    args.header.value_bits[1] = a.n_outputs;
+    ArgAddresses addresses;
+    for (const ferro_tensor_view* v : views) {
+        const auto* buffer = reinterpret_cast<const Allocation*>(v->buffer);
+        addresses.fields[addresses.n++] = {static_cast<uint32_t>(sizeof(ArgsHeader) + args.dims.size() * sizeof(int64_t)),
+                                           buffer};
+        args.dims.push_back(static_cast<int64_t>(buffer->address() + v->byte_offset));
+    }
+    args.dims.insert(args.dims.end(), program.begin(), program.end());
+    return run(s, "fused_" + sfx, 0, args, {groups_for(args.header.numel), 1, 1}, addresses);
 }
 
 }  // namespace ferro::vk

@@ -207,6 +207,9 @@ enum ferro_fused_kind { FERRO_FUSED_UNARY = 0, FERRO_FUSED_BINARY = 1 };
 
 /* Inputs plus outputs of one program, at most. */
 #define FERRO_FUSED_MAX_OPERANDS 16
+/* Since 1.14: inputs, outputs and temporaries of one program, at most (an engine may keep them
+ * all in registers). */
+#define FERRO_FUSED_MAX_VALUES 64
 
 typedef struct ferro_fused_instr { /* travels in arrays: never grows within a major */
     uint16_t kind;                 /* enum ferro_fused_kind */
