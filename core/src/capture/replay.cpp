@@ -460,6 +460,8 @@ size_t Replay::run_stretch(size_t first) {
         if (prepared_.replay_entries[end]->plan) bind(end);
         else run_host_op(end);
     }
+    // Recordings of stretches that began inside this one (earlier runs knew less) are dead.
+    for (size_t s = first + 1; s < end; ++s) state_.recorded[s].reset();
     std::unique_ptr<RecordedStretch>& r = state_.recorded[first];
     try {
         if (r && r->end == end && r->handle == nullptr) {  // the engine cannot record it
