@@ -3,11 +3,10 @@
 #include "dispatch/session.hpp"
 #include "ops/core_family.hpp"
 #include "ops/op_util.hpp"
+#include "support/env.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 namespace ferro::host {
@@ -61,12 +60,6 @@ std::optional<ops::ElementwiseKernel> fusable(const PlanEntry& e) {
         return std::nullopt;
     }
     return ops::elementwise_kernel(*e.plan);
-}
-
-// Read at each prepare (not per run), so that a test or a comparison can turn it off.
-bool fusion_enabled() {
-    const char* v = std::getenv("FERRO_FUSE");
-    return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
 // A run of steps [first, last] and what it reads and writes.
@@ -218,7 +211,8 @@ EntryPtr fused_entry(const std::vector<EntryPtr>& entries, const Run& run, std::
 ReplayProgram fuse_elementwise(const ProgramPtr& program, const std::vector<EntryPtr>& entries) {
     const Program& p = *program;
     const Fuser fuser(p, entries);
-    const std::vector<Run> runs = fusion_enabled() ? fuser.runs() : std::vector<Run>{};
+    // Read at each prepare (not per run), so that a test or a comparison can turn it off.
+    const std::vector<Run> runs = env_switch_on("FERRO_FUSE") ? fuser.runs() : std::vector<Run>{};
     if (runs.empty()) return {program, entries};
     auto fused = std::make_shared<Program>();
     fused->runtime = p.runtime;

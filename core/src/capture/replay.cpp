@@ -3,13 +3,12 @@
 #include "capture/program.hpp"
 #include "dispatch/invoke.hpp"
 #include "runtime/runtime.hpp"
+#include "support/env.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -262,6 +261,13 @@ private:
     const Engine* engine_ = nullptr;
 };
 
+// Lets `session` touch the buffers of a plugin's step: its call's tensors and its workspace, as
+// an eager call's session does.
+void allow_step(ferro_session_impl& session, const StepCall& c, const StoragePtr& workspace) {
+    for (const ferro_tensor_view& v : c.views) session.allow(*v.tensor->storage);
+    if (workspace) session.allow(*workspace);
+}
+
 // Runs a plan step with its arguments.
 void run_plan_step(const PlanEntry& e, const ferro_host_api* host, StepCall& c, const StoragePtr& workspace,
                    SharedSession& shared) {
@@ -274,8 +280,7 @@ void run_plan_step(const PlanEntry& e, const ferro_host_api* host, StepCall& c, 
     // A plugin's executor gets a session of its own that lists only its call's buffers.
     shared.end();
     Session session(e.engine);
-    for (const ferro_tensor_view& v : c.views) session.allow(*v.tensor->storage);
-    if (workspace) session.allow(*workspace);
+    allow_step(*session.get(), c, workspace);
     c.args.session = session.get();
     invoke_executor(plan, e.op->name, *e.engine, host, session.get(), c.args);
     session.end();
@@ -296,11 +301,7 @@ void make_step_session(ferro_session_impl& s, const ferro_session_impl& stretch,
     s.engine = stretch.engine;
     s.engine_ptr = stretch.engine_ptr;
     s.engine_session = stretch.engine_session;
-    for (const ferro_tensor_view& v : c.views) {
-        const Storage& storage = *v.tensor->storage;
-        s.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()});
-    }
-    if (workspace) s.buffers.push_back({workspace->buffer(), workspace->bytes(), workspace->address()});
+    allow_step(s, c, workspace);
 }
 
 // What a run does: the steps of `prepared` on `inputs`, with `state`'s memory.
@@ -346,10 +347,7 @@ private:
 
 class RunStates {
 public:
-    RunStates() {
-        const char* v = std::getenv("FERRO_RECORD");
-        record_ = v == nullptr || std::strcmp(v, "0") != 0;
-    }
+    RunStates() : record_(env_switch_on("FERRO_RECORD")) {}
     std::unique_ptr<RunState> take() {
         std::lock_guard lock(mutex_);
         if (idle_.empty()) return nullptr;
@@ -369,7 +367,7 @@ public:
 private:
     std::mutex mutex_;
     std::vector<std::unique_ptr<RunState>> idle_;
-    bool record_ = true;  // FERRO_RECORD=0 at prepare turns recorded sessions off
+    const bool record_;  // FERRO_RECORD=0 at prepare turns recorded sessions off
     std::atomic<uint64_t> recordings_{0}, resubmissions_{0}, refused_{0};
 };
 

@@ -155,7 +155,7 @@ ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view*
     return guard([&] {
         if (s == nullptr || out == nullptr) bad("scratch", "NULL session or out");
         StoragePtr storage = Storage::allocate(*s->engine_ptr, bytes);
-        s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
+        s->allow(*storage);
         *out = {sizeof *out, 0, storage->buffer(), 0, bytes, storage->address()};
         s->scratch.push_back(std::move(storage));
     });
@@ -181,7 +181,7 @@ ferro_status session_use(ferro_session s, ferro_tensor tensor) {
             bad("use",
                 fmt::format("the tensor is on engine '{}', the session on '{}'", storage->engine().name(), s->engine->name()));
         }
-        s->buffers.push_back({storage->buffer(), storage->bytes(), storage->address()});
+        s->allow(*storage);
         s->scratch.push_back(storage);  // alive until the session's work has completed
     });
 }

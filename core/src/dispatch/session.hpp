@@ -25,6 +25,9 @@ struct ferro_session_impl {
     ferro_engine_session engine_session = nullptr;
     boost::container::small_vector<KnownBuffer, 8> buffers;
     boost::container::small_vector<ferro::host::StoragePtr, 2> scratch;
+
+    // Lets the session's primitives touch `storage`.
+    void allow(const ferro::host::Storage& storage) { buffers.push_back({storage.buffer(), storage.bytes(), storage.address()}); }
 };
 
 namespace ferro::host {
@@ -61,7 +64,7 @@ public:
     Session& operator=(const Session&) = delete;
 
     ferro_session_impl* get() noexcept { return &impl_; }
-    void allow(const Storage& storage) { impl_.buffers.push_back({storage.buffer(), storage.bytes(), storage.address()}); }
+    void allow(const Storage& storage) { impl_.allow(storage); }
     // Ends the session now, reporting the engine's errors.
     void end() {
         ended_ = true;

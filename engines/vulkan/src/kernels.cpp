@@ -27,26 +27,22 @@ struct ArgsHeader {
 };
 static_assert(sizeof(ArgsHeader) == 112, "must match Args in shaders/common.glsl");
 
-// A header followed by int64 dims, as one byte block, and the buffers its addresses point into.
+// A header followed by int64 dims, as one byte block, and where it holds buffer addresses (for
+// a recorded session: engine.hpp, ArgAddress).
 class ArgsBlock {
 public:
     ArgsHeader header;
     std::vector<int64_t> dims;
-    std::array<const Allocation*, 4> sources{};
+    ArgAddresses addresses;
 
+    // header.address[i]: `byte_offset` into `buffer`.
     void set_address(size_t i, ferro_buffer buffer, uint64_t byte_offset) {
-        sources[i] = reinterpret_cast<const Allocation*>(buffer);
-        header.address[i] = sources[i]->address() + byte_offset;
+        header.address[i] = note(offsetof(ArgsHeader, address) + i * sizeof(uint64_t), buffer) + byte_offset;
     }
-    // Where the block holds addresses, for a recorded session (engine.hpp, ArgAddress).
-    ArgAddresses addresses() const {
-        ArgAddresses out;
-        for (size_t i = 0; i < sources.size(); ++i) {
-            if (sources[i] != nullptr) {
-                out.fields[out.n++] = {static_cast<uint32_t>(offsetof(ArgsHeader, address) + i * sizeof(uint64_t)), sources[i]};
-            }
-        }
-        return out;
+    // Appends to dims the address `byte_offset` into `buffer`.
+    void push_address(ferro_buffer buffer, uint64_t byte_offset) {
+        const uint64_t base = note(sizeof header + dims.size() * sizeof(int64_t), buffer);
+        dims.push_back(static_cast<int64_t>(base + byte_offset));
     }
 
     std::vector<unsigned char> bytes() const {
@@ -55,9 +51,18 @@ public:
         if (!dims.empty()) std::memcpy(out.data() + sizeof header, dims.data(), dims.size() * sizeof(int64_t));
         return out;
     }
+
     void set_scalar(int i, double re) {
         header.value_f[i] = static_cast<float>(re);
         std::memcpy(&header.value_bits[i], &re, sizeof re);
+    }
+
+private:
+    // Notes that the block holds an address into `buffer` at byte `at`; returns the buffer's address.
+    uint64_t note(size_t at, ferro_buffer buffer) {
+        const auto* source = reinterpret_cast<const Allocation*>(buffer);
+        addresses.fields.at(addresses.n++) = {static_cast<uint32_t>(at), source};
+        return source->address();
     }
 };
 
@@ -140,16 +145,12 @@ uint32_t groups_for(uint64_t invocations) {
     return static_cast<uint32_t>(std::clamp<uint64_t>((invocations + kGroupSize - 1) / kGroupSize, 1, 65535));
 }
 
-ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups,
-                 const ArgAddresses& addresses) {
+ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups) {
     std::string why;
     const VkPipeline p = s.engine->pipelines->get(shader, op, why);
     if (p == VK_NULL_HANDLE) return make_status(*s.engine, FERRO_INTERNAL, why);
     const std::vector<unsigned char> bytes = args.bytes();
-    return dispatch(s, p, bytes.data(), bytes.size(), groups, addresses);
-}
-ferro_status run(SessionState& s, const std::string& shader, uint32_t op, const ArgsBlock& args, std::array<uint32_t, 3> groups) {
-    return run(s, shader, op, args, groups, args.addresses());
+    return dispatch(s, p, bytes.data(), bytes.size(), groups, args.addresses);
 }
 
 ferro_status run_elementwise(SessionState& s, const std::string& shader, uint32_t op, ArgsBlock& args,
@@ -418,15 +419,9 @@ ferro_status elementwise_fused(SessionState& s, const ferro_fused_args& a) {
     args.header.value_i = static_cast<int64_t>(a.n_instrs);
     args.header.value_bits[0] = a.n_inputs;
     args.header.value_bits[1] = a.n_outputs;
-    ArgAddresses addresses;
-    for (const ferro_tensor_view* v : views) {
-        const auto* buffer = reinterpret_cast<const Allocation*>(v->buffer);
-        addresses.fields[addresses.n++] = {static_cast<uint32_t>(sizeof(ArgsHeader) + args.dims.size() * sizeof(int64_t)),
-                                           buffer};
-        args.dims.push_back(static_cast<int64_t>(buffer->address() + v->byte_offset));
-    }
+    for (const ferro_tensor_view* v : views) args.push_address(v->buffer, v->byte_offset);
     args.dims.insert(args.dims.end(), program.begin(), program.end());
-    return run(s, "fused_" + sfx, 0, args, {groups_for(args.header.numel), 1, 1}, addresses);
+    return run(s, "fused_" + sfx, 0, args, {groups_for(args.header.numel), 1, 1});
 }
 
 }  // namespace ferro::vk
