@@ -13,6 +13,7 @@
 // call made eagerly, sampled alternately (bench/run capture); with --grad, forward + backward
 // of sum(einsum) with every operand requiring its gradient, through the program's grad node
 // against the eager calls.
+#include "instances.hpp"
 #include "timing.hpp"
 
 #include <ferro/capture.hpp>
@@ -65,13 +66,8 @@ int main(int argc, char** argv) {
         if (!only.empty() && name.find(only) == std::string::npos) continue;
         if (!exact.empty() && name != exact) continue;
         const std::string subscripts = inst["subscripts"];
-        std::vector<Tensor> operands;
-        uint32_t seed = 1;
-        for (const auto& s : inst["shapes"]) {
-            operands.push_back(rt.rand(s.get<ferro::Shape>(), ferro::DType::f64, seed++) * 2.0 - 1.0);
-        }
-        ferro::EinsumOptions reference;
-        for (const auto& p : inst["paths"]["opt_flops"]["path"]) reference.path.emplace_back(p[0], p[1]);
+        const std::vector<Tensor> operands = bench::operands_of(rt, inst);
+        const ferro::EinsumOptions reference = bench::reference_path(inst);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};
         if (grad && replay) {
             std::vector<Tensor> leaves;

@@ -4,6 +4,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <thread>
+
 using namespace ferro;
 using namespace ferro::test;
 
@@ -214,6 +216,28 @@ TEST_CASE("backward: the engine's allocation stats drop by the saved buffers aft
     CHECK(rt.engine_memory().live_bytes == base);
     CHECK(rt.engine_memory().allocations > 0);
     check_error([&] { rt.engine_memory("nope"); }, FERRO_NOT_FOUND, "nope");
+}
+
+TEST_CASE("backward: the engine's peak bytes count from their reset, across threads", "[autodiff]") {
+    Runtime rt = make_runtime();
+    CHECK(rt.engine_memory().peak_bytes == 0);  // no peak kept before the first reset
+    Tensor kept = rt.randn({1000});
+    const uint64_t live = rt.engine_memory().live_bytes;
+    rt.reset_engine_memory_peak();
+    CHECK(rt.engine_memory().peak_bytes == live);
+    {
+        const Tensor a = rt.randn({2000}), b = rt.randn({3000});  // 16000 + 24000 bytes at once
+    }
+    const Tensor c = rt.randn({1000});
+    CHECK(rt.engine_memory().peak_bytes == live + 40000);
+    std::thread([&] { const Tensor d = rt.randn({10000}); }).join();  // 80000 bytes on another thread
+    CHECK(rt.engine_memory().peak_bytes == live + 8000 + 80000);
+    rt.reset_engine_memory_peak();  // restarts at what is live now: kept and c
+    CHECK(rt.engine_memory().peak_bytes == live + 8000);
+    kept = Tensor();  // a buffer allocated before the reset, freed after it
+    const Tensor e = rt.randn({1000});
+    CHECK(rt.engine_memory().peak_bytes == live + 8000);
+    check_error([&] { rt.reset_engine_memory_peak("nope"); }, FERRO_NOT_FOUND, "nope");
 }
 
 TEST_CASE("backward: a .grad recorded with create_graph does not keep its leaf alive", "[autodiff]") {

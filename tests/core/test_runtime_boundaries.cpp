@@ -103,10 +103,15 @@ TEST_CASE("structs: an op call, a bound call and the host's out-structs check st
     std::tie(code, message) = failure(ferro_runtime_plan_cache_stats(rt.get(), &stats));
     CHECK_THAT(message, Catch::StartsWith("ferro_runtime_plan_cache_stats: out.struct_size is 0"));
     ferro_engine_memory_stats memory{};
-    memory.struct_size = sizeof memory - 8;  // a struct from some other header, smaller than this host writes
+    memory.struct_size = sizeof memory - 16;  // a struct from some other header, smaller than the first minor's
     std::tie(code, message) = failure(ferro_runtime_engine_memory(rt.get(), "cpu", &memory));
     CHECK_THAT(message,
-               Catch::StartsWith("ferro_runtime_engine_memory: out.struct_size is " + std::to_string(sizeof memory - 8)));
+               Catch::StartsWith("ferro_runtime_engine_memory: out.struct_size is " + std::to_string(sizeof memory - 16)));
+    memory.struct_size = sizeof memory - 8;  // as ABI 1.14 had it: taken, and peak_bytes left alone
+    memory.peak_bytes = 12345;
+    check(ferro_runtime_engine_memory(rt.get(), "cpu", &memory));
+    CHECK(memory.struct_size == sizeof memory - 8);
+    CHECK(memory.peak_bytes == 12345);
     ferro_inventory* inv = nullptr;
     check(ferro_runtime_inventory(rt.get(), &inv));
     ferro_plugin_info plugin{};

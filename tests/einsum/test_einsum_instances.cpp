@@ -2,40 +2,15 @@
 // agrees with the result along the file's reference path; our paths' cost against the
 // reference; and the optimisers' contracts (optimal = brute force on small networks,
 // random-greedy reproducible and never worse than greedy).
-#include "einsum_test.hpp"
-#include "shared_data.hpp"
-
-#include <nlohmann/json.hpp>
+#include "instances.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <random>
 
 using namespace ferro;
 using namespace ferro::test;
 
 namespace {
-
-nlohmann::json instances() {
-    const auto dir = shared_data_dir("einsum_instances.json");
-    if (dir.empty()) FAIL("einsum_instances.json not found: set FERRO_SHARED_DATA, or keep shared/data/ next to the repository");
-    std::ifstream in(dir / "einsum_instances.json");
-    return nlohmann::json::parse(in)["instances"];
-}
-
-// Uniform in [-1, 1), seeded per operand: deterministic and not zero.
-std::vector<Tensor> operands_of(const Runtime& rt, const nlohmann::json& inst) {
-    std::vector<Tensor> ops;
-    uint32_t seed = 1;
-    for (const auto& s : inst["shapes"]) ops.push_back(rt.rand(s.get<Shape>(), DType::f64, seed++) * 2.0 - 1.0);
-    return ops;
-}
-
-EinsumOptions reference_path(const nlohmann::json& inst) {
-    EinsumOptions o;
-    for (const auto& p : inst["paths"]["opt_flops"]["path"]) o.path.emplace_back(p[0], p[1]);
-    return o;
-}
 
 // Our default path (optimize="auto": beyond 8 operands the best of greedy improved by subtree
 // reconfiguration, 32 random-greedy trials, and up to 128 the connected-subnetwork optimum when

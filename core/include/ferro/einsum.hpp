@@ -20,6 +20,11 @@ struct EinsumOptions {
     std::string minimize = "flops";                 // flops | size: optimal and random-greedy's objective
     int64_t seed = 0, repeats = 32;                 // random-greedy's trials
     double max_seconds = 0;                         // random-greedy's time limit (0: none)
+    // Bytes of working memory the contraction may take (its plan's workspace: intermediates,
+    // packed operands, the slices' accumulator; not the operands or the output): labels are
+    // sliced to stay under it (docs/einsum.md, "Slicing"). 0: no limit.
+    int64_t memory_limit = 0;
+    int64_t slices = 0;  // contract in at least this many slices (0: as memory_limit needs)
 };
 
 namespace detail {
@@ -30,6 +35,8 @@ inline Attrs einsum_attrs(const Attr& notation, const EinsumOptions& o) {
             Attr("seed", o.seed),
             Attr("repeats", o.repeats),
             Attr("max_seconds", o.max_seconds)};
+    if (o.memory_limit != 0) a.emplace_back("memory_limit", o.memory_limit);
+    if (o.slices != 0) a.emplace_back("slices", o.slices);
     if (!o.path.empty()) {
         std::vector<int64_t> flat;
         for (const auto& [i, j] : o.path) {
@@ -86,11 +93,20 @@ inline Tensor einsum_sublists(const std::vector<Tensor>& operands, std::vector<i
 }  // namespace detail
 
 // The path einsum would take, without contracting: opt_einsum's linear form, the flop count
-// (opt_einsum's cost model) and the element count of the largest intermediate.
+// (opt_einsum's cost model) and the element count of the largest intermediate, unsliced; and
+// how the call would slice: the sliced labels (each as written: its code point in subscripts,
+// its integer in sublists), the number of slices, the flops of all slices together and the
+// working memory the call would take, in bytes (its plan's workspace; sliced or not).
 struct EinsumPath {
     std::vector<std::pair<int64_t, int64_t>> path;
     double flops = 0;
     double largest_intermediate = 0;
+    std::vector<int64_t> sliced_labels;
+    int64_t slices = 1;
+    double sliced_flops = 0;
+    double working_bytes = 0;
+    // The sliced flops over the unsliced ones (1 when nothing is sliced).
+    double slicing_overhead() const { return flops > 0 ? sliced_flops / flops : 1.0; }
 };
 namespace detail {
 inline EinsumPath einsum_path_of(const std::vector<Tensor>& operands, const Attr& notation, const EinsumOptions& options) {
@@ -101,6 +117,13 @@ inline EinsumPath einsum_path_of(const std::vector<Tensor>& operands, const Attr
     for (size_t s = 0; s + 1 < flat.size(); s += 2) p.path.emplace_back(flat[s], flat[s + 1]);
     p.flops = out[1].item<double>();
     p.largest_intermediate = out[2].item<double>();
+    const std::vector<int64_t> labels = out[3].to_vector<int64_t>();  // (key, sliced) per label
+    for (size_t l = 0; l + 1 < labels.size(); l += 2) {
+        if (labels[l + 1] != 0) p.sliced_labels.push_back(labels[l]);
+    }
+    p.slices = out[4].item<int64_t>();
+    p.sliced_flops = out[5].item<double>();
+    p.working_bytes = out[6].item<double>();
     return p;
 }
 }  // namespace detail

@@ -461,10 +461,17 @@ typedef struct ferro_engine_memory_stats {
     uint32_t struct_size;
     uint32_t reserved;
     uint64_t live_buffers, live_bytes, allocations;
+    /* Since 1.15 (written when struct_size has it): the most live_bytes reached since the last
+     * ferro_runtime_engine_memory_reset_peak on this engine; 0 before the first. Counted from
+     * the reset on, across threads, so allocations racing with the reset itself may be missed. */
+    uint64_t peak_bytes;
 } ferro_engine_memory_stats;
-FERRO_STRUCT_TRAITS(ferro_engine_memory_stats, allocations);
+FERRO_STRUCT_TRAITS(ferro_engine_memory_stats, peak_bytes);
 FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime, const char* engine,
                                                    ferro_engine_memory_stats* out);
+/* Starts (or restarts) the engine's peak count at its live bytes now. Until the first call the
+ * host keeps no peak, so allocation costs nothing more. Since 1.15. */
+FERRO_API ferro_status ferro_runtime_engine_memory_reset_peak(const ferro_runtime* runtime, const char* engine);
 
 /* ---- autodiff (DESIGN §8, docs/autodiff.md) -----------------------------------------------
  * Op calls record grad nodes while grad mode is on (the default) and an input requires grad.

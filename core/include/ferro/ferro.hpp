@@ -633,6 +633,11 @@ public:
         return s;
     }
 
+    // Starts counting the engine's peak bytes (engine_memory().peak_bytes) from its live bytes now.
+    void reset_engine_memory_peak(const std::string& engine = "cpu") const {
+        check(ferro_runtime_engine_memory_reset_peak(rt_.get(), engine.c_str()));
+    }
+
     ferro_plan_cache_stats plan_cache_stats() const {
         ferro_plan_cache_stats s{};
         s.struct_size = sizeof s;

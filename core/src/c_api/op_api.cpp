@@ -140,9 +140,24 @@ FERRO_API ferro_status ferro_runtime_engine_memory(const ferro_runtime* runtime,
         require(runtime, "ferro_runtime_engine_memory", "runtime");
         require(engine, "ferro_runtime_engine_memory", "engine");
         require(out, "ferro_runtime_engine_memory", "out");
-        ferro::host::require_struct_size(out->struct_size, sizeof *out, "ferro_runtime_engine_memory", "out");
+        ferro::host::require_struct_size(out->struct_size, FERRO_STRUCT_SIZE_UP_TO(ferro_engine_memory_stats, allocations),
+                                         "ferro_runtime_engine_memory", "out");
         const auto s = runtime->runtime.engine(engine)->memory_stats();
-        *out = {sizeof *out, 0, s.live_buffers, s.live_bytes, s.allocations};
+        const uint32_t size = out->struct_size;
+        out->reserved = 0;
+        out->live_buffers = s.live_buffers;
+        out->live_bytes = s.live_bytes;
+        out->allocations = s.allocations;
+        if (FERRO_HAS_FIELD(out, ferro_engine_memory_stats, peak_bytes)) out->peak_bytes = s.peak_bytes;
+        out->struct_size = size;
+    });
+}
+
+FERRO_API ferro_status ferro_runtime_engine_memory_reset_peak(const ferro_runtime* runtime, const char* engine) {
+    return ferro::host::guard([&] {
+        require(runtime, "ferro_runtime_engine_memory_reset_peak", "runtime");
+        require(engine, "ferro_runtime_engine_memory_reset_peak", "engine");
+        runtime->runtime.engine(engine)->reset_peak();
     });
 }
 

@@ -8,6 +8,7 @@
 #include <ferro/plugin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -48,17 +49,38 @@ public:
     // Buffers the engine allocated for the host (its alloc, not imports or memory the host
     // places itself), counted by the host as they come and go.
     struct MemoryStats {
-        uint64_t live_buffers = 0, live_bytes = 0, allocations = 0;
+        uint64_t live_buffers = 0, live_bytes = 0, allocations = 0, peak_bytes = 0;
     };
     MemoryStats memory_stats() const noexcept {
         // Read while other threads allocate and free, a free can be seen before the allocation
         // it undoes (they sit in different threads' slots): such a moment reads 0, not -1.
         const auto counted = [](int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); };
         const auto [buffers, bytes, allocations] = memory_.read();
-        return {counted(buffers), counted(bytes), counted(allocations)};
+        return {counted(buffers), counted(bytes), counted(allocations), counted(peak_.load(std::memory_order_relaxed))};
     }
-    void count_alloc(uint64_t bytes) const noexcept { memory_.add({1, static_cast<int64_t>(bytes), 1}); }
-    void count_free(uint64_t bytes) const noexcept { memory_.add({-1, -static_cast<int64_t>(bytes), 0}); }
+    void count_alloc(uint64_t bytes) const noexcept {
+        memory_.add({1, static_cast<int64_t>(bytes), 1});
+        if (tracking_peak_.load(std::memory_order_relaxed)) [[unlikely]] {
+            const int64_t now =
+                tracked_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) + static_cast<int64_t>(bytes);
+            int64_t peak = peak_.load(std::memory_order_relaxed);
+            while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
+        }
+    }
+    void count_free(uint64_t bytes) const noexcept {
+        memory_.add({-1, -static_cast<int64_t>(bytes), 0});
+        if (tracking_peak_.load(std::memory_order_relaxed)) [[unlikely]] {
+            tracked_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+        }
+    }
+    // The peak counts from the live bytes now. Off until the first reset: the per-thread counters
+    // above cost allocation nothing shared, which one counter every thread updates would.
+    void reset_peak() const noexcept {
+        const int64_t live = static_cast<int64_t>(memory_stats().live_bytes);
+        tracked_.store(live, std::memory_order_relaxed);
+        peak_.store(live, std::memory_order_relaxed);
+        tracking_peak_.store(true, std::memory_order_relaxed);
+    }
 
 private:
     std::string name_, kind_, context_abi_;
@@ -71,6 +93,8 @@ private:
     ferro_device_props props_{};
     ferro_engine_target target_{};
     mutable ThreadCounters<3> memory_;  // live buffers, live bytes, allocations
+    mutable std::atomic<bool> tracking_peak_{false};
+    mutable std::atomic<int64_t> tracked_{0}, peak_{0};  // live bytes and their most, since reset_peak
 };
 
 using EnginePtr = std::shared_ptr<Engine>;

@@ -3,6 +3,7 @@
 
 #include "expression.hpp"
 #include "program.hpp"
+#include "slicing.hpp"
 
 #include <ferro/plugin.h>
 #include <ferro/rules.hpp>
@@ -21,11 +22,28 @@ inline constexpr std::array<const char*, static_cast<size_t>(Op::count)> kRuleCa
 inline plugin::DeclaredOp rule_op(Op op) { return {static_cast<uint32_t>(op)}; }
 
 // Schema attribute order (every op takes the same attributes).
-enum Attr : size_t { kSubscripts, kSublists, kOptimize, kPath, kMinimize, kSeed, kRepeats, kMaxSeconds, kOrder, kAttrCount };
+enum Attr : size_t {
+    kSubscripts,
+    kSublists,
+    kOptimize,
+    kPath,
+    kMinimize,
+    kSeed,
+    kRepeats,
+    kMaxSeconds,
+    kOrder,
+    kMemoryLimit,
+    kSlices,
+    kAttrCount
+};
 
 // The expression of a call, from its subscripts or sublists attribute and the operands' ranks.
 Expression expression_of(const ferro_attr_value* attrs, std::span<const ferro_signature> inputs);
 PathOptions path_options_of(const ferro_attr_value* attrs, int n_operands);
+SliceOptions slice_options_of(const ferro_attr_value* attrs);
+// einsum.path's outputs: the path, its flops, its largest intermediate, every label's key and
+// whether it is sliced, the number of slices, the flops of all slices, the working memory.
+inline constexpr uint32_t kPathOutputs = 7;
 // A call's attributes by name again (those given), to pass them on to another op call.
 std::vector<ferro_named_attr> named_attrs(const ferro_attr_value* attrs);
 

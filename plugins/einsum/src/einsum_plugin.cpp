@@ -41,6 +41,55 @@ void write_path(const ferro_host_api* host, const ferro_exec_args& args, const f
     }
 }
 
+// ---- einsum.einsum under a memory limit or a slice count: slice by slice ----
+ferro_status execute_sliced(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
+    return plugin::guard(host, [&] { run_sliced(*static_cast<const SlicedProgram*>(self), host, *args); });
+}
+void destroy_sliced(void* self) { delete static_cast<SlicedProgram*>(self); }
+constexpr ferro_plan_iface sliced_iface{sizeof(ferro_plan_iface), 0, execute_sliced, nullptr, destroy_sliced};
+
+// The program for a call: the plain one, or a sliced one when memory_limit is below the plain
+// one's workspace or slices asks for more than one. The plain one lays its output out as its
+// last step writes it (into output_strides, when given); a sliced one writes it row-major.
+struct Planned {
+    std::unique_ptr<Program> plain;
+    std::unique_ptr<SlicedProgram> sliced;
+};
+Planned plan_einsum(const Expression& e, std::span<const ferro_signature> in, const PathOptions& options,
+                    const SliceOptions& slicing, int64_t* output_strides) {
+    std::vector<int64_t> strides(FERRO_MAX_NDIM, 1);
+    if (output_strides != nullptr) std::copy(output_strides, output_strides + FERRO_MAX_NDIM, strides.begin());
+    Planned planned;
+    planned.plain = std::make_unique<Program>(compile(e, in, options, strides.data()));
+    const Program& plain = *planned.plain;
+    const bool over = slicing.memory_limit > 0 && plain.workspace_bytes > slicing.memory_limit;
+    const std::vector<int64_t> sizes = label_sizes(e, shapes_of(in));
+    const bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+    if (!(over || slicing.min_slices > 1) || empty) {
+        if (output_strides != nullptr) std::copy(strides.begin(), strides.end(), output_strides);
+        return planned;
+    }
+    // The fewest flops' path, and (unless the path was given) the smallest intermediates' one,
+    // which may need fewer slices or none: the cheaper once sliced.
+    std::vector<Path> paths{plain.path};
+    if (!options.has_explicit_path && options.optimize != "greedy") {
+        PathOptions smallest = options;
+        smallest.objective = smallest.random.objective = Objective::size;
+        Path path = choose_path(network_of(e, sizes), smallest);
+        if (path != plain.path) paths.push_back(std::move(path));
+    }
+    for (const Path& path : paths) {
+        try {
+            auto sliced = std::make_unique<SlicedProgram>(compile_sliced(e, in, path, slicing, plain.workspace_bytes));
+            if (!planned.sliced || sliced->slicing.cost() < planned.sliced->slicing.cost()) planned.sliced = std::move(sliced);
+        } catch (const plugin::Error&) {
+            if (&path == &paths.back() && !planned.sliced) throw;  // no path fits: the last one's error
+        }
+    }
+    planned.plain.reset();
+    return planned;
+}
+
 // ---- einsum.einsum recorded by the tape (ABI 1.8): the program keeps its steps' values in
 // residual 0 and writes its path to residual 1, so the VJP rule lays the values out as it did.
 struct RecordedProgram {
@@ -101,14 +150,49 @@ std::unique_ptr<RecordedProgram> compile_recorded_plan(const Expression& e, std:
 struct PathAnswer {
     Path path;
     PathCost cost;
+    std::vector<int64_t> keys;  // every label's
+    std::vector<bool> sliced;   // per label
+    int64_t slices = 1;
+    double sliced_flops = 0;
+    uint64_t workspace_bytes = 0;
 };
 ferro_status execute_path(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
     return plugin::guard(host, [&] {
         const auto& answer = *static_cast<const PathAnswer*>(self);
-        write_path(host, *args, args->outputs[0], answer.path);
-        fill_element(host, *args, args->outputs[1], 0, {answer.cost.flops, 0, 0});
-        fill_element(host, *args, args->outputs[2], 0, {answer.cost.largest, 0, 0});
+        const ferro_tensor_view* out = args->outputs;
+        write_path(host, *args, out[0], answer.path);
+        fill_element(host, *args, out[1], 0, {answer.cost.flops, 0, 0});
+        fill_element(host, *args, out[2], 0, {answer.cost.largest, 0, 0});
+        for (size_t l = 0; l < answer.keys.size(); ++l) {
+            fill_element(host, *args, out[3], static_cast<int64_t>(2 * l), {0, 0, answer.keys[l]});
+            fill_element(host, *args, out[3], static_cast<int64_t>(2 * l + 1), {0, 0, answer.sliced[l] ? 1 : 0});
+        }
+        fill_element(host, *args, out[4], 0, {0, 0, answer.slices});
+        fill_element(host, *args, out[5], 0, {answer.sliced_flops, 0, 0});
+        fill_element(host, *args, out[6], 0, {static_cast<double>(answer.workspace_bytes), 0, 0});
     });
+}
+std::unique_ptr<PathAnswer> answer_path(const Expression& e, std::span<const ferro_signature> in, const PathOptions& options,
+                                        const SliceOptions& slicing) {
+    auto answer = std::make_unique<PathAnswer>();
+    answer->keys = e.keys;
+    answer->sliced.assign(e.keys.size(), false);
+    const Planned planned = plan_einsum(e, in, options, slicing, nullptr);
+    if (planned.plain) {
+        answer->path = planned.plain->path;
+        answer->cost = planned.plain->cost;
+        answer->sliced_flops = answer->cost.flops;
+        answer->workspace_bytes = planned.plain->workspace_bytes;
+        return answer;
+    }
+    const SlicedProgram& p = *planned.sliced;
+    answer->path = p.direct.path;
+    answer->cost = p.unsliced;
+    for (int l : p.slicing.labels) answer->sliced[static_cast<size_t>(l)] = true;
+    answer->slices = p.slicing.slices;
+    answer->sliced_flops = p.slicing.flops;
+    answer->workspace_bytes = p.workspace_bytes;
+    return answer;
 }
 void destroy_path(void* self) { delete static_cast<PathAnswer*>(self); }
 constexpr ferro_plan_iface path_iface{sizeof(ferro_plan_iface), 0, execute_path, nullptr, destroy_path};
@@ -142,18 +226,38 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         }
         const Expression e = expression_of(args->attrs, in);
         const PathOptions options = path_options_of(args->attrs, static_cast<int>(args->n_inputs));
+        const SliceOptions slicing = slice_options_of(args->attrs);
         if (args->op_index == static_cast<uint32_t>(Op::path)) {
-            const Network net = network_of(e, label_sizes(e, shapes_of(in)));
-            auto answer = std::make_unique<PathAnswer>();
-            answer->path = choose_path(net, options);
-            answer->cost = path_cost(net, answer->path);
-            out->retained_bytes = sizeof(PathAnswer) + answer->path.size() * sizeof(answer->path[0]);
+            auto answer = answer_path(e, in, options, slicing);
+            out->retained_bytes = sizeof(PathAnswer) + answer->path.size() * sizeof(answer->path[0]) + answer->keys.size() * 9;
             out->iface = &path_iface;
             out->self = answer.release();
             return;
         }
         int64_t* strides = FERRO_HAS_FIELD(args, ferro_prepare_args, output_strides) ? args->output_strides : nullptr;
         const uint64_t recorded_inputs = FERRO_HAS_FIELD(args, ferro_prepare_args, recorded_inputs) ? args->recorded_inputs : 0;
+        if (slicing.memory_limit > 0 || slicing.min_slices > 1) {
+            // No values kept for the VJP under a limit: its rules contract under the limit too.
+            Planned planned = plan_einsum(e, in, options, slicing, strides);
+            if (planned.sliced) {
+                const SlicedProgram& p = *planned.sliced;
+                log_program(host, e, p.direct,
+                            (", " + std::to_string(p.slicing.slices) + " slices, working memory " +
+                             std::to_string(p.workspace_bytes) + " bytes")
+                                .c_str());
+                out->workspace_bytes = p.workspace_bytes;
+                out->retained_bytes = sizeof(SlicedProgram) + retained_bytes(p.direct) + retained_bytes(p.partial);
+                out->iface = &sliced_iface;
+                out->self = planned.sliced.release();
+                return;
+            }
+            out->workspace_bytes = planned.plain->workspace_bytes;
+            log_program(host, e, *planned.plain, "");
+            out->retained_bytes = retained_bytes(*planned.plain);
+            out->iface = &einsum_iface;
+            out->self = planned.plain.release();
+            return;
+        }
         if (args->op_index == static_cast<uint32_t>(Op::einsum) && keeps_values(e, in, recorded_inputs)) {
             auto recorded = compile_recorded_plan(e, in, options, strides);
             const Program& p = recorded->program;

@@ -30,11 +30,17 @@ using plugin::TensorRef;
 
 bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
 
+// The forward's memory limit, which the derivative's einsums keep (none when it had none).
+struct Limit {
+    int64_t bytes = 0;
+};
+Limit limit_of(const ferro_attr_value* attrs) { return {attrs[kMemoryLimit].v.i64}; }
+
 TensorRef call_einsum(const plugin::Rules& r, const std::vector<ferro_tensor>& operands,
-                      const std::vector<std::vector<int>>& labels, const std::vector<int>& output) {
+                      const std::vector<std::vector<int>>& labels, const std::vector<int>& output, Limit limit = {}) {
     const std::vector<int64_t> sublists = to_sublists(labels, output);
-    const ferro_named_attr attr = plugin::attr_i64s("sublists", sublists);
-    return r.call(rule_op(Op::einsum), operands, {&attr, 1});
+    const ferro_named_attr attrs[2] = {plugin::attr_i64s("sublists", sublists), plugin::attr_i64("memory_limit", limit.bytes)};
+    return r.call(rule_op(Op::einsum), operands, {attrs, limit.bytes > 0 ? 2u : 1u});
 }
 
 // A constant of `like`'s dtype and engine from a creation op ("core.ones" of [n], "core.eye").
@@ -52,7 +58,8 @@ TensorRef eye(const plugin::Rules& r, ferro_tensor like, int64_t n) {
 
 // Operand i's cotangent, given the output's (g) and the other operands (operands[i] unused).
 TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const std::vector<int64_t>& sizes, ferro_tensor g,
-                            std::span<const ferro_tensor> operands, std::span<const std::span<const int64_t>> shapes, size_t i) {
+                            std::span<const ferro_tensor> operands, std::span<const std::span<const int64_t>> shapes, size_t i,
+                            Limit limit = {}) {
     const std::span<const int64_t> shape = shapes[i];
     const std::vector<int>& axes = e.inputs[i];
     // The axes that carry a gradient (not broadcast), and their distinct labels.
@@ -84,7 +91,7 @@ TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const s
         factors.push_back(held.emplace_back(ones(r, g, size)).get());
         labels.push_back({l});
     }
-    TensorRef grad = call_einsum(r, factors, labels, target);
+    TensorRef grad = call_einsum(r, factors, labels, target, limit);
 
     // Back onto operand i's axes: repeated labels through identities under fresh labels.
     std::vector<int> placed;
@@ -103,7 +110,7 @@ TensorRef operand_cotangent(const plugin::Rules& r, const Expression& e, const s
         embed_operands.push_back(eyes.emplace_back(eye(r, grad.get(), sizes[static_cast<size_t>(l)])).get());
         embed_labels.push_back({l, fresh++});
     }
-    if (placed != target) grad = call_einsum(r, embed_operands, embed_labels, placed);
+    if (placed != target) grad = call_einsum(r, embed_operands, embed_labels, placed, limit);
     if (std::find(broadcast.begin(), broadcast.end(), true) != broadcast.end()) grad = r.reshape(grad, shape);
     return grad;
 }
@@ -122,7 +129,7 @@ Path path_of(const plugin::Rules& r, ferro_tensor flat_pairs, size_t n_operands)
 // keeps it).
 Path forward_path(const plugin::Rules& r, const ferro_attr_value* attrs, std::span<const ferro_tensor> inputs) {
     const std::vector<ferro_named_attr> named = named_attrs(attrs);
-    const std::vector<TensorRef> answer = r.call_all(rule_op(Op::path), inputs, named, 3);
+    const std::vector<TensorRef> answer = r.call_all(rule_op(Op::path), inputs, named, kPathOutputs);
     return path_of(r, answer.at(0).get(), inputs.size());
 }
 
@@ -348,13 +355,16 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const auto wanted = static_cast<size_t>(
             std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
-        if (a.n_inputs >= kTreeMinOperands && wanted >= 2) {
+        // Under a memory limit each cotangent is one einsum that slices itself to stay under it:
+        // the tree walk would hold the forward's intermediates, which the limit is there to avoid.
+        const Limit limit = limit_of(a.attrs);
+        if (a.n_inputs >= kTreeMinOperands && wanted >= 2 && limit.bytes == 0) {
             return tree_vjp(r, e, shapes, a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
         for (size_t i = 0; i < a.n_inputs; ++i) {
             if (a.needs_input_grad[i])
-                a.input_cotangents[i] = operand_cotangent(r, e, sizes, a.cotangents[0], inputs, shapes, i).release();
+                a.input_cotangents[i] = operand_cotangent(r, e, sizes, a.cotangents[0], inputs, shapes, i, limit).release();
         }
     });
 }
@@ -368,7 +378,8 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
         const Expression e = expression_of(a.attrs, sigs);
         const auto moving = static_cast<size_t>(
             std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
-        if (a.n_inputs >= kTreeMinOperands && moving >= 2) {
+        const Limit limit = limit_of(a.attrs);
+        if (a.n_inputs >= kTreeMinOperands && moving >= 2 && limit.bytes == 0) {
             return tree_jvp(r, e, contraction_tree(e, shapes_of(sigs), forward_path(r, a.attrs, inputs)), a);
         }
         TensorRef total;
@@ -376,7 +387,7 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
             if (a.input_tangents[i] == nullptr) continue;
             std::vector<ferro_tensor> operands(a.inputs, a.inputs + a.n_inputs);
             operands[i] = a.input_tangents[i];
-            TensorRef term = call_einsum(r, operands, e.inputs, e.output);
+            TensorRef term = call_einsum(r, operands, e.inputs, e.output, limit);
             total = total ? r.add(total, term) : std::move(term);
         }
         if (total) a.output_tangents[0] = total.release();

@@ -31,7 +31,12 @@ const ferro_attr_spec attrs[kAttrCount] = {
     plugin::spec_i64("seed", 0, "random-greedy: seed of its trials (the same seed gives the same path)"),
     plugin::spec_i64("repeats", 32, "random-greedy: number of trials"),
     plugin::spec_f64("max_seconds", 0.0, "random-greedy: stop starting trials after this long (0: no limit)"),
-    plugin::spec_str("order", nullptr, "an explicit path as a nested tree of operand positions: \"((0, 1), (2, 3))\"")};
+    plugin::spec_str("order", nullptr, "an explicit path as a nested tree of operand positions: \"((0, 1), (2, 3))\""),
+    plugin::spec_i64("memory_limit", 0,
+                     "bytes of working memory (the plan's workspace: intermediates, packed operands and the slices' "
+                     "accumulator; not the operands or the output) the contraction may take; labels are sliced to stay "
+                     "under it (0: no limit)"),
+    plugin::spec_i64("slices", 0, "contract in at least this many slices (0: as memory_limit needs)")};
 
 bool is_float(ferro_dtype d) {
     return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128;
@@ -66,18 +71,20 @@ ferro_status infer_path(const ferro_host_api* host, ferro_infer_args* a) {
         const std::span<const ferro_signature> in(a->inputs, a->n_inputs);
         output_shape(expression_of(a->attrs, in), in);
         path_options_of(a->attrs, static_cast<int>(a->n_inputs));
+        slice_options_of(a->attrs);
         const int64_t steps = static_cast<int64_t>(a->n_inputs) - 1;
         ferro_signature* out = a->outputs;
-        for (int i = 0; i < 3; ++i) {
+        for (uint32_t i = 0; i < kPathOutputs; ++i) {
             out[i] = {};
             out[i].struct_size = sizeof out[i];
+            out[i].dtype = FERRO_DTYPE_F64;
         }
-        out[0].dtype = FERRO_DTYPE_I64;
-        out[0].ndim = 2;
+        out[0].dtype = out[3].dtype = out[4].dtype = FERRO_DTYPE_I64;
+        out[0].ndim = out[3].ndim = 2;
         out[0].shape[0] = steps;
-        out[0].shape[1] = 2;
-        out[1].dtype = out[2].dtype = FERRO_DTYPE_F64;
-        a->n_outputs = 3;
+        out[0].shape[1] = out[3].shape[1] = 2;
+        out[3].shape[0] = expression_of(a->attrs, in).n_labels();
+        a->n_outputs = kPathOutputs;
     });
 }
 
@@ -132,6 +139,15 @@ PathOptions path_options_of(const ferro_attr_value* a, int n_operands) {
     return o;
 }
 
+SliceOptions slice_options_of(const ferro_attr_value* a) {
+    SliceOptions o;
+    if (a[kMemoryLimit].v.i64 < 0) fail("memory_limit must be >= 0 bytes, got " + std::to_string(a[kMemoryLimit].v.i64));
+    if (a[kSlices].v.i64 < 0) fail("slices must be >= 0, got " + std::to_string(a[kSlices].v.i64));
+    o.memory_limit = static_cast<uint64_t>(a[kMemoryLimit].v.i64);
+    o.min_slices = a[kSlices].v.i64;
+    return o;
+}
+
 std::vector<ferro_named_attr> named_attrs(const ferro_attr_value* values) {
     std::vector<ferro_named_attr> named;
     for (size_t k = 0; k < kAttrCount; ++k) {
@@ -149,8 +165,9 @@ const ferro_op_schema* schemas() {
          einsum_vjp, einsum_jvp},
         {sizeof(ferro_op_schema), 0, "path",
          "the contraction path einsum would take (opt_einsum linear form), its flop count and largest "
-         "intermediate, without contracting",
-         FERRO_VARIADIC, 1, 3, kAttrCount, attrs, 4, 0, float_dtypes, infer_path, 0, 0, 0, 0, nullptr, nullptr},
+         "intermediate, every label's key and whether it is sliced, the number of slices, their flops and the "
+         "working memory, without contracting",
+         FERRO_VARIADIC, 1, kPathOutputs, kAttrCount, attrs, 4, 0, float_dtypes, infer_path, 0, 0, 0, 0, nullptr, nullptr},
     };
     return ops;
 }

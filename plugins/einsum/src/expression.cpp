@@ -95,7 +95,10 @@ Expression build(const Terms& t, std::span<const int> ranks, const Spelling& spe
         ellipsis_rank = std::max(ellipsis_rank, ellipsis_axes[k]);
     }
     Expression e;
-    for (int j = 0; j < ellipsis_rank; ++j) e.names.push_back(std::string("... axis ") + std::to_string(j));
+    for (int j = 0; j < ellipsis_rank; ++j) {
+        e.names.push_back(std::string("... axis ") + std::to_string(j));
+        e.keys.push_back(-1 - j);
+    }
     std::map<int64_t, int> id_of;
     std::map<int64_t, int> uses;
     for (size_t k = 0; k < t.inputs.size(); ++k) {
@@ -106,7 +109,10 @@ Expression build(const Terms& t, std::span<const int> ranks, const Spelling& spe
                 continue;
             }
             auto [it, fresh] = id_of.emplace(x.key, e.n_labels());
-            if (fresh) e.names.push_back(spell.name(x.key));
+            if (fresh) {
+                e.names.push_back(spell.name(x.key));
+                e.keys.push_back(x.key);
+            }
             ++uses[x.key];
             axes.push_back(it->second);
         }

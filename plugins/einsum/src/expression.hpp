@@ -21,6 +21,8 @@ struct Expression {
     std::vector<std::vector<int>> inputs;  // label id of each axis of each operand
     std::vector<int> output;               // label id of each output axis (all distinct)
     std::vector<std::string> names;        // how messages name each label: 'k', label 7, ... axis 0
+    std::vector<int64_t> keys;             // as the caller wrote each label: its code point or sublist
+                                           // integer; -1 - j for axis j of `...`
     int n_labels() const { return static_cast<int>(names.size()); }
 };
 

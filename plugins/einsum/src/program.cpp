@@ -41,10 +41,11 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 
 class Compiler {
 public:
-    // recorded: every step's value but the last is kept, in output 1.
+    // recorded: every step's value but the last is kept, in output 1. output_layout: the
+    // output's strides when they are fixed (a slice's part of a larger output), else row-major.
     Compiler(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options, int64_t* output_strides,
-             bool recorded = false)
-        : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded) {
+             bool recorded = false, std::span<const int64_t> output_layout = {})
+        : e_(e), inputs_(inputs), output_strides_(output_strides), recorded_(recorded), output_layout_(output_layout) {
         size_ = label_sizes(e, shapes_of(inputs));
         p_.dtype = result_dtype(inputs);
         for (const auto& s : inputs) p_.input_dtypes.push_back(s.dtype);
@@ -162,7 +163,7 @@ private:
         int64_t stride = 1;
         std::vector<int64_t> strides(e_.output.size());
         for (size_t i = e_.output.size(); i-- > 0;) {
-            strides[i] = stride;
+            strides[i] = output_layout_.empty() ? stride : output_layout_[i];
             stride *= size(e_.output[i]);
         }
         for (size_t i = 0; i < e_.output.size(); ++i) {
@@ -179,6 +180,7 @@ private:
         t.labels = labels;
         t.strides = row_major(labels);
         slot_bytes_.push_back(static_cast<uint64_t>(numel(labels) * (FERRO_DTYPE_BITS(p_.dtype) / 8)));
+        p_.slot_labels.push_back(labels);
         slot_life_.emplace_back(p_.steps.size(), p_.steps.size());
         return t;
     }
@@ -589,6 +591,7 @@ private:
     std::span<const ferro_signature> inputs_;
     int64_t* output_strides_;  // the output layout, when the host lets us choose it
     bool recorded_;
+    std::span<const int64_t> output_layout_;
     std::vector<int64_t> size_;
     Program p_;
     Operand output_;
@@ -682,6 +685,14 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
     return Compiler(e, inputs, options, output_strides).compile();
 }
 
+Program compile_slice(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
+                      std::span<const int64_t> output_layout) {
+    PathOptions options;
+    options.explicit_path = path;
+    options.has_explicit_path = true;
+    return Compiler(e, inputs, options, nullptr, false, output_layout).compile();
+}
+
 Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                          int64_t* output_strides) {
     Program p = Compiler(e, inputs, options, output_strides, true).compile();
@@ -716,7 +727,15 @@ std::string describe(const Step& s) {
 
 }  // namespace
 
-void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args) {
+bool accumulates_in_place(const Program& p) {
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+        const bool writes_output = p.steps[i].out.place.kind == Place::output;
+        if (writes_output != (i + 1 == p.steps.size())) return false;
+    }
+    return !p.steps.empty() && p.steps.back().kind == Step::gemm;
+}
+
+void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args, bool accumulate) {
     const Bases at{args, p};
     const ferro_session session = args.session;
     // At trace level each step logs what it was and how long it took to enqueue (on the cpu
@@ -764,7 +783,8 @@ void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& ar
                 g.b = at.gemm(s.b);
                 g.c = at.gemm(s.out);
                 g.alpha = {1.0, 0.0, 1};
-                g.beta = {0.0, 0.0, 0};
+                const bool add = accumulate && s.out.place.kind == Place::output;
+                g.beta = {add ? 1.0 : 0.0, 0.0, add ? 1 : 0};
                 st = host->session_gemm_batched(session, &g);
                 break;
             }

@@ -60,7 +60,8 @@ struct Program {
     ferro_dtype dtype = FERRO_DTYPE_F64;  // of the output and every workspace slot
     std::vector<ferro_dtype> input_dtypes;
     std::vector<Step> steps;
-    std::vector<uint64_t> slot_offsets;  // byte offset of each slot in the workspace or the residual
+    std::vector<uint64_t> slot_offsets;         // byte offset of each slot in the workspace or the residual
+    std::vector<std::vector<int>> slot_labels;  // the labels each slot holds (row-major)
     uint64_t workspace_bytes = 0;
     Path path;
     PathCost cost;
@@ -83,6 +84,12 @@ Network network_of(const Expression& e, std::span<const int64_t> sizes);
 Program compile(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                 int64_t* output_strides);
 
+// compile() along `path` with the output's strides fixed (output_layout, one per output axis:
+// a slice writing its part of the whole output) or, when empty, row-major over the output's
+// shape as `inputs` give it (a slice's dense partial output).
+Program compile_slice(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
+                      std::span<const int64_t> output_layout);
+
 // The recorded mode, for an einsum the autodiff tape records (ABI 1.8, residuals): compile's
 // program, with the same output, but each step's value but the last stays where it was made, in
 // the call's output 1, a residual the tape keeps for the VJP rule. The rule compiles the program
@@ -91,7 +98,12 @@ Program compile(const Expression& e, std::span<const ferro_signature> inputs, co
 Program compile_recorded(const Expression& e, std::span<const ferro_signature> inputs, const PathOptions& options,
                          int64_t* output_strides);
 
-// Enqueues the program's steps into the call's session.
-void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args);
+// Enqueues the program's steps into the call's session. accumulate: a gemm that writes the
+// output adds to what it holds (beta 1), as the slices of a sliced einsum do (accumulates_in_place).
+void run(const Program& p, const ferro_host_api* host, const ferro_exec_args& args, bool accumulate = false);
+
+// Whether the program's only write to the output is its last step, a gemm: run(accumulate)
+// then adds the contraction to the output.
+bool accumulates_in_place(const Program& p);
 
 }  // namespace ferro::einsum

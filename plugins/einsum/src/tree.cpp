@@ -91,6 +91,7 @@ Expression step_expression(const Expression& e, const std::vector<TreeNode>& nod
     step.inputs = {nodes[static_cast<size_t>(node.left)].labels, nodes[static_cast<size_t>(node.right)].labels};
     step.output = node.labels;
     step.names = e.names;
+    step.keys = e.keys;
     return step;
 }
 

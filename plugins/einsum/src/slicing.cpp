@@ -1,0 +1,448 @@
+#include "slicing.hpp"
+
+#include <ferro/plugin.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace ferro::einsum {
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw plugin::Error(FERRO_INVALID_ARGUMENT, "einsum: " + why); }
+
+constexpr uint64_t kAlignment = 64;
+// Widening a slicing looks at the labels of this many of the program's largest slots.
+constexpr size_t kWidenSlots = 8;
+uint64_t aligned(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
+
+// The labels of each step's result along `path` but the last's (what the step keeps for the
+// output or for operands not yet contracted): the intermediates slicing shrinks. The last
+// step writes the output, which the caller holds.
+std::vector<std::vector<int>> intermediates(const Network& net, const Path& path) {
+    std::vector<std::vector<int>> current = net.inputs, results;
+    std::vector<int> carriers(net.size.size(), 0);
+    for (const auto& in : net.inputs) {
+        for (int l : in) ++carriers[static_cast<size_t>(l)];
+    }
+    for (const auto& [i, j] : path) {
+        std::vector<int> a = current[static_cast<size_t>(i)], b = current[static_cast<size_t>(j)];
+        current.erase(current.begin() + std::max(i, j));
+        current.erase(current.begin() + std::min(i, j));
+        for (int l : a) --carriers[static_cast<size_t>(l)];
+        for (int l : b) --carriers[static_cast<size_t>(l)];
+        std::vector<int> kept;
+        for (const auto* side : {&a, &b}) {
+            for (int l : *side) {
+                if ((contains(net.output, l) || carriers[static_cast<size_t>(l)] > 0) && !contains(kept, l)) kept.push_back(l);
+            }
+        }
+        for (int l : kept) ++carriers[static_cast<size_t>(l)];
+        current.push_back(kept);
+        results.push_back(std::move(kept));
+    }
+    if (!results.empty()) results.pop_back();
+    return results;
+}
+
+double largest_of(const Network& net, const std::vector<std::vector<int>>& results, const std::vector<int>& sliced) {
+    double largest = 0;
+    for (const auto& r : results) {
+        double size = 1;
+        for (int l : r) {
+            if (!contains(sliced, l)) size *= net.size[static_cast<size_t>(l)];
+        }
+        largest = std::max(largest, size);
+    }
+    return largest;
+}
+
+Slicing slicing_with(const Network& net, const Path& path, const std::vector<std::vector<int>>& results,
+                     std::vector<int> labels) {
+    Slicing s;
+    double slices = 1;
+    for (int l : labels) slices *= net.size[static_cast<size_t>(l)];
+    s.slices = static_cast<int64_t>(std::min(slices, static_cast<double>(kMaxSlices) + 1));
+    s.flops = path_cost(sliced_network(net, labels), path).flops * static_cast<double>(s.slices);
+    s.largest = largest_of(net, results, labels);
+    s.labels = std::move(labels);
+    return s;
+}
+
+// How far the intermediates are over the target, as one number that slicing a label they
+// carry lowers: each one's size over the target (at least 1, so those that fit weigh alike).
+double oversize(const Network& net, const std::vector<std::vector<int>>& results, const std::vector<int>& sliced,
+                double max_largest) {
+    double total = 0;
+    for (const auto& r : results) {
+        double size = 1;
+        for (int l : r) {
+            if (!contains(sliced, l)) size *= net.size[static_cast<size_t>(l)];
+        }
+        total += std::max(size / std::max(max_largest, 1.0), 1.0);
+    }
+    return total;
+}
+
+// Whether slicing `labels` and `l` stays within kMaxSlices.
+bool within_bound(const Network& net, const Slicing& s, int l) {
+    return static_cast<double>(s.slices) * net.size[static_cast<size_t>(l)] <= static_cast<double>(kMaxSlices);
+}
+
+std::vector<int> with(std::vector<int> v, int l) {
+    v.push_back(l);
+    return v;
+}
+std::vector<int> without(std::vector<int> v, int l) {
+    v.erase(std::find(v.begin(), v.end(), l));
+    return v;
+}
+
+class SliceFinder {
+public:
+    SliceFinder(const Network& net, const Path& path, double max_largest, int64_t min_slices)
+        : net_(net), path_(path), max_largest_(max_largest), min_slices_(min_slices), results_(intermediates(net, path)) {
+        std::vector<bool> seen(net.size.size(), false);
+        for (const auto& in : net.inputs) {
+            for (int l : in) {
+                if (!seen[static_cast<size_t>(l)] && net.size[static_cast<size_t>(l)] > 1) all_.push_back(l);
+                seen[static_cast<size_t>(l)] = true;
+            }
+        }
+        // Labels of intermediates too large unsliced: the only ones whose slicing saves memory.
+        for (const auto& r : results_) {
+            double size = 1;
+            for (int l : r) size *= net.size[static_cast<size_t>(l)];
+            if (size <= max_largest) continue;
+            for (int l : r) {
+                if (net.size[static_cast<size_t>(l)] > 1 && !contains(large_, l)) large_.push_back(l);
+            }
+        }
+    }
+
+    Slicing find() {
+        Slicing current = slicing_with(net_, path_, results_, {});
+        while (!fits(current)) {
+            const std::optional<Slicing> next = current.largest > max_largest_ ? shrink(current) : multiply(current);
+            if (!next) break;
+            current = *next;
+        }
+        if (!fits(current)) return current;
+        for (int pass = 0; pass < 16; ++pass) {
+            if (const auto dropped = drop(current)) {
+                current = *dropped;
+            } else if (const auto swapped = swap(current)) {
+                current = *swapped;
+            } else {
+                break;
+            }
+        }
+        return current;
+    }
+
+private:
+    bool fits(const Slicing& s) const { return s.largest <= max_largest_ && s.slices >= min_slices_; }
+
+    // The label that costs least per memory removed: the ratio of logarithms of the cost's growth
+    // and of the oversize's fall.
+    std::optional<Slicing> shrink(const Slicing& current) const {
+        const double before = oversize(net_, results_, current.labels, max_largest_);
+        std::optional<Slicing> best;
+        double best_score = 0, best_fall = 0;
+        for (int l : large_) {
+            if (contains(current.labels, l) || !within_bound(net_, current, l)) continue;
+            const std::vector<int> labels = with(current.labels, l);
+            const double fall = std::log(before / oversize(net_, results_, labels, max_largest_));
+            if (!(fall > 0)) continue;
+            Slicing trial = slicing_with(net_, path_, results_, labels);
+            const double score = std::log(trial.cost() / current.cost()) / fall;
+            if (!best || score < best_score || (score == best_score && fall > best_fall)) {
+                best = std::move(trial);
+                best_score = score;
+                best_fall = fall;
+            }
+        }
+        return best;
+    }
+
+    // The label that costs least per slice it adds (the ratio of the logarithms of the cost's
+    // growth and of its size), when only the number of slices is short.
+    std::optional<Slicing> multiply(const Slicing& current) const {
+        std::optional<Slicing> best;
+        double best_score = 0;
+        for (int l : all_) {
+            if (contains(current.labels, l) || !within_bound(net_, current, l)) continue;
+            Slicing trial = slicing_with(net_, path_, results_, with(current.labels, l));
+            const double score = std::log(trial.cost() / current.cost()) / std::log(net_.size[static_cast<size_t>(l)]);
+            if (!best || score < best_score || (score == best_score && trial.largest < best->largest)) {
+                best = std::move(trial);
+                best_score = score;
+            }
+        }
+        return best;
+    }
+
+    // A label the others do without, the one whose removal saves the most.
+    std::optional<Slicing> drop(const Slicing& current) const {
+        std::optional<Slicing> best;
+        for (int l : current.labels) {
+            Slicing trial = slicing_with(net_, path_, results_, without(current.labels, l));
+            if (fits(trial) && trial.cost() <= current.cost() && (!best || trial.cost() < best->cost())) best = std::move(trial);
+        }
+        return best;
+    }
+
+    // A sliced label traded for another that costs less.
+    std::optional<Slicing> swap(const Slicing& current) const {
+        const std::vector<int>& candidates = large_.empty() ? all_ : large_;
+        std::optional<Slicing> best;
+        for (int out : current.labels) {
+            for (int in : candidates) {
+                if (contains(current.labels, in)) continue;
+                Slicing trial = slicing_with(net_, path_, results_, with(without(current.labels, out), in));
+                if (trial.slices > kMaxSlices) continue;
+                const double bar = best ? best->cost() : current.cost() * (1 - 1e-9);
+                if (fits(trial) && trial.cost() < bar) best = std::move(trial);
+            }
+        }
+        return best;
+    }
+
+    const Network& net_;
+    const Path& path_;
+    double max_largest_;
+    int64_t min_slices_;
+    std::vector<std::vector<int>> results_;
+    std::vector<int> all_, large_;
+};
+
+ferro_tensor_view shifted(ferro_tensor_view v, int64_t bytes) {
+    v.byte_offset = static_cast<uint64_t>(static_cast<int64_t>(v.byte_offset) + bytes);
+    if (v.data != nullptr) v.data = static_cast<char*>(v.data) + bytes;
+    v.tensor = nullptr;  // no longer the host tensor's view
+    return v;
+}
+
+int64_t element_bytes(ferro_dtype d) { return FERRO_DTYPE_BITS(d) / 8; }
+
+}  // namespace
+
+Network sliced_network(const Network& net, const std::vector<int>& labels) {
+    Network out = net;
+    const auto drop = [&](std::vector<int>& v) {
+        v.erase(std::remove_if(v.begin(), v.end(), [&](int l) { return contains(labels, l); }), v.end());
+    };
+    for (auto& in : out.inputs) drop(in);
+    drop(out.output);
+    return out;
+}
+
+Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels) {
+    return slicing_with(net, path, intermediates(net, path), std::move(labels));
+}
+
+Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices) {
+    return SliceFinder(net, path, max_largest, min_slices).find();
+}
+
+namespace {
+
+// The program of `slicing` (its labels put in order, the output's first).
+SlicedProgram build(const Expression& e, std::span<const ferro_signature> inputs, const Path& path, Slicing slicing,
+                    const std::vector<int64_t>& sizes) {
+    SlicedProgram p;
+    std::stable_partition(slicing.labels.begin(), slicing.labels.end(), [&](int l) { return contains(e.output, l); });
+    p.slicing = std::move(slicing);
+    const std::vector<int>& labels = p.slicing.labels;
+    for (int l : labels) {
+        p.sizes.push_back(sizes[static_cast<size_t>(l)]);
+        p.in_output.push_back(contains(e.output, l));
+    }
+    // Each operand with its sliced axes of size 1: one slice of it, at its first index.
+    std::vector<ferro_signature> slice(inputs.begin(), inputs.end());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        std::vector<int64_t>& steps = p.input_steps.emplace_back(labels.size(), 0);
+        for (size_t ax = 0; ax < e.inputs[k].size(); ++ax) {
+            const auto at = std::find(labels.begin(), labels.end(), e.inputs[k][ax]) - labels.begin();
+            if (at == static_cast<std::ptrdiff_t>(labels.size())) continue;
+            if (inputs[k].shape[ax] != 1) steps[static_cast<size_t>(at)] += inputs[k].strides[ax];
+            slice[k].shape[ax] = 1;
+        }
+    }
+    // The output is row-major; a slice writes the part its output labels' indices select.
+    const size_t rank = e.output.size();
+    std::vector<int64_t> strides(rank), part_shape(rank), dense(rank);
+    int64_t stride = 1, part = 1;
+    for (size_t a = rank; a-- > 0;) {
+        const int l = e.output[a];
+        strides[a] = stride;
+        stride *= sizes[static_cast<size_t>(l)];
+        part_shape[a] = contains(labels, l) ? 1 : sizes[static_cast<size_t>(l)];
+        dense[a] = part;
+        part *= part_shape[a];
+    }
+    for (int l : labels) {
+        const auto at = std::find(e.output.begin(), e.output.end(), l);
+        p.output_steps.push_back(at == e.output.end() ? 0 : strides[static_cast<size_t>(at - e.output.begin())]);
+    }
+    p.direct = compile_slice(e, slice, path, strides);
+    p.workspace_bytes = p.direct.workspace_bytes;
+    p.in_place = accumulates_in_place(p.direct);
+    if (std::find(p.in_output.begin(), p.in_output.end(), false) != p.in_output.end() && !p.in_place) {
+        p.partial = compile_slice(e, slice, path, {});
+        p.accumulator_offset = aligned(p.partial.workspace_bytes);
+        const uint64_t bytes = static_cast<uint64_t>(part * element_bytes(p.direct.dtype));
+        p.workspace_bytes = std::max(p.workspace_bytes, p.accumulator_offset + bytes);
+        p.part = {{Place::output, 0}, part_shape, strides};
+        p.accumulator = {{Place::workspace, 0}, part_shape, dense};
+    }
+    return p;
+}
+
+std::string bytes_str(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
+
+}  // namespace
+
+SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
+                             const SliceOptions& options, uint64_t unsliced_workspace) {
+    const std::vector<int64_t> sizes = label_sizes(e, shapes_of(inputs));
+    const Network net = network_of(e, sizes);
+    const uint64_t limit = options.memory_limit;
+    const double element = static_cast<double>(element_bytes(result_dtype(inputs)));
+    const PathCost whole = path_cost(net, path);
+    const auto make = [&](Slicing s) {
+        SlicedProgram p = build(e, inputs, path, std::move(s), sizes);
+        p.unsliced = whole;
+        return p;
+    };
+    const auto fits = [&](const SlicedProgram& p) {
+        return (limit == 0 || p.workspace_bytes <= limit) && p.slicing.slices >= options.min_slices;
+    };
+    // The intermediates first, then what the compiled program holds besides them (packed
+    // operands, several values at once), one label at a time.
+    const double target = limit > 0 ? std::floor(static_cast<double>(limit) / element) : std::numeric_limits<double>::infinity();
+    // One more label, compiled: of those the largest slots hold, the one that costs least per
+    // working memory removed (the ratio of the logarithms of the cost's growth and of the
+    // working memory's fall), as SliceFinder::shrink chooses on intermediates.
+    const auto widen = [&](const SlicedProgram& p) {
+        std::vector<std::pair<double, const std::vector<int>*>> slots;
+        for (const Program* program : {&p.direct, &p.partial}) {
+            for (const auto& labels : program->slot_labels) {
+                double numel = 1;
+                for (int l : labels) numel *= net.size[static_cast<size_t>(l)];
+                slots.emplace_back(numel, &labels);
+            }
+        }
+        std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::vector<int> candidates;
+        for (size_t s = 0; s < std::min<size_t>(slots.size(), kWidenSlots); ++s) {
+            for (int l : *slots[s].second) {
+                if (sizes[static_cast<size_t>(l)] > 1 && !contains(candidates, l)) candidates.push_back(l);
+            }
+        }
+        if (!p.partial.steps.empty()) {  // the accumulator
+            for (int l : e.output) {
+                if (sizes[static_cast<size_t>(l)] > 1 && !contains(p.slicing.labels, l) && !contains(candidates, l)) {
+                    candidates.push_back(l);
+                }
+            }
+        }
+        std::optional<SlicedProgram> best;
+        double best_score = 0;
+        for (int l : candidates) {
+            if (!within_bound(net, p.slicing, l)) continue;
+            SlicedProgram q = make(slicing_of(net, path, with(p.slicing.labels, l)));
+            if (q.workspace_bytes >= p.workspace_bytes) continue;
+            const double fall = std::log(static_cast<double>(p.workspace_bytes) / static_cast<double>(q.workspace_bytes));
+            const double score = std::log(q.slicing.cost() / p.slicing.cost()) / fall;
+            if (!best || score < best_score) {
+                best_score = score;
+                best = std::move(q);
+            }
+        }
+        return best;
+    };
+    double most = 1;
+    for (int64_t size : sizes) most *= static_cast<double>(std::max<int64_t>(size, 1));
+    if (static_cast<double>(options.min_slices) > std::min(most, static_cast<double>(kMaxSlices))) {
+        fail("slices " + std::to_string(options.min_slices) + " is more than the contraction can be cut into: " +
+             std::to_string(static_cast<int64_t>(std::min(most, static_cast<double>(kMaxSlices)))) + " at most");
+    }
+    SlicedProgram p = make(find_slicing(net, path, target, options.min_slices));
+    while (!fits(p)) {
+        std::optional<SlicedProgram> more = widen(p);
+        if (!more) break;
+        p = std::move(*more);
+    }
+    if (!fits(p)) {
+        fail("memory_limit " + bytes_str(limit) + " is below the least working memory found for this contraction: " +
+             bytes_str(p.workspace_bytes) + " in " + std::to_string(p.slicing.slices) + " slices (" +
+             bytes_str(unsliced_workspace) + " unsliced; at most " + std::to_string(kMaxSlices) + " slices)");
+    }
+    // Labels the others do without, dropped while that costs no more.
+    for (bool dropped = true; dropped;) {
+        dropped = false;
+        for (int l : p.slicing.labels) {
+            SlicedProgram q = make(slicing_of(net, path, without(p.slicing.labels, l)));
+            if (fits(q) && q.slicing.cost() <= p.slicing.cost()) {
+                p = std::move(q);
+                dropped = true;
+                break;
+            }
+        }
+    }
+    return p;
+}
+
+void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args) {
+    const size_t n = args.n_inputs, labels = p.sizes.size();
+    std::vector<int64_t> index(labels, 0);
+    std::vector<ferro_tensor_view> inputs(n);
+    ferro_exec_args call = args;
+    call.inputs = inputs.data();
+    const ferro_tensor_view& output = args.outputs[0];
+    const int64_t out_element = element_bytes(output.dtype);
+    ferro_tensor_view accumulator = shifted(
+        {sizeof(ferro_tensor_view), p.direct.dtype, 0, 0, nullptr, nullptr, args.workspace.buffer, args.workspace.byte_offset,
+         args.workspace.data, nullptr},
+        static_cast<int64_t>(p.accumulator_offset));
+    accumulator.ndim = static_cast<int32_t>(p.accumulator.shape.size());
+    accumulator.shape = p.accumulator.shape.data();
+    accumulator.strides = p.accumulator.strides.data();
+    for (int64_t s = 0; s < p.slicing.slices; ++s) {
+        bool first = true;  // the first slice into its part of the output (no summed label past 0)
+        int64_t out_offset = 0;
+        for (size_t j = 0; j < labels; ++j) {
+            first = first && (p.in_output[j] || index[j] == 0);
+            out_offset += index[j] * p.output_steps[j];
+        }
+        for (size_t k = 0; k < n; ++k) {
+            int64_t offset = 0;
+            for (size_t j = 0; j < labels; ++j) offset += index[j] * p.input_steps[k][j];
+            inputs[k] = shifted(args.inputs[k], offset * element_bytes(args.inputs[k].dtype));
+        }
+        ferro_tensor_view part = shifted(output, out_offset * out_element);
+        if (first || p.in_place) {
+            call.outputs = &part;
+            run(p.direct, host, call, !first);
+        } else {
+            call.outputs = &accumulator;
+            run(p.partial, host, call);
+            part.ndim = static_cast<int32_t>(p.part.shape.size());
+            part.shape = p.part.shape.data();
+            part.strides = p.part.strides.data();
+            const ferro_binary_args add{sizeof add, FERRO_BINARY_ADD, part, accumulator, part};
+            plugin::check(host, host->session_binary(args.session, &add));
+        }
+        for (size_t j = labels; j-- > 0;) {  // the last label fastest: a part's summed slices in a row
+            if (++index[j] < p.sizes[j]) break;
+            index[j] = 0;
+        }
+    }
+}
+
+}  // namespace ferro::einsum

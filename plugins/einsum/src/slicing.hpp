@@ -1,0 +1,83 @@
+// Slicing: an einsum whose intermediates do not fit in memory runs as a sum of smaller ones.
+// Fixing the index of some labels (the sliced labels) in every operand leaves a network of the
+// same form without them; contracting it once per combination of their indices and adding the
+// results (or, for a sliced label of the output, writing each result into its own part of the
+// output) gives the whole contraction. The path stays the whole network's, so every
+// intermediate that carried a sliced label shrinks by its size, and the flops grow where a
+// sliced label was summed before the last step (what came before is repeated per slice).
+//
+// memory_limit bounds the working memory of one call: the workspace its plan asks the host
+// for, which holds every intermediate and packed operand alive at the same time and, when a
+// summed label is sliced, the buffer each slice's partial output is made in before it is added
+// to the output. The operands and the output are not counted: the caller holds them.
+#pragma once
+
+#include "expression.hpp"
+#include "paths.hpp"
+#include "program.hpp"
+
+#include <ferro/plugin.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ferro::einsum {
+
+// What a slice costs beyond its flops, in flops: its primitives' dispatch (a few microseconds),
+// so that between slicings of equal flops the one with fewer slices wins.
+inline constexpr double kSliceCostFlops = 1e4;
+// No slicing takes more slices than this: beyond it a contraction would not finish anyway.
+inline constexpr int64_t kMaxSlices = int64_t{1} << 32;
+
+struct Slicing {
+    std::vector<int> labels;  // label ids
+    int64_t slices = 1;       // the product of their sizes
+    double flops = 0;         // of all slices together (opt_einsum's cost model)
+    double largest = 0;       // elements of the largest intermediate of one slice (the output not one)
+    double cost() const { return flops + kSliceCostFlops * static_cast<double>(slices); }
+};
+
+// The network with `labels` removed from every operand and the output: one slice of it.
+Network sliced_network(const Network& net, const std::vector<int>& labels);
+Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels);
+
+// Labels to slice so that the largest intermediate of `path` has at most `max_largest` elements
+// and there are at least `min_slices` slices, at the least cost found (Slicing::cost): greedily
+// the label whose slicing costs least per intermediate memory removed (or per slice added, once
+// only the count is short), then the choice refined by dropping labels the others do without and
+// swapping a label for one that costs less, until neither helps (as cotengra's SliceFinder
+// refines its greedy choice). Nothing sliced when the path already fits. A label of the output
+// may be sliced: its slices write their own parts, with no flops repeated.
+Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices);
+
+// A contraction compiled to run slice by slice within a memory limit.
+struct SlicedProgram {
+    Slicing slicing;                                // labels ordered: output labels first
+    PathCost unsliced;                              // the path's cost without slicing
+    std::vector<int64_t> sizes;                     // of each sliced label
+    std::vector<bool> in_output;                    // per sliced label
+    std::vector<std::vector<int64_t>> input_steps;  // per input, per sliced label: elements per index
+    std::vector<int64_t> output_steps;              // per sliced label: elements per index (0: summed)
+    Program direct;                                 // one slice into its part of the output
+    bool in_place = false;                          // summed slices add to the output in their last gemm
+    Program partial;                                // or go to the accumulator (summed labels sliced)
+    View part, accumulator;                         // the output's part and the accumulator, for the add
+    uint64_t accumulator_offset = 0, workspace_bytes = 0;
+};
+
+struct SliceOptions {
+    uint64_t memory_limit = 0;  // bytes; 0: none
+    int64_t min_slices = 0;     // 0: as the limit needs
+};
+
+// The sliced program for `e` under `options`, on `path` (the unsliced choice); throws
+// INVALID_ARGUMENT when no slicing brings the working memory under the limit, naming the
+// smallest there is. `unsliced` is the plain program's workspace, to compare against.
+SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
+                             const SliceOptions& options, uint64_t unsliced_workspace);
+
+// Enqueues every slice into the call's session.
+void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args);
+
+}  // namespace ferro::einsum

@@ -1,0 +1,290 @@
+// Sliced einsum (memory_limit, slices): values equal the unsliced contraction's, the plan's
+// working memory stays under the limit, the path reports what it slices before anything runs,
+// and an impossible limit is an error naming the least working memory there is.
+#include "instances.hpp"
+
+#include <ferro/gradcheck.hpp>
+
+#include <set>
+
+using namespace ferro;
+using namespace ferro::test;
+
+namespace {
+
+Tensor random(const Runtime& rt, const Shape& shape, DType dtype, uint32_t seed, bool strided = false) {
+    std::vector<cd> values;
+    return make_operand(rt, shape, dtype, seed, strided, values);
+}
+
+EinsumOptions limited(int64_t bytes, int64_t slices = 0) {
+    EinsumOptions o;
+    o.memory_limit = bytes;
+    o.slices = slices;
+    return o;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+}  // namespace
+
+TEST_CASE("einsum sliced: a chain under a quarter of its working memory", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    for (DType dt : {DType::f64, DType::c128}) {
+        INFO(dtype_name(dt));
+        const std::vector<Tensor> ops = {random(rt, {6, 40}, dt, 1), random(rt, {40, 50}, dt, 2), random(rt, {50, 30, 7}, dt, 3),
+                                         random(rt, {7, 6}, dt, 4)};
+        const std::string subscripts = "ij,jk,klm,mi->l";
+        const EinsumPath whole = einsum_path(subscripts, ops);
+        REQUIRE(whole.slices == 1);
+        REQUIRE(whole.sliced_labels.empty());
+        REQUIRE(whole.working_bytes > 0);
+        const auto limit = static_cast<int64_t>(whole.working_bytes / 4);
+        const EinsumPath sliced = einsum_path(subscripts, ops, limited(limit));
+        INFO("working memory " << whole.working_bytes << " -> " << sliced.working_bytes << " bytes, " << sliced.slices
+                               << " slices, overhead " << sliced.slicing_overhead());
+        CHECK(sliced.slices > 1);
+        CHECK(!sliced.sliced_labels.empty());
+        CHECK(sliced.working_bytes <= static_cast<double>(limit));
+        CHECK(sliced.sliced_flops >= sliced.flops);
+        const Tensor want = einsum(subscripts, ops);
+        const Tensor got = einsum(subscripts, ops, limited(limit));
+        REQUIRE(got.shape() == want.shape());
+        CHECK(max_diff(got, want) <= 1e-12 * want.abs().max().item<double>());
+    }
+}
+
+namespace {
+
+struct SlicedCase {
+    std::string subscripts;
+    std::vector<Shape> shapes;
+    int64_t slices;
+    std::vector<DType> dtypes;  // per operand (mixed ones promote)
+    bool strided = false;       // operands with reversed strides
+};
+
+}  // namespace
+
+TEST_CASE("einsum sliced: output labels, diagonals, broadcasts, strided and mixed operands", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    using enum DType;
+    const SlicedCase cases[] = {
+        {"ij,jk->ik", {{8, 9}, {9, 10}}, 4, {f64, f64}},
+        {"ij,jk->ik", {{8, 9}, {9, 10}}, 90, {c128, c128}},  // beyond one label: two sliced
+        {"ii,ij->j", {{6, 6}, {6, 5}}, 3, {f64, f64}},     // a diagonal sliced
+        {"ij,ij->j", {{1, 7}, {5, 7}}, 5, {f64, f64}},     // a size-1 axis broadcasts
+        {"bij,bjk->bik", {{3, 4, 5}, {3, 5, 2}}, 6, {c128, c128}, true},
+        {"ij,jk,kl->il", {{5, 6}, {6, 7}, {7, 4}}, 12, {f32, f64, f64}},
+        {"...ij,...jk->...ik", {{2, 3, 4}, {1, 4, 5}}, 4, {f64, f64}},
+        {"ij,jk,kl,lm->", {{3, 4}, {4, 5}, {5, 4}, {4, 3}}, 20, {c64, c128, c128, f64}},
+        {"i,j->ij", {{6}, {7}}, 6, {f64, f64}},  // no label summed
+    };
+    for (const SlicedCase& c : cases) {
+        INFO(c.subscripts << ", at least " << c.slices << " slices");
+        std::vector<Tensor> ops;
+        uint32_t seed = 10;
+        for (size_t k = 0; k < c.shapes.size(); ++k) ops.push_back(random(rt, c.shapes[k], c.dtypes[k], seed++, c.strided));
+        const EinsumPath p = einsum_path(c.subscripts, ops, limited(0, c.slices));
+        CHECK(p.slices >= c.slices);
+        CHECK(!p.sliced_labels.empty());
+        for (int64_t key : p.sliced_labels) {  // the label as written, or -1 - j for axis j of `...`
+            CHECK((key < 0 ? -1 - key < 3 : c.subscripts.find(static_cast<char>(key)) != std::string::npos));
+        }
+        const Tensor want = einsum(c.subscripts, ops);
+        const Tensor got = einsum(c.subscripts, ops, limited(0, c.slices));
+        REQUIRE(got.shape() == want.shape());
+        CHECK(got.dtype() == want.dtype());
+        const double tolerance = is_single(got.dtype()) ? 1e-5 : 1e-12;
+        CHECK(max_diff(got, want) <= tolerance * want.abs().max().item<double>());
+    }
+}
+
+TEST_CASE("einsum sliced: sublists report sliced labels by their integers", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    const std::vector<Tensor> ops = {random(rt, {4, 30}, DType::f64, 1), random(rt, {30, 5}, DType::f64, 2)};
+    const EinsumPath p = einsum_path(ops, {{7, 42}, {42, 9}}, {7, 9}, limited(0, 30));
+    REQUIRE(p.slices >= 30);
+    for (int64_t key : p.sliced_labels) CHECK((key == 7 || key == 42 || key == 9));
+    const Tensor got = einsum(ops, {{7, 42}, {42, 9}}, {7, 9}, limited(0, 30));
+    CHECK(max_diff(got, einsum("ij,jk->ik", ops)) <= 1e-12);
+}
+
+TEST_CASE("einsum sliced: a limit below the least working memory is an error naming it", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    const std::vector<Tensor> ops = {random(rt, {6, 40}, DType::f64, 1), random(rt, {40, 50}, DType::f64, 2),
+                                     random(rt, {50, 30, 7}, DType::f64, 3), random(rt, {7, 6}, DType::f64, 4)};
+    const auto message = [&](const EinsumOptions& o) {
+        try {
+            einsum("ij,jk,klm,mi->l", ops, o);
+        } catch (const Error& e) {
+            CHECK(e.code() == FERRO_INVALID_ARGUMENT);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string m = message(limited(8));
+    INFO(m);
+    CHECK(m.find("einsum: memory_limit 8 bytes is below the least working memory found for this contraction: ") !=
+          std::string::npos);
+    CHECK(m.find(" unsliced; at most 4294967296 slices)") != std::string::npos);
+    // 6 * 40 * 50 * 30 * 7 index combinations in all.
+    CHECK_THAT(message(limited(0, 2520001)), Catch::Contains("slices 2520001 is more than the contraction can be cut into: 2520000 at most"));
+    CHECK_THAT(message(limited(-1)), Catch::Contains("memory_limit must be >= 0 bytes, got -1"));
+    CHECK_THAT(message(limited(0, -2)), Catch::Contains("slices must be >= 0, got -2"));
+    try {
+        einsum_path("ij,jk,klm,mi->l", ops, limited(8));
+        FAIL("einsum_path took an impossible limit");
+    } catch (const Error& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Contains("is below the least working memory"));
+    }
+}
+
+namespace {
+
+// Bytes the cpu engine counts for a tensor's data (the host keeps those of up to 256 bytes in
+// the tensor's own allocation, uncounted).
+uint64_t counted_bytes(const Tensor& t) {
+    const uint64_t bytes = static_cast<uint64_t>(t.numel()) * (FERRO_DTYPE_BITS(static_cast<ferro_dtype>(t.dtype())) / 8);
+    return bytes > 256 ? bytes : 0;
+}
+
+}  // namespace
+
+// Limits no slicing of the path reaches within kMaxSlices: a chain's working memory is many
+// intermediates alive at once, each carrying labels of its own, so every one needs a label of
+// its own sliced and the slices multiply (docs/einsum.md, "Slicing").
+const std::set<std::pair<std::string, int64_t>> unreachable = {
+    {"str_matrix_chain_multiplication_100", 4},
+    {"str_mps_varying_inner_product_200", 4},
+    {"str_mps_varying_inner_product_200", 16},
+};
+
+TEST_CASE("einsum sliced: the shared instances under 1/4 and 1/16 of their working memory", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    for (const auto& inst : instances()) {
+        const std::string name = inst["name"], subscripts = inst["subscripts"];
+        for (DType dt : {DType::f64, DType::c128}) {
+            const std::vector<Tensor> ops = operands_of(rt, inst, dt);
+            const EinsumPath whole = einsum_path(subscripts, ops);
+            if (whole.working_bytes == 0) continue;  // nothing held but the output: nothing to slice
+            // Run where unsliced and sliced fit the suite's time; the plan is checked everywhere.
+            const double budget = dt == DType::f64 ? 2e9 : 4e8;
+            const Tensor want = whole.flops <= budget ? einsum(subscripts, ops) : Tensor();
+            for (int64_t part : {4, 16}) {
+                const auto limit = static_cast<int64_t>(whole.working_bytes) / part;
+                INFO(name << " " << dtype_name(dt) << ", limit 1/" << part << " of " << whole.working_bytes << " bytes");
+                if (unreachable.count({name, part}) != 0) {
+                    CHECK_THROWS_WITH(einsum_path(subscripts, ops, limited(limit)),
+                                      Catch::Contains("is below the least working memory found for this contraction"));
+                    continue;
+                }
+                const EinsumPath p = einsum_path(subscripts, ops, limited(limit));
+                INFO(p.slices << " slices, working memory " << p.working_bytes << ", flop overhead " << p.slicing_overhead());
+                CHECK(p.working_bytes <= static_cast<double>(limit));
+                if (whole.flops > budget || p.sliced_flops > budget) continue;
+                const uint64_t before = rt.engine_memory().live_bytes;
+                rt.reset_engine_memory_peak();
+                const Tensor got = einsum(subscripts, ops, limited(limit));
+                const uint64_t peak = rt.engine_memory().peak_bytes;
+                INFO("peak " << peak << " bytes, " << before << " live before");
+                CHECK(peak <= before + counted_bytes(got) + static_cast<uint64_t>(limit));
+                REQUIRE(got.shape() == want.shape());
+                CHECK(max_diff(got, want) <= 1e-10 * want.abs().max().item<double>());
+            }
+        }
+    }
+}
+
+TEST_CASE("einsum sliced: gradients through sliced contractions equal the unsliced ones", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    // An MPS overlap with a diagonal and a broadcast axis: unsliced, its VJP walks the
+    // contraction tree; under a limit each cotangent is one einsum under the same limit.
+    const std::string subscripts = "pa,aqb,brrc,cs,px,xqy,yrz,zt->st";
+    const std::vector<Shape> shapes = {{3, 6}, {6, 4, 5}, {5, 3, 3, 6}, {6, 3}, {3, 6}, {6, 1, 5}, {5, 3, 6}, {6, 3}};
+    for (DType dt : {DType::f64, DType::c128}) {
+        INFO(dtype_name(dt));
+        std::vector<Tensor> inputs, tangents;
+        uint32_t seed = 70;
+        for (const Shape& s : shapes) {
+            inputs.push_back(random(rt, s, dt, seed++));
+            tangents.push_back(random(rt, s, dt, seed++));
+        }
+        const Tensor weight = random(rt, {3, 3}, dt, 99);
+        const int64_t limit = static_cast<int64_t>(einsum_path(subscripts, inputs).working_bytes / 4);
+        const auto cotangents = [&](const EinsumOptions& o) {
+            std::vector<Tensor> leaves;
+            for (const Tensor& x : inputs) leaves.push_back(x.detach().set_requires_grad());
+            (einsum(subscripts, leaves, o) * weight).sum().real().backward();
+            std::vector<Tensor> g;
+            for (const Tensor& x : leaves) g.push_back(x.grad());
+            return g;
+        };
+        REQUIRE(einsum_path(subscripts, inputs, limited(limit)).slices > 1);
+        const std::vector<Tensor> want = cotangents({}), got = cotangents(limited(limit));
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            INFO("operand " << i);
+            check_close(values_of(got[i]), values_of(want[i]), 1e-12, 1e-12);
+        }
+        const auto tangent = [&](const EinsumOptions& o) {
+            std::vector<Tensor> operands;
+            for (size_t i = 0; i < inputs.size(); ++i) operands.push_back(make_dual(inputs[i], tangents[i]));
+            return einsum(subscripts, operands, o).tangent();
+        };
+        check_close(values_of(tangent(limited(limit))), values_of(tangent({})), 1e-12, 1e-12);
+    }
+}
+
+TEST_CASE("einsum sliced: gradcheck of sliced contractions, first and second order", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    const std::string subscripts = "ij,jkl,lm->ikm";
+    for (DType dt : {DType::f64, DType::c128}) {
+        INFO(dtype_name(dt));
+        std::vector<Tensor> inputs = {random(rt, {3, 4}, dt, 1), random(rt, {4, 5, 3}, dt, 2), random(rt, {3, 2}, dt, 3)};
+        const EinsumOptions o = limited(0, 6);
+        const auto f = [&](const std::vector<Tensor>& x) { return std::vector{einsum(subscripts, x, o)}; };
+        const GradcheckResult first = gradcheck(f, inputs);
+        INFO(first.report);
+        CHECK(first.ok);
+        // Second order: f(A) = Re sum (A A^T A A^T)^2 elementwise, both einsums sliced; the
+        // Hessian applied to V, projected on W, against central differences of the gradient.
+        const auto loss = [&](const Tensor& x) {
+            const Tensor g = einsum("ij,kj,kl,ml->im", {x, x, x, x}, limited(0, 4));
+            return einsum("ik,ik->", {g, g}, limited(0, 3)).real();
+        };
+        const Tensor A = random(rt, {3, 3}, dt, 5), V = random(rt, {3, 3}, dt, 6), W = random(rt, {3, 3}, dt, 7);
+        const auto inner = [](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
+        const auto gradient = [&](const Tensor& x, bool create) {
+            Tensor leaf = x.detach();
+            leaf.set_requires_grad();
+            return std::pair{leaf, grad({loss(leaf)}, {leaf}, {}, create)[0]};
+        };
+        const auto [leaf, g] = gradient(A, true);
+        const double analytic = inner(grad({inner(g, W)}, {leaf})[0], V).item<double>();
+        const double h = 1e-6;
+        const double numeric = (inner(gradient(A + V * h, false).second, W).item<double>() -
+                                inner(gradient(A - V * h, false).second, W).item<double>()) /
+                               (2 * h);
+        INFO("analytic " << analytic << ", finite differences " << numeric);
+        CHECK(std::abs(analytic - numeric) <= 1e-6 * (1 + std::abs(numeric)));
+    }
+}
+
+TEST_CASE("einsum sliced: the backward's working memory stays under the limit", "[einsum]") {
+    const Runtime rt = einsum_runtime();
+    const std::string subscripts = "ij,jk,klm,mi->l";
+    std::vector<Tensor> leaves = {random(rt, {6, 40}, DType::f64, 1), random(rt, {40, 50}, DType::f64, 2),
+                                  random(rt, {50, 30, 7}, DType::f64, 3), random(rt, {7, 6}, DType::f64, 4)};
+    for (Tensor& x : leaves) x.set_requires_grad();
+    const int64_t limit = static_cast<int64_t>(einsum_path(subscripts, leaves).working_bytes / 4);
+    const Tensor loss = einsum(subscripts, leaves, limited(limit)).sum();
+    const uint64_t before = rt.engine_memory().live_bytes;
+    rt.reset_engine_memory_peak();
+    loss.backward();
+    const uint64_t peak = rt.engine_memory().peak_bytes;
+    uint64_t gradients = 0;
+    for (const Tensor& x : leaves) gradients += counted_bytes(x.grad());
+    INFO("peak " << peak << ", before " << before << ", gradients " << gradients << ", limit " << limit);
+    // The cotangents themselves, and one einsum's working memory at a time.
+    CHECK(peak <= before + gradients + static_cast<uint64_t>(limit));
+}
