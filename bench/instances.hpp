@@ -13,7 +13,8 @@ namespace bench {
 inline std::vector<ferro::Tensor> operands_of(const ferro::Runtime& rt, const nlohmann::json& inst) {
     std::vector<ferro::Tensor> operands;
     uint32_t seed = 1;
-    for (const auto& s : inst["shapes"]) operands.push_back(rt.rand(s.get<ferro::Shape>(), ferro::DType::f64, seed++) * 2.0 - 1.0);
+    for (const auto& s : inst["shapes"])
+        operands.push_back(rt.rand(s.get<ferro::Shape>(), ferro::DType::f64, seed++) * 2.0 - 1.0);
     return operands;
 }
 

@@ -41,7 +41,7 @@ tree = ctg.ContractionTree.from_path(inputs, list(output), size, path=path)
 row = {"case": case, "how": f"cotengra {ctg.__version__} ContractionTree.from_path(reference).slice"}
 if slices > 0:
     sliced = tree.slice(target_slices=slices, seed=0)
-    row.update(slices=int(sliced.nslices), flop_overhead=float(sliced.total_flops() / tree.total_flops()))
+    row.update(requested=slices, slices=int(sliced.nslices), flop_overhead=float(sliced.total_flops() / tree.total_flops()))
     print(json.dumps(row))
     sys.exit(0)
 

@@ -24,7 +24,9 @@ inline std::vector<Tensor> operands_of(const Runtime& rt, const nlohmann::json& 
     for (const auto& s : inst["shapes"]) {
         const Shape shape = s.get<Shape>();
         Tensor t = rt.rand(shape, DType::f64, seed++) * 2.0 - 1.0;
-        if (dtype == DType::c128) t = t.to(DType::c128) + (rt.rand(shape, DType::f64, 1000 + seed) * 2.0 - 1.0).to(DType::c128) * rt.tensor<cd>({cd(0, 1)}, {});
+        if (dtype == DType::c128)
+            t = t.to(DType::c128) +
+                (rt.rand(shape, DType::f64, 1000 + seed) * 2.0 - 1.0).to(DType::c128) * rt.tensor<cd>({cd(0, 1)}, {});
         ops.push_back(t);
     }
     return ops;

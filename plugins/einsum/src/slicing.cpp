@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace ferro::einsum {
@@ -104,8 +105,15 @@ std::vector<int> without(std::vector<int> v, int l) {
 
 class SliceFinder {
 public:
-    SliceFinder(const Network& net, const Path& path, double max_largest, int64_t min_slices)
-        : net_(net), path_(path), max_largest_(max_largest), min_slices_(min_slices), results_(intermediates(net, path)) {
+    SliceFinder(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial)
+        : net_(net),
+          path_(path),
+          max_largest_(max_largest),
+          min_slices_(min_slices),
+          results_(intermediates(net, path)),
+          rng_(trial),
+          jitter_(trial < 2 ? 0.0 : 0.5),
+          by_cost_(trial % 2 == 1) {
         std::vector<bool> seen(net.size.size(), false);
         for (const auto& in : net.inputs) {
             for (int l : in) {
@@ -146,9 +154,11 @@ public:
 
 private:
     bool fits(const Slicing& s) const { return s.largest <= max_largest_ && s.slices >= min_slices_; }
+    // A trial's random weight on a candidate's score (1 on the first trial: plain greedy).
+    double noise() const { return 1 + jitter_ * std::uniform_real_distribution<double>(0, 1)(rng_); }
 
     // The label that costs least per memory removed: the ratio of logarithms of the cost's growth
-    // and of the oversize's fall.
+    // and of the oversize's fall (on odd trials, the least cost among those removing any).
     std::optional<Slicing> shrink(const Slicing& current) const {
         const double before = oversize(net_, results_, current.labels, max_largest_);
         std::optional<Slicing> best;
@@ -159,7 +169,8 @@ private:
             const double fall = std::log(before / oversize(net_, results_, labels, max_largest_));
             if (!(fall > 0)) continue;
             Slicing trial = slicing_with(net_, path_, results_, labels);
-            const double score = std::log(trial.cost() / current.cost()) / fall;
+            const double growth = std::log(trial.cost() / current.cost());
+            const double score = (by_cost_ ? growth : growth / fall) * noise();
             if (!best || score < best_score || (score == best_score && fall > best_fall)) {
                 best = std::move(trial);
                 best_score = score;
@@ -177,7 +188,7 @@ private:
         for (int l : all_) {
             if (contains(current.labels, l) || !within_bound(net_, current, l)) continue;
             Slicing trial = slicing_with(net_, path_, results_, with(current.labels, l));
-            const double score = std::log(trial.cost() / current.cost()) / std::log(net_.size[static_cast<size_t>(l)]);
+            const double score = std::log(trial.cost() / current.cost()) / std::log(net_.size[static_cast<size_t>(l)]) * noise();
             if (!best || score < best_score || (score == best_score && trial.largest < best->largest)) {
                 best = std::move(trial);
                 best_score = score;
@@ -218,6 +229,9 @@ private:
     int64_t min_slices_;
     std::vector<std::vector<int>> results_;
     std::vector<int> all_, large_;
+    mutable std::mt19937_64 rng_;
+    double jitter_;
+    bool by_cost_;  // shrink by the least cost alone, as cotengra's SliceFinder, not per memory removed
 };
 
 ferro_tensor_view shifted(ferro_tensor_view v, int64_t bytes) {
@@ -245,8 +259,8 @@ Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels
     return slicing_with(net, path, intermediates(net, path), std::move(labels));
 }
 
-Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices) {
-    return SliceFinder(net, path, max_largest, min_slices).find();
+Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial) {
+    return SliceFinder(net, path, max_largest, min_slices, trial).find();
 }
 
 namespace {
@@ -320,15 +334,15 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         return p;
     };
     const auto fits = [&](const SlicedProgram& p) {
-        return (limit == 0 || p.workspace_bytes <= limit) && p.slicing.slices >= options.min_slices;
+        return (limit == 0 || p.workspace_bytes <= limit) && p.slicing.slices >= options.min_slices &&
+               p.slicing.slices <= kMaxSlices;
     };
     // The intermediates first, then what the compiled program holds besides them (packed
     // operands, several values at once), one label at a time.
     const double target = limit > 0 ? std::floor(static_cast<double>(limit) / element) : std::numeric_limits<double>::infinity();
-    // One more label, compiled: of those the largest slots hold, the one that costs least per
-    // working memory removed (the ratio of the logarithms of the cost's growth and of the
-    // working memory's fall), as SliceFinder::shrink chooses on intermediates.
-    const auto widen = [&](const SlicedProgram& p) {
+    // The labels of the program's largest slots (and of the accumulator): those whose slicing
+    // lowers its working memory.
+    const auto candidates_of = [&](const SlicedProgram& p) {
         std::vector<std::pair<double, const std::vector<int>*>> slots;
         for (const Program* program : {&p.direct, &p.partial}) {
             for (const auto& labels : program->slot_labels) {
@@ -351,9 +365,15 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
                 }
             }
         }
+        return candidates;
+    };
+    // One more label, compiled: of candidates_of, the one that costs least per working memory
+    // removed (the ratio of the logarithms of the cost's growth and of the working memory's
+    // fall), as SliceFinder::shrink chooses on intermediates.
+    const auto widen = [&](const SlicedProgram& p) {
         std::optional<SlicedProgram> best;
         double best_score = 0;
-        for (int l : candidates) {
+        for (int l : candidates_of(p)) {
             if (!within_bound(net, p.slicing, l)) continue;
             SlicedProgram q = make(slicing_of(net, path, with(p.slicing.labels, l)));
             if (q.workspace_bytes >= p.workspace_bytes) continue;
@@ -372,26 +392,55 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         fail("slices " + std::to_string(options.min_slices) + " is more than the contraction can be cut into: " +
              std::to_string(static_cast<int64_t>(std::min(most, static_cast<double>(kMaxSlices)))) + " at most");
     }
-    SlicedProgram p = make(find_slicing(net, path, target, options.min_slices));
-    while (!fits(p)) {
-        std::optional<SlicedProgram> more = widen(p);
-        if (!more) break;
-        p = std::move(*more);
+    // Each trial's greedy choice made to fit the compiled program, then refined; the cheapest
+    // that fits wins, else the error names the least working memory any reached.
+    std::optional<SlicedProgram> best, least = make(slicing_of(net, path, {}));
+    const std::vector<int> candidates = candidates_of(*least);
+    for (uint64_t trial = 0; trial < kSliceTrials; ++trial) {
+        SlicedProgram p = make(find_slicing(net, path, target, options.min_slices, trial));
+        while (!fits(p)) {
+            std::optional<SlicedProgram> more = widen(p);
+            if (!more) break;
+            p = std::move(*more);
+        }
+        if (!fits(p)) {
+            if (p.workspace_bytes < least->workspace_bytes) least = std::move(p);
+            continue;
+        }
+        // Labels the others do without, dropped while that costs no more.
+        for (bool dropped = true; dropped;) {
+            dropped = false;
+            for (int l : p.slicing.labels) {
+                SlicedProgram q = make(slicing_of(net, path, without(p.slicing.labels, l)));
+                if (fits(q) && q.slicing.cost() <= p.slicing.cost()) {
+                    p = std::move(q);
+                    dropped = true;
+                    break;
+                }
+            }
+        }
+        if (!best || p.slicing.cost() < best->slicing.cost()) best = std::move(p);
+        if (best->slicing.labels.empty()) break;  // nothing sliced: nothing cheaper
     }
-    if (!fits(p)) {
+    if (!best) {
         fail("memory_limit " + bytes_str(limit) + " is below the least working memory found for this contraction: " +
-             bytes_str(p.workspace_bytes) + " in " + std::to_string(p.slicing.slices) + " slices (" +
+             bytes_str(least->workspace_bytes) + " in " + std::to_string(least->slicing.slices) + " slices (" +
              bytes_str(unsliced_workspace) + " unsliced; at most " + std::to_string(kMaxSlices) + " slices)");
     }
-    // Labels the others do without, dropped while that costs no more.
-    for (bool dropped = true; dropped;) {
-        dropped = false;
-        for (int l : p.slicing.labels) {
-            SlicedProgram q = make(slicing_of(net, path, without(p.slicing.labels, l)));
-            if (fits(q) && q.slicing.cost() <= p.slicing.cost()) {
-                p = std::move(q);
-                dropped = true;
-                break;
+    // The best refined: a label traded for one the unsliced program's largest slots hold, while
+    // that fits and costs less.
+    SlicedProgram p = std::move(*best);
+    for (bool swapped = true; swapped;) {
+        swapped = false;
+        for (size_t i = 0; i < p.slicing.labels.size() && !swapped; ++i) {
+            for (int l : candidates) {
+                if (contains(p.slicing.labels, l)) continue;
+                SlicedProgram q = make(slicing_of(net, path, with(without(p.slicing.labels, p.slicing.labels[i]), l)));
+                if (fits(q) && q.slicing.cost() < p.slicing.cost() * (1 - 1e-9)) {
+                    p = std::move(q);
+                    swapped = true;
+                    break;
+                }
             }
         }
     }
@@ -406,10 +455,9 @@ void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_
     call.inputs = inputs.data();
     const ferro_tensor_view& output = args.outputs[0];
     const int64_t out_element = element_bytes(output.dtype);
-    ferro_tensor_view accumulator = shifted(
-        {sizeof(ferro_tensor_view), p.direct.dtype, 0, 0, nullptr, nullptr, args.workspace.buffer, args.workspace.byte_offset,
-         args.workspace.data, nullptr},
-        static_cast<int64_t>(p.accumulator_offset));
+    ferro_tensor_view accumulator = shifted({sizeof(ferro_tensor_view), p.direct.dtype, 0, 0, nullptr, nullptr,
+                                             args.workspace.buffer, args.workspace.byte_offset, args.workspace.data, nullptr},
+                                            static_cast<int64_t>(p.accumulator_offset));
     accumulator.ndim = static_cast<int32_t>(p.accumulator.shape.size());
     accumulator.shape = p.accumulator.shape.data();
     accumulator.strides = p.accumulator.strides.data();

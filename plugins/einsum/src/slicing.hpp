@@ -49,7 +49,13 @@ Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels
 // swapping a label for one that costs less, until neither helps (as cotengra's SliceFinder
 // refines its greedy choice). Nothing sliced when the path already fits. A label of the output
 // may be sliced: its slices write their own parts, with no flops repeated.
-Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices);
+// Trial 0 is that greedy; odd trials take the least cost among the labels that remove any
+// memory (cotengra's SliceFinder's choice); from trial 2 on each candidate's score is weighed by
+// a random factor in [1, 1.5) (seeded by the trial: deterministic), as cotengra repeats its
+// search with a temperature.
+Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial = 0);
+// compile_sliced keeps the cheapest of this many trials.
+inline constexpr uint64_t kSliceTrials = 8;
 
 // A contraction compiled to run slice by slice within a memory limit.
 struct SlicedProgram {
