@@ -79,6 +79,9 @@ TEST_CASE("einsum sliced: output labels, diagonals, broadcasts, strided and mixe
         {"...ij,...jk->...ik", {{2, 3, 4}, {1, 4, 5}}, 4, {f64, f64}},
         {"ij,jk,kl,lm->", {{3, 4}, {4, 5}, {5, 4}, {4, 3}}, 20, {c64, c128, c128, f64}},
         {"i,j->ij", {{6}, {7}}, 6, {f64, f64}},  // no label summed
+        {"ij->", {{8, 6}}, 4, {f64}},            // a reduction: slices add through the accumulator
+        {"ii->", {{7, 7}}, 3, {c128}},           // a trace, likewise
+        {"ij,jk->i", {{5, 6}, {6, 4}}, 4, {f64, f64}},
     };
     for (const SlicedCase& c : cases) {
         INFO(c.subscripts << ", at least " << c.slices << " slices");
