@@ -8,8 +8,9 @@
 //
 // memory_limit bounds the working memory of one call: the workspace its plan asks the host
 // for, which holds every intermediate and packed operand alive at the same time and, when a
-// summed label is sliced, the buffer each slice's partial output is made in before it is added
-// to the output. The operands and the output are not counted: the caller holds them.
+// summed label is sliced and the last step cannot add into the output itself (a gemm with beta
+// 1), the buffer each slice's partial output is made in before it is added to the output. The
+// operands and the output are not counted: the caller holds them.
 #pragma once
 
 #include "expression.hpp"
@@ -48,7 +49,7 @@ Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels
 // only the count is short), then the choice refined by dropping labels the others do without and
 // swapping a label for one that costs less, until neither helps (as cotengra's SliceFinder
 // refines its greedy choice). Nothing sliced when the path already fits. A label of the output
-// may be sliced: its slices write their own parts, with no flops repeated.
+// may be sliced: its slices write their own parts of the output, with nothing to add up.
 // Trial 0 is that greedy; odd trials take the least cost among the labels that remove any
 // memory (cotengra's SliceFinder's choice); from trial 2 on each candidate's score is weighed by
 // a random factor in [1, 1.5) (seeded by the trial: deterministic), as cotengra repeats its
