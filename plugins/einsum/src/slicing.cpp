@@ -21,71 +21,20 @@ uint64_t aligned(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment 
 
 bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
 
-// The labels of each step's result along `path` but the last's (what the step keeps for the
-// output or for operands not yet contracted): the intermediates slicing shrinks. The last
-// step writes the output, which the caller holds.
-std::vector<std::vector<int>> intermediates(const Network& net, const Path& path) {
-    std::vector<std::vector<int>> current = net.inputs, results;
-    std::vector<int> carriers(net.size.size(), 0);
-    for (const auto& in : net.inputs) {
-        for (int l : in) ++carriers[static_cast<size_t>(l)];
+// The elements of a tensor with `labels` once `sliced` are fixed.
+double size_of(const Network& net, const std::vector<int>& labels, const std::vector<int>& sliced = {}) {
+    double size = 1;
+    for (int l : labels) {
+        if (!contains(sliced, l)) size *= net.size[static_cast<size_t>(l)];
     }
-    for (const auto& [i, j] : path) {
-        std::vector<int> a = current[static_cast<size_t>(i)], b = current[static_cast<size_t>(j)];
-        current.erase(current.begin() + std::max(i, j));
-        current.erase(current.begin() + std::min(i, j));
-        for (int l : a) --carriers[static_cast<size_t>(l)];
-        for (int l : b) --carriers[static_cast<size_t>(l)];
-        std::vector<int> kept;
-        for (const auto* side : {&a, &b}) {
-            for (int l : *side) {
-                if ((contains(net.output, l) || carriers[static_cast<size_t>(l)] > 0) && !contains(kept, l)) kept.push_back(l);
-            }
-        }
-        for (int l : kept) ++carriers[static_cast<size_t>(l)];
-        current.push_back(kept);
-        results.push_back(std::move(kept));
-    }
-    if (!results.empty()) results.pop_back();
-    return results;
-}
-
-double largest_of(const Network& net, const std::vector<std::vector<int>>& results, const std::vector<int>& sliced) {
-    double largest = 0;
-    for (const auto& r : results) {
-        double size = 1;
-        for (int l : r) {
-            if (!contains(sliced, l)) size *= net.size[static_cast<size_t>(l)];
-        }
-        largest = std::max(largest, size);
-    }
-    return largest;
-}
-
-Slicing slicing_with(const Network& net, const Path& path, const std::vector<std::vector<int>>& results,
-                     std::vector<int> labels) {
-    Slicing s;
-    double slices = 1;
-    for (int l : labels) slices *= net.size[static_cast<size_t>(l)];
-    s.slices = static_cast<int64_t>(std::min(slices, static_cast<double>(kMaxSlices) + 1));
-    s.flops = path_cost(sliced_network(net, labels), path).flops * static_cast<double>(s.slices);
-    s.largest = largest_of(net, results, labels);
-    s.labels = std::move(labels);
-    return s;
+    return size;
 }
 
 // How far the intermediates are over the target, as one number that slicing a label they
 // carry lowers: each one's size over the target (at least 1, so those that fit weigh alike).
-double oversize(const Network& net, const std::vector<std::vector<int>>& results, const std::vector<int>& sliced,
-                double max_largest) {
+double oversize(const SlicedPath& p, const std::vector<int>& sliced, double max_largest) {
     double total = 0;
-    for (const auto& r : results) {
-        double size = 1;
-        for (int l : r) {
-            if (!contains(sliced, l)) size *= net.size[static_cast<size_t>(l)];
-        }
-        total += std::max(size / std::max(max_largest, 1.0), 1.0);
-    }
+    for (const auto& r : p.intermediates) total += std::max(size_of(p.net, r, sliced) / std::max(max_largest, 1.0), 1.0);
     return total;
 }
 
@@ -105,35 +54,32 @@ std::vector<int> without(std::vector<int> v, int l) {
 
 class SliceFinder {
 public:
-    SliceFinder(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial)
-        : net_(net),
-          path_(path),
+    SliceFinder(const SlicedPath& path, double max_largest, int64_t min_slices, uint64_t trial)
+        : path_(path),
+          net_(path.net),
           max_largest_(max_largest),
           min_slices_(min_slices),
-          results_(intermediates(net, path)),
           rng_(trial),
           jitter_(trial < 2 ? 0.0 : 0.5),
           by_cost_(trial % 2 == 1) {
-        std::vector<bool> seen(net.size.size(), false);
-        for (const auto& in : net.inputs) {
+        std::vector<bool> seen(net_.size.size(), false);
+        for (const auto& in : net_.inputs) {
             for (int l : in) {
-                if (!seen[static_cast<size_t>(l)] && net.size[static_cast<size_t>(l)] > 1) all_.push_back(l);
+                if (!seen[static_cast<size_t>(l)] && net_.size[static_cast<size_t>(l)] > 1) all_.push_back(l);
                 seen[static_cast<size_t>(l)] = true;
             }
         }
         // Labels of intermediates too large unsliced: the only ones whose slicing saves memory.
-        for (const auto& r : results_) {
-            double size = 1;
-            for (int l : r) size *= net.size[static_cast<size_t>(l)];
-            if (size <= max_largest) continue;
+        for (const auto& r : path.intermediates) {
+            if (size_of(net_, r) <= max_largest) continue;
             for (int l : r) {
-                if (net.size[static_cast<size_t>(l)] > 1 && !contains(large_, l)) large_.push_back(l);
+                if (net_.size[static_cast<size_t>(l)] > 1 && !contains(large_, l)) large_.push_back(l);
             }
         }
     }
 
     Slicing find() {
-        Slicing current = slicing_with(net_, path_, results_, {});
+        Slicing current = path_.slicing({});
         while (!fits(current)) {
             const std::optional<Slicing> next = current.largest > max_largest_ ? shrink(current) : multiply(current);
             if (!next) break;
@@ -160,15 +106,15 @@ private:
     // The label that costs least per memory removed: the ratio of logarithms of the cost's growth
     // and of the oversize's fall (on odd trials, the least cost among those removing any).
     std::optional<Slicing> shrink(const Slicing& current) const {
-        const double before = oversize(net_, results_, current.labels, max_largest_);
+        const double before = oversize(path_, current.labels, max_largest_);
         std::optional<Slicing> best;
         double best_score = 0, best_fall = 0;
         for (int l : large_) {
             if (contains(current.labels, l) || !within_bound(net_, current, l)) continue;
             const std::vector<int> labels = with(current.labels, l);
-            const double fall = std::log(before / oversize(net_, results_, labels, max_largest_));
+            const double fall = std::log(before / oversize(path_, labels, max_largest_));
             if (!(fall > 0)) continue;
-            Slicing trial = slicing_with(net_, path_, results_, labels);
+            Slicing trial = path_.slicing(labels);
             const double growth = std::log(trial.cost() / current.cost());
             const double score = (by_cost_ ? growth : growth / fall) * noise();
             if (!best || score < best_score || (score == best_score && fall > best_fall)) {
@@ -187,7 +133,7 @@ private:
         double best_score = 0;
         for (int l : all_) {
             if (contains(current.labels, l) || !within_bound(net_, current, l)) continue;
-            Slicing trial = slicing_with(net_, path_, results_, with(current.labels, l));
+            Slicing trial = path_.slicing(with(current.labels, l));
             const double score = std::log(trial.cost() / current.cost()) / std::log(net_.size[static_cast<size_t>(l)]) * noise();
             if (!best || score < best_score || (score == best_score && trial.largest < best->largest)) {
                 best = std::move(trial);
@@ -201,7 +147,7 @@ private:
     std::optional<Slicing> drop(const Slicing& current) const {
         std::optional<Slicing> best;
         for (int l : current.labels) {
-            Slicing trial = slicing_with(net_, path_, results_, without(current.labels, l));
+            Slicing trial = path_.slicing(without(current.labels, l));
             if (fits(trial) && trial.cost() <= current.cost() && (!best || trial.cost() < best->cost())) best = std::move(trial);
         }
         return best;
@@ -214,7 +160,7 @@ private:
         for (int out : current.labels) {
             for (int in : candidates) {
                 if (contains(current.labels, in)) continue;
-                Slicing trial = slicing_with(net_, path_, results_, with(without(current.labels, out), in));
+                Slicing trial = path_.slicing(with(without(current.labels, out), in));
                 if (trial.slices > kMaxSlices) continue;
                 const double bar = best ? best->cost() : current.cost() * (1 - 1e-9);
                 if (fits(trial) && trial.cost() < bar) best = std::move(trial);
@@ -223,11 +169,10 @@ private:
         return best;
     }
 
+    const SlicedPath& path_;
     const Network& net_;
-    const Path& path_;
     double max_largest_;
     int64_t min_slices_;
-    std::vector<std::vector<int>> results_;
     std::vector<int> all_, large_;
     mutable std::mt19937_64 rng_;
     double jitter_;
@@ -245,22 +190,30 @@ int64_t element_bytes(ferro_dtype d) { return FERRO_DTYPE_BITS(d) / 8; }
 
 }  // namespace
 
-Network sliced_network(const Network& net, const std::vector<int>& labels) {
-    Network out = net;
+SlicedPath::SlicedPath(const Expression& e, std::span<const std::span<const int64_t>> shapes, const Network& network,
+                       const Path& steps)
+    : net(network), path(steps) {
+    const std::vector<TreeNode> nodes = contraction_tree(e, shapes, steps);
+    for (size_t k = e.inputs.size(); k + 1 < nodes.size(); ++k) intermediates.push_back(nodes[k].labels);
+}
+
+Slicing SlicedPath::slicing(std::vector<int> labels) const {
+    Network one = net;  // one slice: the labels gone from every operand and the output
     const auto drop = [&](std::vector<int>& v) {
         v.erase(std::remove_if(v.begin(), v.end(), [&](int l) { return contains(labels, l); }), v.end());
     };
-    for (auto& in : out.inputs) drop(in);
-    drop(out.output);
-    return out;
+    for (auto& in : one.inputs) drop(in);
+    drop(one.output);
+    Slicing s;
+    s.slices = static_cast<int64_t>(std::min(size_of(net, labels), static_cast<double>(kMaxSlices) + 1));
+    s.flops = path_cost(one, path).flops * static_cast<double>(s.slices);
+    for (const auto& r : intermediates) s.largest = std::max(s.largest, size_of(net, r, labels));
+    s.labels = std::move(labels);
+    return s;
 }
 
-Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels) {
-    return slicing_with(net, path, intermediates(net, path), std::move(labels));
-}
-
-Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial) {
-    return SliceFinder(net, path, max_largest, min_slices, trial).find();
+Slicing find_slicing(const SlicedPath& path, double max_largest, int64_t min_slices, uint64_t trial) {
+    return SliceFinder(path, max_largest, min_slices, trial).find();
 }
 
 namespace {
@@ -323,8 +276,10 @@ std::string bytes_str(uint64_t bytes) { return std::to_string(bytes) + " bytes";
 
 SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
                              const SliceOptions& options, uint64_t unsliced_workspace) {
-    const std::vector<int64_t> sizes = label_sizes(e, shapes_of(inputs));
+    const std::vector<std::span<const int64_t>> shapes = shapes_of(inputs);
+    const std::vector<int64_t> sizes = label_sizes(e, shapes);
     const Network net = network_of(e, sizes);
+    const SlicedPath sliced(e, shapes, net, path);
     const uint64_t limit = options.memory_limit;
     const double element = static_cast<double>(element_bytes(result_dtype(inputs)));
     const PathCost whole = path_cost(net, path);
@@ -346,9 +301,7 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         std::vector<std::pair<double, const std::vector<int>*>> slots;
         for (const Program* program : {&p.direct, &p.partial}) {
             for (const auto& labels : program->slot_labels) {
-                double numel = 1;
-                for (int l : labels) numel *= net.size[static_cast<size_t>(l)];
-                slots.emplace_back(numel, &labels);
+                slots.emplace_back(size_of(net, labels), &labels);
             }
         }
         std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -375,7 +328,7 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         double best_score = 0;
         for (int l : candidates_of(p)) {
             if (!within_bound(net, p.slicing, l)) continue;
-            SlicedProgram q = make(slicing_of(net, path, with(p.slicing.labels, l)));
+            SlicedProgram q = make(sliced.slicing(with(p.slicing.labels, l)));
             if (q.workspace_bytes >= p.workspace_bytes) continue;
             const double fall = std::log(static_cast<double>(p.workspace_bytes) / static_cast<double>(q.workspace_bytes));
             const double score = std::log(q.slicing.cost() / p.slicing.cost()) / fall;
@@ -394,10 +347,10 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
     }
     // Each trial's greedy choice made to fit the compiled program, then refined; the cheapest
     // that fits wins, else the error names the least working memory any reached.
-    std::optional<SlicedProgram> best, least = make(slicing_of(net, path, {}));
+    std::optional<SlicedProgram> best, least = make(sliced.slicing({}));
     const std::vector<int> candidates = candidates_of(*least);
     for (uint64_t trial = 0; trial < kSliceTrials; ++trial) {
-        SlicedProgram p = make(find_slicing(net, path, target, options.min_slices, trial));
+        SlicedProgram p = make(find_slicing(sliced, target, options.min_slices, trial));
         while (!fits(p)) {
             std::optional<SlicedProgram> more = widen(p);
             if (!more) break;
@@ -411,7 +364,7 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         for (bool dropped = true; dropped;) {
             dropped = false;
             for (int l : p.slicing.labels) {
-                SlicedProgram q = make(slicing_of(net, path, without(p.slicing.labels, l)));
+                SlicedProgram q = make(sliced.slicing(without(p.slicing.labels, l)));
                 if (fits(q) && q.slicing.cost() <= p.slicing.cost()) {
                     p = std::move(q);
                     dropped = true;
@@ -435,7 +388,7 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
         for (size_t i = 0; i < p.slicing.labels.size() && !swapped; ++i) {
             for (int l : candidates) {
                 if (contains(p.slicing.labels, l)) continue;
-                SlicedProgram q = make(slicing_of(net, path, with(without(p.slicing.labels, p.slicing.labels[i]), l)));
+                SlicedProgram q = make(sliced.slicing(with(without(p.slicing.labels, p.slicing.labels[i]), l)));
                 if (fits(q) && q.slicing.cost() < p.slicing.cost() * (1 - 1e-9)) {
                     p = std::move(q);
                     swapped = true;

@@ -16,6 +16,7 @@
 #include "expression.hpp"
 #include "paths.hpp"
 #include "program.hpp"
+#include "tree.hpp"
 
 #include <ferro/plugin.h>
 
@@ -39,9 +40,18 @@ struct Slicing {
     double cost() const { return flops + kSliceCostFlops * static_cast<double>(slices); }
 };
 
-// The network with `labels` removed from every operand and the output: one slice of it.
-Network sliced_network(const Network& net, const std::vector<int>& labels);
-Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels);
+// A path and what slicing it shrinks: its intermediates, the labels of each step's result but
+// the last's (contraction_tree's; the last step writes the output, which the caller holds).
+struct SlicedPath {
+    SlicedPath(const Expression& e, std::span<const std::span<const int64_t>> shapes, const Network& net, const Path& path);
+    // What slicing `labels` costs: the flops of the network without them (one slice), times
+    // the slices, and the largest intermediate left.
+    Slicing slicing(std::vector<int> labels) const;
+
+    const Network& net;
+    const Path& path;
+    std::vector<std::vector<int>> intermediates;
+};
 
 // Labels to slice so that the largest intermediate of `path` has at most `max_largest` elements
 // and there are at least `min_slices` slices, at the least cost found (Slicing::cost): greedily
@@ -54,7 +64,7 @@ Slicing slicing_of(const Network& net, const Path& path, std::vector<int> labels
 // memory (cotengra's SliceFinder's choice); from trial 2 on each candidate's score is weighed by
 // a random factor in [1, 1.5) (seeded by the trial: deterministic), as cotengra repeats its
 // search with a temperature.
-Slicing find_slicing(const Network& net, const Path& path, double max_largest, int64_t min_slices, uint64_t trial = 0);
+Slicing find_slicing(const SlicedPath& path, double max_largest, int64_t min_slices, uint64_t trial = 0);
 // compile_sliced keeps the cheapest of this many trials.
 inline constexpr uint64_t kSliceTrials = 8;
 
