@@ -120,4 +120,35 @@ inline Tensor make_operand(const Runtime& rt, const Shape& shape, DType dtype, u
 
 inline std::vector<cd> values_of(const Tensor& t) { return t.to(DType::c128).to_vector<cd>(); }
 
+// The gradients of Re sum(einsum(subscripts, inputs, options) * weight) with respect to the
+// operands in `wanted` (every operand a fresh leaf, only those requiring grad), in that order.
+inline std::vector<Tensor> einsum_cotangents(const std::string& subscripts, const std::vector<Tensor>& inputs,
+                                             const Tensor& weight, const std::vector<size_t>& wanted,
+                                             const EinsumOptions& options = {}) {
+    std::vector<Tensor> leaves;
+    for (const Tensor& x : inputs) leaves.push_back(x.detach());
+    for (size_t i : wanted) leaves[i].set_requires_grad();
+    (einsum(subscripts, leaves, options) * weight).sum().real().backward();
+    std::vector<Tensor> g;
+    for (size_t i : wanted) g.push_back(leaves[i].grad());
+    return g;
+}
+
+// Every position of `inputs`.
+inline std::vector<size_t> all_of(const std::vector<Tensor>& inputs) {
+    std::vector<size_t> all(inputs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+}
+
+// The tangent of einsum(subscripts, inputs, options) when the operands in `moving` move along
+// their `tangents`.
+inline Tensor einsum_tangent(const std::string& subscripts, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& tangents, const std::vector<size_t>& moving,
+                             const EinsumOptions& options = {}) {
+    std::vector<Tensor> operands = inputs;
+    for (size_t i : moving) operands[i] = make_dual(inputs[i], tangents[i]);
+    return einsum(subscripts, operands, options).tangent();
+}
+
 }  // namespace ferro::test

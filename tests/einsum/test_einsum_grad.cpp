@@ -94,16 +94,9 @@ TEST_CASE("einsum grad: the tree's cotangents and tangents equal the direct form
         const Tensor weight = random(rt, {3, 3}, dt, 99);
         // Cotangents: every operand at once (the tree), then one operand at a time (direct).
         const auto cotangents = [&](const std::vector<size_t>& wanted) {
-            std::vector<Tensor> leaves;
-            for (const Tensor& x : inputs) leaves.push_back(x.detach());
-            for (size_t i : wanted) leaves[i].set_requires_grad();
-            (einsum(subscripts, leaves) * weight).sum().real().backward();
-            std::vector<Tensor> g;
-            for (size_t i : wanted) g.push_back(leaves[i].grad());
-            return g;
+            return einsum_cotangents(subscripts, inputs, weight, wanted);
         };
-        std::vector<size_t> all(inputs.size());
-        for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+        const std::vector<size_t> all = all_of(inputs);
         const std::vector<Tensor> together = cotangents(all);
         // Some operands only: the tree computes just the values their cotangents need.
         const std::vector<Tensor> some = cotangents({1, 6});
@@ -116,9 +109,7 @@ TEST_CASE("einsum grad: the tree's cotangents and tangents equal the direct form
         }
         // Tangents: all at once (the tree) against the sum of one at a time (direct), by linearity.
         const auto tangent_with = [&](const std::vector<size_t>& moving) {
-            std::vector<Tensor> operands = inputs;
-            for (size_t i : moving) operands[i] = make_dual(inputs[i], tangents[i]);
-            return einsum(subscripts, operands).tangent();
+            return einsum_tangent(subscripts, inputs, tangents, moving);
         };
         Tensor sum = tangent_with({0});
         for (size_t i = 1; i < inputs.size(); ++i) sum = sum + tangent_with({i});
@@ -264,22 +255,7 @@ TEST_CASE("einsum grad: second derivatives through the rules", "[einsum]") {
     for (DType dt : {DType::f64, DType::c128}) {
         for (const auto& loss : losses) {
             INFO(dtype_name(dt) << (&loss == &losses[0] ? " 2 operands" : " 4 operands"));
-            const Tensor A = random(rt, {3, 3}, dt, 5), V = random(rt, {3, 3}, dt, 6), W = random(rt, {3, 3}, dt, 7);
-            const auto inner = [](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
-            const auto gradient = [&](const Tensor& x, bool create) {
-                Tensor leaf = x.detach();
-                leaf.set_requires_grad();
-                return std::pair{leaf, grad({loss(leaf)}, {leaf}, {}, create)[0]};
-            };
-            const auto [leaf, g] = gradient(A, true);
-            const Tensor w = grad({inner(g, W)}, {leaf})[0];
-            const double analytic = inner(w, V).item<double>();
-            const double h = 1e-6;
-            const double numeric = (inner(gradient(A + V * h, false).second, W).item<double>() -
-                                    inner(gradient(A - V * h, false).second, W).item<double>()) /
-                                   (2 * h);
-            INFO("analytic " << analytic << ", finite differences " << numeric);
-            CHECK(std::abs(analytic - numeric) <= 1e-6 * (1 + std::abs(numeric)));
+            check_second_order(loss, random(rt, {3, 3}, dt, 5), random(rt, {3, 3}, dt, 6), random(rt, {3, 3}, dt, 7), 1e-6);
         }
     }
 }

@@ -232,26 +232,16 @@ TEST_CASE("einsum sliced: gradients through sliced contractions equal the unslic
         }
         const Tensor weight = random(rt, {3, 3}, dt, 99);
         const int64_t limit = static_cast<int64_t>(einsum_path(subscripts, inputs).working_bytes / 4);
-        const auto cotangents = [&](const EinsumOptions& o) {
-            std::vector<Tensor> leaves;
-            for (const Tensor& x : inputs) leaves.push_back(x.detach().set_requires_grad());
-            (einsum(subscripts, leaves, o) * weight).sum().real().backward();
-            std::vector<Tensor> g;
-            for (const Tensor& x : leaves) g.push_back(x.grad());
-            return g;
-        };
         REQUIRE(einsum_path(subscripts, inputs, limited(limit)).slices > 1);
-        const std::vector<Tensor> want = cotangents({}), got = cotangents(limited(limit));
+        const std::vector<size_t> all = all_of(inputs);
+        const std::vector<Tensor> want = einsum_cotangents(subscripts, inputs, weight, all),
+                                  got = einsum_cotangents(subscripts, inputs, weight, all, limited(limit));
         for (size_t i = 0; i < inputs.size(); ++i) {
             INFO("operand " << i);
             check_close(values_of(got[i]), values_of(want[i]), 1e-12, 1e-12);
         }
-        const auto tangent = [&](const EinsumOptions& o) {
-            std::vector<Tensor> operands;
-            for (size_t i = 0; i < inputs.size(); ++i) operands.push_back(make_dual(inputs[i], tangents[i]));
-            return einsum(subscripts, operands, o).tangent();
-        };
-        check_close(values_of(tangent(limited(limit))), values_of(tangent({})), 1e-12, 1e-12);
+        check_close(values_of(einsum_tangent(subscripts, inputs, tangents, all, limited(limit))),
+                    values_of(einsum_tangent(subscripts, inputs, tangents, all)), 1e-12, 1e-12);
     }
 }
 
@@ -272,21 +262,7 @@ TEST_CASE("einsum sliced: gradcheck of sliced contractions, first and second ord
             const Tensor g = einsum("ij,kj,kl,ml->im", {x, x, x, x}, limited(0, 4));
             return einsum("ik,ik->", {g, g}, limited(0, 3)).real();
         };
-        const Tensor A = random(rt, {3, 3}, dt, 5), V = random(rt, {3, 3}, dt, 6), W = random(rt, {3, 3}, dt, 7);
-        const auto inner = [](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
-        const auto gradient = [&](const Tensor& x, bool create) {
-            Tensor leaf = x.detach();
-            leaf.set_requires_grad();
-            return std::pair{leaf, grad({loss(leaf)}, {leaf}, {}, create)[0]};
-        };
-        const auto [leaf, g] = gradient(A, true);
-        const double analytic = inner(grad({inner(g, W)}, {leaf})[0], V).item<double>();
-        const double h = 1e-6;
-        const double numeric = (inner(gradient(A + V * h, false).second, W).item<double>() -
-                                inner(gradient(A - V * h, false).second, W).item<double>()) /
-                               (2 * h);
-        INFO("analytic " << analytic << ", finite differences " << numeric);
-        CHECK(std::abs(analytic - numeric) <= 1e-6 * (1 + std::abs(numeric)));
+        check_second_order(loss, random(rt, {3, 3}, dt, 5), random(rt, {3, 3}, dt, 6), random(rt, {3, 3}, dt, 7), 1e-6);
     }
 }
 
@@ -313,7 +289,7 @@ TEST_CASE("einsum sliced: the shared instances of 2 and 3 operands in 4 slices, 
     // Their working memory is nothing or little (a product writes the output directly): a slice
     // count asks for slicing instead. Gradients: each operand's cotangent, sliced and not.
     const Runtime rt = einsum_runtime();
-    EinsumOptions four = limited(0, 4);
+    const EinsumOptions four = limited(0, 4);
     int checked = 0;
     for (const auto& inst : instances()) {
         const std::string name = inst["name"], subscripts = inst["subscripts"];
@@ -325,18 +301,10 @@ TEST_CASE("einsum sliced: the shared instances of 2 and 3 operands in 4 slices, 
             CHECK(einsum_path(subscripts, ops, four).slices >= 4);
             const Tensor want = einsum(subscripts, ops);
             const Tensor weight = random(rt, want.shape(), dt, 5);
-            const auto cotangents = [&](const EinsumOptions& o, Tensor& value) {
-                std::vector<Tensor> leaves;
-                for (const Tensor& x : ops) leaves.push_back(x.detach().set_requires_grad());
-                value = einsum(subscripts, leaves, o);
-                (value * weight).sum().real().backward();
-                std::vector<Tensor> g;
-                for (const Tensor& x : leaves) g.push_back(x.grad());
-                return g;
-            };
-            Tensor unsliced, sliced;
-            const std::vector<Tensor> g_want = cotangents({}, unsliced), g_got = cotangents(four, sliced);
-            CHECK(max_diff(sliced, want) <= 1e-12 * want.abs().max().item<double>());
+            CHECK(max_diff(einsum(subscripts, ops, four), want) <= 1e-12 * want.abs().max().item<double>());
+            const std::vector<size_t> all = all_of(ops);
+            const std::vector<Tensor> g_want = einsum_cotangents(subscripts, ops, weight, all),
+                                      g_got = einsum_cotangents(subscripts, ops, weight, all, four);
             for (size_t i = 0; i < ops.size(); ++i) {
                 INFO("operand " << i);
                 CHECK(max_diff(g_got[i], g_want[i]) <= 1e-12 * g_want[i].abs().max().item<double>());

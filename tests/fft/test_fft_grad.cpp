@@ -114,20 +114,7 @@ TEST_CASE("fft grad: second derivatives through the rules (|rfft|^2 of a real si
         INFO(l.what);
         const Tensor x = random_signal(rt, {3, 6}, l.dtype, 64);
         const Tensor V1 = random_signal(rt, {3, 6}, l.dtype, 65), V2 = random_signal(rt, {3, 6}, l.dtype, 66);
-        auto inner = [](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
-        auto gradient = [&](const Tensor& at, bool create) {
-            Tensor leaf = at.detach();
-            leaf.set_requires_grad();
-            return std::pair{leaf, grad({l.f(leaf)}, {leaf}, {}, create)[0]};
-        };
-        const auto [leaf, g] = gradient(x, true);
-        const double analytic = inner(grad({inner(g, V2)}, {leaf})[0], V1).item<double>();
-        const double h = 1e-6;
-        const double numeric = (inner(gradient(x + V1 * h, false).second, V2).item<double>() -
-                                inner(gradient(x - V1 * h, false).second, V2).item<double>()) /
-                               (2 * h);
-        INFO("analytic " << analytic << ", finite differences " << numeric);
-        CHECK(std::abs(analytic - numeric) <= 1e-5 * (1 + std::abs(numeric)));
+        check_second_order(l.f, x, V1, V2, 1e-5);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -66,6 +67,27 @@ template <class Fn> void check_error(Fn&& fn, uint32_t code, const std::string& 
         CHECK(e.code() == code);
         CHECK_THAT(e.what(), Catch::Contains(part));
     }
+}
+
+// A second derivative of a real loss through the ops' rules, against finite differences: the
+// Hessian at A applied to V and projected on W, <W, H V>, from differentiating the gradient
+// (create_graph) and from central differences of it (step 1e-6), within rtol.
+inline void check_second_order(const std::function<Tensor(const Tensor&)>& loss, const Tensor& A, const Tensor& V,
+                               const Tensor& W, double rtol) {
+    const auto inner = [](const Tensor& g, const Tensor& v) { return (g * v.conj()).real().sum(); };
+    const auto gradient = [&](const Tensor& x, bool create) {
+        Tensor leaf = x.detach();
+        leaf.set_requires_grad();
+        return std::pair{leaf, grad({loss(leaf)}, {leaf}, {}, create)[0]};
+    };
+    const auto [leaf, g] = gradient(A, true);
+    const double analytic = inner(grad({inner(g, W)}, {leaf})[0], V).item<double>();
+    const double h = 1e-6;
+    const double numeric = (inner(gradient(A + V * h, false).second, W).item<double>() -
+                            inner(gradient(A - V * h, false).second, W).item<double>()) /
+                           (2 * h);
+    INFO("analytic " << analytic << ", finite differences " << numeric);
+    CHECK(std::abs(analytic - numeric) <= rtol * (1 + std::abs(numeric)));
 }
 
 }  // namespace ferro::test
