@@ -76,3 +76,13 @@ if(FERRO_BUILD_CUDA)
         set(FERRO_BUILD_CUDA OFF)
     endif()
 endif()
+# MPI (Open MPI from Debian: libopenmpi-dev, openmpi-bin) for the comm family's mpi module and
+# the multi-process tests. Without it, the comm plugin has its self module only.
+option(FERRO_BUILD_MPI "Build the comm family's mpi module and its mpirun tests" ON)
+if(FERRO_BUILD_MPI)
+    find_package(MPI COMPONENTS C)
+    if(NOT MPI_C_FOUND)
+        message(WARNING "comm: mpi module left out: MPI not found (scripts/install-deps installs libopenmpi-dev)")
+        set(FERRO_BUILD_MPI OFF)
+    endif()
+endif()

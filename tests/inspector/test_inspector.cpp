@@ -146,6 +146,7 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
     for (const Want& w :
          {Want{"libferro_linalg.so", "linalg", "family", "linalg", 26},
           Want{"libferro_einsum.so", "einsum", "family", "einsum", 2}, Want{"libferro_fft.so", "fft", "family", "fft", 14},
+          Want{"libferro_comm.so", "comm", "family", "comm", 7},
           Want{"libferro_engine_null.so", "engine_null", "engine", "", 0}}) {
         INFO(w.file);
         const json& p = plugins.at(w.file);
@@ -209,7 +210,7 @@ TEST_CASE("inspector: the build's real plugins, in text and JSON", "[inspector]"
         CHECK(p["kind"] == "modules");
         CHECK(p["module_families"] == json::array({"linalg"}));
     }
-    const int files = 4 + vulkan + vkfft + cuda + cufft + cusolver;
+    const int files = 5 + vulkan + vkfft + cuda + cufft + cusolver;
     CHECK_THAT(text.out, Catch::Contains("files: " + std::to_string(files) + " loaded, 0 skipped, 0 failed"));
 }
 
@@ -233,8 +234,11 @@ TEST_CASE("inspector: doctor shows the search path with its origins, engines wit
     }
     CHECK(log_level);
     CHECK(d["plan_cache"]["max_entries"].get<uint64_t>() > 0);
+    CHECK(d["communicator"]["reason"] == "no comm plugin in the search path: one process, no collectives");
     const Run text = inspect("doctor");
     CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("communicator: rank 0 of 1 (comm plugin "));
+    CHECK_THAT(text.out, Catch::Contains("libferro_comm.so)"));
     CHECK_THAT(text.out, Catch::Contains("null         0 devices (plugin engine_null): the null engine has no devices"));
     CHECK_THAT(text.out, Catch::Contains("plugins: every file in the search path loads"));
 }

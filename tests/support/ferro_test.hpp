@@ -15,13 +15,17 @@
 namespace ferro::test {
 
 // A runtime with only the built-ins (cpu engine, core family) unless paths are given.
-inline Runtime make_runtime(std::vector<std::string> plugin_paths = {}) {
+// Options for such a runtime: no plugin directory but `plugin_paths`, no log.
+inline Runtime::Options isolated_options(std::vector<std::string> plugin_paths = {}) {
     Runtime::Options o;
     o.plugin_paths = std::move(plugin_paths);
     o.use_environment_path = false;
     o.use_default_dir = false;
     o.log_level = FERRO_LOG_OFF;
-    return Runtime(o);
+    return o;
+}
+inline Runtime make_runtime(std::vector<std::string> plugin_paths = {}) {
+    return Runtime(isolated_options(std::move(plugin_paths)));
 }
 
 // Deterministic values in [lo, hi).

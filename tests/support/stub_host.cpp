@@ -59,6 +59,12 @@ StubHost::StubHost() {
     api.session_scratch = unimplemented<ferro_session, uint64_t, ferro_buffer_view*>;
     api.session_native_context = unimplemented<ferro_session, const void**>;
     api.session_use = unimplemented<ferro_session, ferro_tensor>;
+    api.runtime_communicator = [](const ferro_host_api*, ferro_communicator* out) -> ferro_status {
+        out->kind = nullptr;  // none given
+        out->handle = nullptr;
+        out->bytes = 0;
+        return nullptr;
+    };
 }
 
 StatusParts take_status(const ferro_host_api& host, ferro_status status) {

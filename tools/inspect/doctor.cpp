@@ -19,6 +19,35 @@ nlohmann::json setting(const char* name, const std::string& fallback, const char
             {"effect", effect}};
 }
 
+// This process's rank and size as the comm plugin of the listing answers them (under mpirun,
+// each rank's doctor says its own), or why it cannot.
+nlohmann::json communicator(const nlohmann::json& list) {
+    const char* launched = std::getenv("OMPI_COMM_WORLD_SIZE");
+    nlohmann::json c = {{"plugin", ""}, {"rank", 0}, {"size", 1}, {"launcher_size", launched != nullptr ? launched : ""}};
+    for (const auto& p : list["plugins"]) {
+        if (p["status"] != "loaded" || p["name"] != "comm") continue;
+        c["plugin"] = p["file"];
+        try {
+            Runtime::Options ro;
+            ro.autoload = false;
+            ro.use_environment_path = false;
+            ro.use_default_dir = false;
+            ro.log_level = FERRO_LOG_OFF;
+            Runtime rt(ro);
+            rt.load_plugin(p["file"].get<std::string>());
+            const Runtime::RankSize rs = rt.rank_size();
+            c["rank"] = rs.rank;
+            c["size"] = rs.size;
+            c["reason"] = "";
+        } catch (const Error& e) {
+            c["reason"] = e.what();
+        }
+        return c;
+    }
+    c["reason"] = "no comm plugin in the search path: one process, no collectives";
+    return c;
+}
+
 }  // namespace
 
 nlohmann::json doctor(const ListOptions& options) {
@@ -48,6 +77,7 @@ nlohmann::json doctor(const ListOptions& options) {
                 {{"file", p["file"]}, {"status", p["status"]}, {"stage", p.value("stage", "")}, {"reason", p["reason"]}});
         }
     }
+    r["communicator"] = communicator(list);
     const std::string cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
     r["settings"] = {
         setting("FERRO_PLUGIN_PATH", "", "extra plugin directories, searched before the default one"),
@@ -61,6 +91,8 @@ nlohmann::json doctor(const ListOptions& options) {
         setting("FERRO_RECORD", "1",
                 "0: a prepared program records its engine sessions at each run instead of submitting a recording again "
                 "(read at prepare)"),
+        setting("FERRO_COMM_TIMEOUT", "600",
+                "seconds a collective waits for every rank before DEADLINE_EXCEEDED, unless the call gives its own"),
         setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),
     };
     r["summary"] = list["summary"];
@@ -85,6 +117,11 @@ std::string render_doctor(const nlohmann::json& r) {
         t += fmt::format("  {}: {}{}\n", p["file"].get<std::string>(),
                          p["status"].get<std::string>() == "skipped" ? "skipped, " : "", p["reason"].get<std::string>());
     }
+    const auto& c = r["communicator"];
+    const std::string reason = c["reason"];
+    t += reason.empty() ? fmt::format("communicator: rank {} of {} (comm plugin {})\n", c["rank"].get<int64_t>(),
+                                      c["size"].get<int64_t>(), c["plugin"].get<std::string>())
+                        : fmt::format("communicator: {}\n", reason);
     t += fmt::format("plan cache: at most {} plans, {} MiB\n", r["plan_cache"]["max_entries"].get<uint64_t>(),
                      r["plan_cache"]["max_bytes"].get<uint64_t>() >> 20);
     t += "settings:\n";

@@ -25,6 +25,11 @@ struct EinsumOptions {
     // sliced to stay under it (docs/einsum.md, "Slicing"). 0: no limit.
     int64_t memory_limit = 0;
     int64_t slices = 0;  // contract in at least this many slices (0: as memory_limit needs)
+    // Spread the slices over the ranks of the runtime's communicator (at least one slice per
+    // rank) and allreduce the parts: every rank gets the whole result and, in backward, the
+    // whole gradient. The operands (and cotangents) must be the same on every rank; operands on
+    // the cpu engine. docs/einsum.md, "Distributed".
+    bool distribute = false;
 };
 
 namespace detail {
@@ -37,6 +42,7 @@ inline Attrs einsum_attrs(const Attr& notation, const EinsumOptions& o) {
             Attr("max_seconds", o.max_seconds)};
     if (o.memory_limit != 0) a.emplace_back("memory_limit", o.memory_limit);
     if (o.slices != 0) a.emplace_back("slices", o.slices);
+    if (o.distribute) a.emplace_back("distribute", true);
     if (!o.path.empty()) {
         std::vector<int64_t> flat;
         for (const auto& [i, j] : o.path) {

@@ -14,9 +14,10 @@
 #define FERRO_FERRO_H
 
 #include <ferro/abi.h>
-#include <ferro/engine.h>    /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
-#include <ferro/extension.h> /* ferro_op_view */
-#include <ferro/host.h>      /* ferro_op, ferro_op_call_args */
+#include <ferro/communicator.h> /* ferro_communicator */
+#include <ferro/engine.h>       /* FERRO_ENGINE_* flags, FERRO_DLPACK_DEVICE_* */
+#include <ferro/extension.h>    /* ferro_op_view */
+#include <ferro/host.h>         /* ferro_op, ferro_op_call_args */
 #include <ferro/status.h>
 #include <ferro/types.h>
 
@@ -67,8 +68,12 @@ typedef struct ferro_runtime_options {
     void* log_user;
     uint64_t plan_cache_max_entries;
     uint64_t plan_cache_max_bytes;
+    /* Since 1.16: a communicator the application created, for the comm family to run its
+     * collectives on (ferro/communicator.h); kind NULL (the default): none, and a process that
+     * mpirun launched uses MPI_COMM_WORLD. */
+    ferro_communicator communicator;
 } ferro_runtime_options;
-FERRO_STRUCT_TRAITS(ferro_runtime_options, plan_cache_max_bytes);
+FERRO_STRUCT_TRAITS(ferro_runtime_options, communicator);
 
 /* Fills `options` with the defaults (and struct_size). */
 FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options);
@@ -79,6 +84,12 @@ FERRO_API void ferro_runtime_options_init(ferro_runtime_options* options);
 FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options, ferro_runtime** out_runtime);
 /* Destroys a runtime (NULL is fine). Every object obtained from it must be released first. */
 FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime);
+
+/* This process's rank in the runtime's communicator and the communicator's size, from the comm
+ * family (op comm.info): 0 and 1 for a single process, the MPI rank and size when mpirun
+ * launched the process or the runtime adopted a communicator. NOT_FOUND when no comm plugin is
+ * loaded. Since 1.16. */
+FERRO_API ferro_status ferro_runtime_rank_size(ferro_runtime* runtime, int64_t* out_rank, int64_t* out_size);
 
 /* Loads one plugin file. On failure the status says "<file>: stage <s>: <message>" with the
  * stage's code, and the same diagnostic is kept in the runtime. A file already loaded (the same

@@ -542,6 +542,9 @@ public:
         std::optional<uint32_t> log_level;  // FERRO_LOG_*; unset: FERRO_LOG_LEVEL or warn
         ferro_log_callback log_callback = nullptr;
         void* log_user = nullptr;
+        // A communicator the application created, type-erased (ferro/communicator.h), e.g.
+        // {sizeof c, 0, FERRO_COMMUNICATOR_MPI, &comm, sizeof(MPI_Comm)}; kind null: none.
+        ferro_communicator communicator{sizeof(ferro_communicator), 0, nullptr, nullptr, 0};
     };
 
     Runtime() : Runtime(Options{}) {}
@@ -559,6 +562,7 @@ public:
         c.log_level = o.log_level.value_or(FERRO_LOG_WARN);
         c.log_callback = o.log_callback;
         c.log_user = o.log_user;
+        c.communicator = o.communicator;
         ferro_runtime* rt = nullptr;
         check(ferro_runtime_create(&c, &rt));
         rt_ = detail::RuntimeRef(rt, ferro_runtime_destroy);
@@ -631,6 +635,16 @@ public:
         s.struct_size = sizeof s;
         check(ferro_runtime_engine_memory(rt_.get(), engine.c_str(), &s));
         return s;
+    }
+
+    // This process's place in the runtime's communicator (the comm family's comm.info).
+    struct RankSize {
+        int64_t rank = 0, size = 1;
+    };
+    RankSize rank_size() const {
+        RankSize r;
+        check(ferro_runtime_rank_size(rt_.get(), &r.rank, &r.size));
+        return r;
     }
 
     // Starts counting the engine's peak bytes (engine_memory().peak_bytes) from its live bytes now.
@@ -744,6 +758,7 @@ inline std::vector<Runtime::Example> Runtime::op_examples(const std::string& op,
 
 }  // namespace ferro
 
+#include <ferro/comm.hpp>    // ferro::comm: collectives across processes
 #include <ferro/einsum.hpp>  // ferro::einsum: typed calls into the einsum family
 #include <ferro/fft.hpp>     // ferro::fft: typed calls into the fft family
 #include <ferro/inventory.hpp>

@@ -3,7 +3,11 @@
 
 #include <ferro/ferro.h>
 
+#include "tensor/tensor.hpp"
+
 #include <fmt/format.h>
+
+#include <string_view>
 
 using ferro::host::c_api::require;
 
@@ -30,6 +34,26 @@ ferro::host::RuntimeOptions to_options(const ferro_runtime_options* in) {
     out.log_user = in->log_user;
     out.plan_cache_max_entries = in->plan_cache_max_entries;
     out.plan_cache_max_bytes = in->plan_cache_max_bytes;
+    if (FERRO_HAS_FIELD(in, ferro_runtime_options, communicator) && in->communicator.kind != nullptr) {
+        const ferro_communicator& c = in->communicator;
+        const std::string_view kind = c.kind;
+        if (kind.empty() || kind.size() > 32 || kind.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != kind.npos) {
+            throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
+                                     fmt::format("ferro_runtime_create: options->communicator.kind must be a short "
+                                                 "lower-case name such as \"" FERRO_COMMUNICATOR_MPI "\"; got \"{}\"",
+                                                 kind));
+        }
+        require(c.handle, "ferro_runtime_create", "options->communicator.handle");
+        if (c.bytes == 0 || c.bytes > 256) {
+            throw ferro::host::Error(FERRO_INVALID_ARGUMENT,
+                                     fmt::format("ferro_runtime_create: options->communicator.bytes must be the size of "
+                                                 "the communicator handle (1 to 256 bytes); got {}",
+                                                 c.bytes));
+        }
+        out.communicator_kind = kind;
+        const auto* bytes = static_cast<const std::byte*>(c.handle);
+        out.communicator.assign(bytes, bytes + c.bytes);
+    }
     return out;
 }
 
@@ -55,6 +79,19 @@ FERRO_API ferro_status ferro_runtime_create(const ferro_runtime_options* options
 }
 
 FERRO_API void ferro_runtime_destroy(ferro_runtime* runtime) { delete runtime; }
+
+FERRO_API ferro_status ferro_runtime_rank_size(ferro_runtime* runtime, int64_t* out_rank, int64_t* out_size) {
+    return ferro::host::guard([&] {
+        require(runtime, "ferro_runtime_rank_size", "runtime");
+        require(out_rank, "ferro_runtime_rank_size", "out_rank");
+        require(out_size, "ferro_runtime_rank_size", "out_size");
+        const ferro::host::Outputs info = runtime->runtime.call("comm.info", {}, {});
+        int64_t rank_size[2] = {};
+        ferro::host::copy_to_host(*info.at(0), rank_size, sizeof rank_size);
+        *out_rank = rank_size[0];
+        *out_size = rank_size[1];
+    });
+}
 
 FERRO_API ferro_status ferro_runtime_load_plugin(ferro_runtime* runtime, const char* path) {
     return ferro::host::guard([&] {

@@ -101,6 +101,17 @@ ferro_status op_call(const ferro_host_api* host, ferro_op op, ferro_op_call_args
     });
 }
 
+ferro_status runtime_communicator(const ferro_host_api* host, ferro_communicator* out) {
+    return guard([&] {
+        if (out == nullptr) throw Error(FERRO_INVALID_ARGUMENT, "runtime_communicator: NULL argument");
+        require_struct_size(out->struct_size, sizeof(ferro_communicator), "runtime_communicator", "ferro_communicator");
+        const RuntimeOptions& o = runtime_of(host).options();
+        out->kind = o.communicator_kind.empty() ? nullptr : o.communicator_kind.c_str();
+        out->handle = o.communicator.empty() ? nullptr : o.communicator.data();
+        out->bytes = o.communicator.size();
+    });
+}
+
 }  // namespace
 
 ferro_op find_op(Runtime& rt, const char* name, const char* context) {
@@ -177,6 +188,7 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.session_scratch = session_scratch;
     api.session_native_context = session_native_context;
     api.session_use = session_use;
+    api.runtime_communicator = runtime_communicator;
     return api;
 }
 

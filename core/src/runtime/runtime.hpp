@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -35,6 +36,10 @@ struct RuntimeOptions {
     void* log_user = nullptr;
     uint64_t plan_cache_max_entries = 4096;
     uint64_t plan_cache_max_bytes = uint64_t{256} << 20;
+    // The application's communicator (ferro/communicator.h): its kind ("" for none) and a
+    // copy of its handle's bytes, lent to the comm family through the host services.
+    std::string communicator_kind;
+    std::vector<std::byte> communicator;
 };
 
 // The outcome of loading one file.

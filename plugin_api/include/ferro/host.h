@@ -11,6 +11,7 @@
 #ifndef FERRO_HOST_H
 #define FERRO_HOST_H
 
+#include "ferro/communicator.h"
 #include "ferro/engine.h"
 #include "ferro/family.h"
 #include "ferro/status.h"
@@ -115,8 +116,14 @@ typedef struct ferro_host_api {
      * engine (a plan's persistent buffer, a lookup table), and keeps its memory alive until
      * the session's work has completed. A tensor on another engine is INVALID_ARGUMENT. */
     ferro_status (*session_use)(ferro_session session, ferro_tensor tensor);
+
+    /* Since 1.16 (check FERRO_HAS_FIELD). */
+    /* The communicator the application gave this runtime (ferro_runtime_options.communicator):
+     * fills *out, with kind NULL when it gave none. The pointers are borrowed for the lifetime
+     * of the runtime. */
+    ferro_status (*runtime_communicator)(const struct ferro_host_api* host, ferro_communicator* out);
 } ferro_host_api;
-FERRO_STRUCT_TRAITS(ferro_host_api, session_use);
+FERRO_STRUCT_TRAITS(ferro_host_api, runtime_communicator);
 
 FERRO_EXTERN_C_END
 

@@ -34,6 +34,7 @@ enum Attr : size_t {
     kOrder,
     kMemoryLimit,
     kSlices,
+    kDistribute,
     kAttrCount
 };
 

@@ -3,13 +3,18 @@
 // nothing from an engine beyond the primitive set and the dtype.
 #include "einsum.hpp"
 
+#include <ferro/cpu_context.h>
 #include <ferro/plugin.hpp>
 #include <ferro/rules.hpp>
 #include <ferro/schema.hpp>
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace ferro::einsum {
 namespace {
@@ -42,8 +47,65 @@ void write_path(const ferro_host_api* host, const ferro_exec_args& args, const f
 }
 
 // ---- einsum.einsum under a memory limit or a slice count: slice by slice ----
+
+// Calls comm.allreduce on `x` (into `x` itself when in_place), the runtime's communicator's.
+plugin::TensorRef allreduce(const ferro_host_api* host, ferro_tensor x, const char* op, bool in_place) {
+    ferro_op allreduce = nullptr;
+    plugin::check(host, host->op_find(host, "comm.allreduce", &allreduce));
+    const ferro_named_attr attrs[1] = {plugin::attr_str("op", op)};
+    ferro_tensor out = nullptr;
+    ferro_op_call_args call{};
+    call.struct_size = sizeof call;
+    call.n_attrs = 1;
+    call.attrs = attrs;
+    call.n_inputs = 1;
+    call.inputs = &x;
+    call.outputs_capacity = 1;
+    call.outputs = &out;
+    if (in_place) call.into = &x, call.n_into = 1;
+    plugin::check(host, host->op_call(host, allreduce, &call));
+    return plugin::TensorRef(host, out);
+}
+
+// Every rank must run the same plan (a path search under max_seconds may differ between
+// processes): one MIN allreduce of (digest, -digest) gives its least and greatest value.
+void check_same_plan(const ferro_host_api* host, uint64_t digest) {
+    const int64_t d = static_cast<int64_t>(digest >> 1), both[2] = {d, -d}, shape[1] = {2};
+    ferro_tensor t = nullptr;
+    plugin::check(host, host->tensor_from_host(host, "cpu", FERRO_DTYPE_I64, 1, shape, both, &t));
+    const plugin::TensorRef mine(host, t);
+    const plugin::TensorRef reduced = allreduce(host, mine.get(), "min", false);
+    int64_t got[2] = {};
+    plugin::check(host, host->tensor_to_host(reduced.get(), got, sizeof got));
+    if (got[0] != -got[1]) {
+        throw plugin::Error(FERRO_FAILED_PRECONDITION,
+                            "einsum: distribute: the ranks planned different sliced contractions (a path search under "
+                            "max_seconds can differ between processes); give every rank the same path (path or order), or "
+                            "no max_seconds");
+    }
+}
+
+// This rank's share of the slices, contiguous; the output starts at zero, so the parts other
+// ranks compute are zero here, and the allreduce sums every rank's into the whole.
+void run_distributed(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args) {
+    check_same_plan(host, p.digest);
+    const ferro_tensor_view& out = args.outputs[0];
+    const ferro_fill_args zero{sizeof zero, 0, out, {}};
+    plugin::check(host, host->session_fill(args.session, &zero));
+    const int64_t n = p.slicing.slices;
+    run_sliced(p, host, args, n * p.rank / p.ranks, n * (p.rank + 1) / p.ranks);
+    allreduce(host, out.tensor, "sum", true);
+}
+
 ferro_status execute_sliced(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
-    return plugin::guard(host, [&] { run_sliced(*static_cast<const SlicedProgram*>(self), host, *args); });
+    return plugin::guard(host, [&] {
+        const auto& p = *static_cast<const SlicedProgram*>(self);
+        if (p.ranks > 1) {
+            run_distributed(p, host, *args);
+        } else {
+            run_sliced(p, host, *args, 0, p.slicing.slices);
+        }
+    });
 }
 void destroy_sliced(void* self) { delete static_cast<SlicedProgram*>(self); }
 constexpr ferro_plan_iface sliced_iface{sizeof(ferro_plan_iface), 0, execute_sliced, nullptr, destroy_sliced};
@@ -197,10 +259,28 @@ std::unique_ptr<PathAnswer> answer_path(const Expression& e, std::span<const fer
 void destroy_path(void* self) { delete static_cast<PathAnswer*>(self); }
 constexpr ferro_plan_iface path_iface{sizeof(ferro_plan_iface), 0, execute_path, nullptr, destroy_path};
 
-// A module per engine: it remembers the engine's dtypes to decline the others with a reason.
+// A module per engine: it remembers the engine's dtypes to decline the others with a reason,
+// and the runtime's rank and size once a distributed call asked (comm.info).
 struct Module {
     std::string engine;
+    bool host_memory = false;  // the cpu engine's context: sessions run as they are enqueued
     std::vector<ferro_dtype> dtypes;
+    mutable std::mutex mutex;
+    mutable int64_t rank = -1, size = 0;
+
+    std::pair<int64_t, int64_t> rank_size(const ferro_host_api* host) const {
+        const std::lock_guard lock(mutex);
+        if (rank < 0) {
+            ferro_op info = nullptr;
+            plugin::check(host, host->op_find(host, "comm.info", &info));
+            const plugin::TensorRef answer = plugin::Rules(host).call(info, std::span<const ferro_tensor>{}, {});
+            int64_t rs[2] = {};
+            plugin::check(host, host->tensor_to_host(answer.get(), rs, sizeof rs));
+            rank = rs[0];
+            size = rs[1];
+        }
+        return {rank, size};
+    }
 };
 
 uint64_t retained_bytes(const Program& p) { return sizeof(Program) + p.steps.size() * (sizeof(Step) + sizeof(int64_t) * 9 * 3); }
@@ -226,7 +306,18 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         }
         const Expression e = expression_of(args->attrs, in);
         const PathOptions options = path_options_of(args->attrs, static_cast<int>(args->n_inputs));
-        const SliceOptions slicing = slice_options_of(args->attrs);
+        SliceOptions slicing = slice_options_of(args->attrs);
+        int64_t rank = 0, ranks = 1;
+        if (slicing.distribute) {
+            std::tie(rank, ranks) = module.rank_size(host);
+            if (ranks > 1 && !module.host_memory) {
+                throw plugin::Error(FERRO_INVALID_ARGUMENT,
+                                    "einsum: distribute needs operands on the cpu engine (the comm "
+                                    "family's mpi module works on host memory); they are on " +
+                                        module.engine);
+            }
+            slicing.min_slices = std::max(slicing.min_slices, ranks);
+        }
         if (args->op_index == static_cast<uint32_t>(Op::path)) {
             auto answer = answer_path(e, in, options, slicing);
             out->retained_bytes = sizeof(PathAnswer) + answer->path.size() * sizeof(answer->path[0]) + answer->keys.size() * 9;
@@ -240,7 +331,8 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             // No values kept for the VJP under a limit: its rules contract under the limit too.
             Planned planned = plan_einsum(e, in, options, slicing, strides);
             if (planned.sliced) {
-                const SlicedProgram& p = *planned.sliced;
+                SlicedProgram& p = *planned.sliced;
+                if (ranks > 1) p.rank = rank, p.ranks = ranks, p.digest = plan_digest(p);
                 log_program(host, e, p.direct,
                             (", " + std::to_string(p.slicing.slices) + " slices, working memory " +
                              std::to_string(p.workspace_bytes) + " bytes")
@@ -320,6 +412,8 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
     return plugin::guard(host, [&] {
         auto module = std::make_unique<Module>();
         module->engine = args->target->name;
+        module->host_memory =
+            args->target->context_abi != nullptr && std::string(args->target->context_abi) == FERRO_CPU_CONTEXT_ABI;
         if (const ferro_device_props* props = args->target->props) {
             module->dtypes.assign(props->dtypes, props->dtypes + std::min<uint32_t>(props->n_dtypes, 16));
         }

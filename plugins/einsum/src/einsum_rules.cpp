@@ -30,17 +30,23 @@ using plugin::TensorRef;
 
 bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
 
-// The forward's memory limit, which the derivative's einsums keep (none when it had none).
+// The forward's memory limit and distribution, which the derivative's einsums keep: each is
+// then one einsum, sliced under the limit and spread over the ranks as the forward was (the
+// tree walk would hold the forward's intermediates, and run on one rank).
 struct Limit {
     int64_t bytes = 0;
+    bool distribute = false;
+    bool any() const { return bytes > 0 || distribute; }
 };
-Limit limit_of(const ferro_attr_value* attrs) { return {attrs[kMemoryLimit].v.i64}; }
+Limit limit_of(const ferro_attr_value* attrs) { return {attrs[kMemoryLimit].v.i64, attrs[kDistribute].v.boolean != 0}; }
 
 TensorRef call_einsum(const plugin::Rules& r, const std::vector<ferro_tensor>& operands,
                       const std::vector<std::vector<int>>& labels, const std::vector<int>& output, Limit limit = {}) {
     const std::vector<int64_t> sublists = to_sublists(labels, output);
-    const ferro_named_attr attrs[2] = {plugin::attr_i64s("sublists", sublists), plugin::attr_i64("memory_limit", limit.bytes)};
-    return r.call(rule_op(Op::einsum), operands, {attrs, limit.bytes > 0 ? 2u : 1u});
+    std::vector<ferro_named_attr> attrs{plugin::attr_i64s("sublists", sublists)};
+    if (limit.bytes > 0) attrs.push_back(plugin::attr_i64("memory_limit", limit.bytes));
+    if (limit.distribute) attrs.push_back(plugin::attr_bool("distribute", true));
+    return r.call(rule_op(Op::einsum), operands, attrs);
 }
 
 // A constant of `like`'s dtype and engine from a creation op ("core.ones" of [n], "core.eye").
@@ -355,10 +361,9 @@ ferro_status einsum_vjp(const ferro_host_api* host, const ferro_vjp_args* args) 
         const std::span<const ferro_tensor> inputs(a.inputs, a.n_inputs);
         const auto wanted = static_cast<size_t>(
             std::count_if(a.needs_input_grad, a.needs_input_grad + a.n_inputs, [](ferro_bool b) { return b != 0; }));
-        // Under a memory limit each cotangent is one einsum that slices itself to stay under it:
-        // the tree walk would hold the forward's intermediates, which the limit is there to avoid.
+        // Under a memory limit, or distributed, each cotangent is one einsum (see Limit).
         const Limit limit = limit_of(a.attrs);
-        if (a.n_inputs >= kTreeMinOperands && wanted >= 2 && limit.bytes == 0) {
+        if (a.n_inputs >= kTreeMinOperands && wanted >= 2 && !limit.any()) {
             return tree_vjp(r, e, shapes, a);
         }
         const std::vector<int64_t> sizes = label_sizes(e, shapes);
@@ -379,7 +384,7 @@ ferro_status einsum_jvp(const ferro_host_api* host, const ferro_jvp_args* args) 
         const auto moving = static_cast<size_t>(
             std::count_if(a.input_tangents, a.input_tangents + a.n_inputs, [](ferro_tensor t) { return t != nullptr; }));
         const Limit limit = limit_of(a.attrs);
-        if (a.n_inputs >= kTreeMinOperands && moving >= 2 && limit.bytes == 0) {
+        if (a.n_inputs >= kTreeMinOperands && moving >= 2 && !limit.any()) {
             return tree_jvp(r, e, contraction_tree(e, shapes_of(sigs), forward_path(r, a.attrs, inputs)), a);
         }
         TensorRef total;

@@ -36,7 +36,11 @@ const ferro_attr_spec attrs[kAttrCount] = {
                      "bytes of working memory (the plan's workspace: intermediates, packed operands and the slices' "
                      "accumulator; not the operands or the output) the contraction may take; labels are sliced to stay "
                      "under it (0: no limit)"),
-    plugin::spec_i64("slices", 0, "contract in at least this many slices (0: as memory_limit needs)")};
+    plugin::spec_i64("slices", 0, "contract in at least this many slices (0: as memory_limit needs)"),
+    plugin::spec_bool("distribute", false,
+                      "spread the slices over the ranks of the runtime's communicator (comm family; at least one slice "
+                      "per rank) and allreduce the parts: every rank gets the whole result. The operands must be the same "
+                      "on every rank; derivatives are distributed too")};
 
 bool is_float(ferro_dtype d) {
     return d == FERRO_DTYPE_F32 || d == FERRO_DTYPE_F64 || d == FERRO_DTYPE_C64 || d == FERRO_DTYPE_C128;
@@ -145,6 +149,7 @@ SliceOptions slice_options_of(const ferro_attr_value* a) {
     if (a[kSlices].v.i64 < 0) fail("slices must be >= 0, got " + std::to_string(a[kSlices].v.i64));
     o.memory_limit = static_cast<uint64_t>(a[kMemoryLimit].v.i64);
     o.min_slices = a[kSlices].v.i64;
+    o.distribute = a[kDistribute].v.boolean != 0;
     return o;
 }
 

@@ -400,9 +400,23 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
     return p;
 }
 
-void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args) {
+uint64_t plan_digest(const SlicedProgram& p) {
+    uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull; };
+    for (const auto& [i, j] : p.direct.path) mix(i), mix(j);
+    for (int l : p.slicing.labels) mix(l);
+    for (int64_t s : p.sizes) mix(s);
+    mix(p.slicing.slices);
+    return h;
+}
+
+void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end) {
     const size_t n = args.n_inputs, labels = p.sizes.size();
     std::vector<int64_t> index(labels, 0);
+    for (size_t j = labels, rest = static_cast<size_t>(begin); j-- > 0;) {  // slice `begin`'s indices
+        index[j] = static_cast<int64_t>(rest % static_cast<size_t>(p.sizes[j]));
+        rest /= static_cast<size_t>(p.sizes[j]);
+    }
     std::vector<ferro_tensor_view> inputs(n);
     ferro_exec_args call = args;
     call.inputs = inputs.data();
@@ -414,11 +428,13 @@ void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_
     accumulator.ndim = static_cast<int32_t>(p.accumulator.shape.size());
     accumulator.shape = p.accumulator.shape.data();
     accumulator.strides = p.accumulator.strides.data();
-    for (int64_t s = 0; s < p.slicing.slices; ++s) {
-        bool first = true;  // the first slice into its part of the output (no summed label past 0)
+    for (int64_t s = begin; s < end; ++s) {
+        // The first slice into its part of the output (no summed label past 0), or the range's
+        // first, which may be past it: it writes, the others add.
+        bool first = true;
         int64_t out_offset = 0;
         for (size_t j = 0; j < labels; ++j) {
-            first = first && (p.in_output[j] || index[j] == 0);
+            first = first && (p.in_output[j] || index[j] == 0 || s == begin);
             out_offset += index[j] * p.output_steps[j];
         }
         for (size_t k = 0; k < n; ++k) {

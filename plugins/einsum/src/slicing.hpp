@@ -81,11 +81,16 @@ struct SlicedProgram {
     Program partial;                                // or go to the accumulator (summed labels sliced)
     View part, accumulator;                         // the output's part and the accumulator, for the add
     uint64_t accumulator_offset = 0, workspace_bytes = 0;
+    // Distributed (SliceOptions::distribute): this rank's share of the slices, and a digest of
+    // the plan every rank must agree on.
+    int64_t rank = 0, ranks = 1;
+    uint64_t digest = 0;
 };
 
 struct SliceOptions {
     uint64_t memory_limit = 0;  // bytes; 0: none
     int64_t min_slices = 0;     // 0: as the limit needs
+    bool distribute = false;    // over the ranks of the runtime's communicator
 };
 
 // The sliced program for `e` under `options`, on `path` (the unsliced choice); throws
@@ -94,7 +99,11 @@ struct SliceOptions {
 SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signature> inputs, const Path& path,
                              const SliceOptions& options, uint64_t unsliced_workspace);
 
-// Enqueues every slice into the call's session.
-void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args);
+// Enqueues slices [begin, end) (in order, the last sliced label fastest) into the call's
+// session: the first of each part of the output writes it, the others add to it. A range that
+// is not every slice leaves the parts it does not reach as they were.
+void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end);
+// The plan's digest: its path, sliced labels, their sizes and the slice count.
+uint64_t plan_digest(const SlicedProgram& p);
 
 }  // namespace ferro::einsum
