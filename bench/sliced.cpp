@@ -7,13 +7,15 @@
 //
 // --case NAME runs one instance; --list prints the instances and their limits only;
 // --slices N prints the flop overhead of N slices (cotengra gets the same count: the
-// slicers compared at equal slice count).
+// slicers compared at equal slice count); --distribute times the 1/4 limit with the slices
+// spread over the ranks mpirun started (rank 0 prints; bench/run compares 1 and 2 ranks).
 #include "instances.hpp"
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -33,12 +35,13 @@ uint64_t data_bytes(const Tensor& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false, list = false;
+    bool quick = false, list = false, distribute = false;
     int64_t slices = 0;
     std::string data = "../shared/data/einsum_instances.json", exact;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         else if (std::strcmp(argv[i], "--list") == 0) list = true;
+        else if (std::strcmp(argv[i], "--distribute") == 0) distribute = true;
         else if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) data = argv[++i];
         else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) exact = argv[++i];
         else if (std::strcmp(argv[i], "--slices") == 0 && i + 1 < argc) slices = std::atoll(argv[++i]);
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
     }
     const nlohmann::json doc = nlohmann::json::parse(in);
     const ferro::Runtime rt;
+    const ferro::Runtime::RankSize ranks = distribute ? rt.rank_size() : ferro::Runtime::RankSize{};
     for (const auto& inst : doc.at("instances")) {
         const std::string name = inst["name"];
         if (!exact.empty() && name != exact) continue;
@@ -68,7 +72,9 @@ int main(int argc, char** argv) {
             continue;
         }
         for (int fraction : {4, 16}) {
+            if (distribute && fraction != 4) continue;
             ferro::EinsumOptions o = reference;
+            o.distribute = distribute;
             o.memory_limit = static_cast<int64_t>(whole.working_bytes) / fraction;
             nlohmann::json row = {
                 {"case", name}, {"fraction", fraction}, {"limit_bytes", o.memory_limit}, {"unsliced_bytes", whole.working_bytes}};
@@ -77,11 +83,15 @@ int main(int argc, char** argv) {
                 p = ferro::einsum_path(subscripts, operands, o);
             } catch (const ferro::Error& e) {
                 row["skipped"] = e.what();
-                std::printf("%s\n", row.dump().c_str());
+                if (ranks.rank == 0) std::printf("%s\n", row.dump().c_str());
                 continue;
             }
             row.update({{"slices", p.slices}, {"flop_overhead", p.slicing_overhead()}, {"predicted_bytes", p.working_bytes}});
             if (p.slicing_overhead() > kMostOverhead) row["not_run"] = "flop overhead above 20";
+            if (distribute) {
+                const char* threads = std::getenv("FERRO_CPU_THREADS");
+                row.update({{"ranks", ranks.size}, {"threads_per_rank", threads != nullptr ? threads : "all cores"}});
+            }
             if (!list && p.slicing_overhead() <= kMostOverhead) {
                 const uint64_t before = rt.engine_memory().live_bytes;
                 rt.reset_engine_memory_peak();
@@ -90,7 +100,7 @@ int main(int argc, char** argv) {
                 row["measured_bytes"] = peak - before - data_bytes(out);
                 row["seconds"] = bench::median_call_seconds([&] { ferro::einsum(subscripts, operands, o); }, quick ? 3 : 5);
             }
-            std::printf("%s\n", row.dump().c_str());
+            if (ranks.rank == 0) std::printf("%s\n", row.dump().c_str());
             std::fflush(stdout);
         }
     }
