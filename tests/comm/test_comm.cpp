@@ -63,7 +63,8 @@ TEST_CASE("comm: bad calls are errors naming the op, the argument and what came"
     const Tensor x = rt.tensor<double>({1, 2, 3}, {3});
     check_error([&] { comm::allreduce(rt.tensor<bool>({true}, {1})); }, FERRO_INVALID_ARGUMENT,
                 "comm.allreduce: input x must be f32, f64, c64, c128 or i64; got bool");
-    check_error([&] { comm::allreduce(x, "prod"); }, FERRO_INVALID_ARGUMENT, "comm.allreduce: op must be sum, max or min; got 'prod'");
+    check_error([&] { comm::allreduce(x, "prod"); }, FERRO_INVALID_ARGUMENT,
+                "comm.allreduce: op must be sum, max or min; got 'prod'");
     check_error([&] { comm::allreduce(x.to(DType::c128), "max"); }, FERRO_INVALID_ARGUMENT,
                 "comm.allreduce: op max needs a real dtype; x is c128");
     check_error([&] { comm::broadcast(x, 1); }, FERRO_INVALID_ARGUMENT,
@@ -79,16 +80,25 @@ TEST_CASE("comm: bad calls are errors naming the op, the argument and what came"
 TEST_CASE("comm: the adopted communicator is checked: its kind, its handle, its size", "[comm]") {
     const int64_t handle = 0;
     SECTION("a kind that is not a short lower-case name") {
-        check_error([&] { comm_runtime({sizeof(ferro_communicator), 0, "MPI!", &handle, sizeof handle}); },
-                    FERRO_INVALID_ARGUMENT, "options->communicator.kind must be a short lower-case name");
+        check_error(
+            [&] {
+                comm_runtime({sizeof(ferro_communicator), 0, "MPI!", &handle, sizeof handle});
+            },
+            FERRO_INVALID_ARGUMENT, "options->communicator.kind must be a short lower-case name");
     }
     SECTION("no handle") {
-        check_error([&] { comm_runtime({sizeof(ferro_communicator), 0, "mpi", nullptr, 8}); }, FERRO_INVALID_ARGUMENT,
-                    "options->communicator.handle");
+        check_error(
+            [&] {
+                comm_runtime({sizeof(ferro_communicator), 0, "mpi", nullptr, 8});
+            },
+            FERRO_INVALID_ARGUMENT, "options->communicator.handle");
     }
     SECTION("no bytes") {
-        check_error([&] { comm_runtime({sizeof(ferro_communicator), 0, "mpi", &handle, 0}); }, FERRO_INVALID_ARGUMENT,
-                    "options->communicator.bytes must be the size of the communicator handle");
+        check_error(
+            [&] {
+                comm_runtime({sizeof(ferro_communicator), 0, "mpi", &handle, 0});
+            },
+            FERRO_INVALID_ARGUMENT, "options->communicator.bytes must be the size of the communicator handle");
     }
     SECTION("a kind the plugin does not know: no module, and the reason in the error") {
         const Runtime rt = comm_runtime({sizeof(ferro_communicator), 0, "nccl", &handle, sizeof handle});
@@ -116,15 +126,25 @@ TEST_CASE("comm grad: every collective's VJP and JVP against finite differences,
     for (DType dt : {DType::f64, DType::c128}) {
         const Tensor x = rt.tensor(random_values(6, 7), {2, 3}).to(dt);
         const std::string d = dtype_name(dt);
-        check_grad("allreduce sum " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0])}; }, x);
-        check_grad("allgather " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::allgather(v[0])}; }, x);
-        check_grad("reduce_scatter " + d,
-                   [](const std::vector<Tensor>& v) { return std::vector{comm::reduce_scatter(v[0].reshape({1, 6}))}; }, x);
-        check_grad("broadcast " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::broadcast(v[0])}; }, x);
-        check_grad("reduce " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::reduce(v[0])}; }, x);
+        check_grad(
+            "allreduce sum " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0])}; }, x);
+        check_grad(
+            "allgather " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::allgather(v[0])}; }, x);
+        check_grad(
+            "reduce_scatter " + d,
+            [](const std::vector<Tensor>& v) {
+                return std::vector{comm::reduce_scatter(v[0].reshape({1, 6}))};
+            },
+            x);
+        check_grad(
+            "broadcast " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::broadcast(v[0])}; }, x);
+        check_grad(
+            "reduce " + d, [](const std::vector<Tensor>& v) { return std::vector{comm::reduce(v[0])}; }, x);
         if (dt == DType::f64) {
-            check_grad("allreduce max", [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0], "max")}; }, x);
-            check_grad("allreduce min", [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0], "min")}; }, x);
+            check_grad(
+                "allreduce max", [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0], "max")}; }, x);
+            check_grad(
+                "allreduce min", [](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0], "min")}; }, x);
         }
     }
 }

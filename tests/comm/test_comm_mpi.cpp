@@ -60,8 +60,8 @@ TEST_CASE("comm mpi: every collective's values, every dtype, strided inputs", "[
     for (double s : sum) zsum.emplace_back(s, -2 * s);
     check_close(comm::allreduce(z).to_vector<std::complex<double>>(), zsum, 1e-15, 0);
     const Tensor strided = mine().transpose(0, 1);
-    check_close(comm::allreduce(strided).to_vector<double>(), w.rt.tensor(sum, {2, 3}).transpose(0, 1).contiguous().to_vector<double>(),
-                0, 0);
+    check_close(comm::allreduce(strided).to_vector<double>(),
+                w.rt.tensor(sum, {2, 3}).transpose(0, 1).contiguous().to_vector<double>(), 0, 0);
 
     const Tensor gathered = comm::allgather(mine());
     CHECK(gathered.shape() == Shape{w.size, 2, 3});
@@ -94,7 +94,9 @@ TEST_CASE("comm mpi: gradients of the ranks' summed losses", "[comm]") {
     const auto x_of = [&](int64_t q) { return w.rt.tensor(rank_values(q, 6), {2, 3}).set_requires_grad(); };
     const Tensor wt = w.rt.tensor(weights(w.rank), {2, 3});
     const std::vector<double> all_w = over_ranks(w.size, weights);
-    const auto grad_of = [&](const Tensor& x, const Tensor& y) { return ferro::grad({(wt * y).sum()}, {x}).at(0).to_vector<double>(); };
+    const auto grad_of = [&](const Tensor& x, const Tensor& y) {
+        return ferro::grad({(wt * y).sum()}, {x}).at(0).to_vector<double>();
+    };
 
     Tensor x = x_of(w.rank);
     check_close(grad_of(x, comm::allreduce(x)), all_w, 1e-15, 0);
@@ -111,7 +113,9 @@ TEST_CASE("comm mpi: gradients of the ranks' summed losses", "[comm]") {
 
     // allgather: rank r's input reaches slot r of every rank's output.
     x = x_of(w.rank);
-    const auto slot_weights = [&](int64_t q) { return w.rt.tensor(rank_values(q, static_cast<size_t>(6 * w.size), 0.25), {w.size, 2, 3}); };
+    const auto slot_weights = [&](int64_t q) {
+        return w.rt.tensor(rank_values(q, static_cast<size_t>(6 * w.size), 0.25), {w.size, 2, 3});
+    };
     const Tensor gathered = comm::allgather(x);
     const std::vector<double> g = ferro::grad({(slot_weights(w.rank) * gathered).sum()}, {x}).at(0).to_vector<double>();
     const std::vector<double> want = over_ranks(w.size, [&](int64_t q) {
@@ -135,7 +139,8 @@ TEST_CASE("comm mpi: gradients of the ranks' summed losses", "[comm]") {
     const auto [out, tangent] = ferro::jvp([](const std::vector<Tensor>& v) { return std::vector{comm::allreduce(v[0])}; },
                                            {w.rt.tensor(rank_values(w.rank, 6), {2, 3})}, {t});
     for (double& v : split) v = 0;
-    check_close(tangent.at(0).to_vector<double>(), over_ranks(w.size, [](int64_t q) { return rank_values(q, 6, -1.0); }), 1e-15, 0);
+    check_close(tangent.at(0).to_vector<double>(), over_ranks(w.size, [](int64_t q) { return rank_values(q, 6, -1.0); }), 1e-15,
+                0);
 }
 
 TEST_CASE("comm mpi: second order: the Hessian of sum_r sum(allreduce(x)^2) applied to v", "[comm]") {
@@ -214,7 +219,8 @@ TEST_CASE("comm mpi: distributed einsum refuses ranks that planned differently",
     for (uint32_t i = 0; i < 3; ++i) operands.push_back(w.rt.tensor(random_values(64, 300 + i), {8, 8}));
     EinsumOptions o;
     o.distribute = true;
-    o.path = w.rank == 0 ? std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 1}} : std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {0, 1}};
+    o.path = w.rank == 0 ? std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 1}}
+                         : std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {0, 1}};
     check_error([&] { einsum("ij,jk,kl->il", operands, o); }, FERRO_FAILED_PRECONDITION,
                 "einsum: distribute: the ranks planned different sliced contractions");
     o.path = {{1, 2}, {0, 1}};  // agreed: the communicator is still usable
@@ -233,7 +239,7 @@ TEST_CASE("comm mpi: ranks that disagree on a call's shape all get an error, and
 }
 
 TEST_CASE("comm mpi: a runtime adopts a communicator the application created", "[comm]") {
-    const World w;  // MPI is initialised (by the first runtime) from here on
+    const World w;                  // MPI is initialised (by the first runtime) from here on
     MPI_Comm half = MPI_COMM_NULL;  // the even ranks and the odd ranks
     REQUIRE(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(w.rank % 2), static_cast<int>(w.rank), &half) == MPI_SUCCESS);
     int half_rank = 0, half_size = 0;
@@ -244,19 +250,22 @@ TEST_CASE("comm mpi: a runtime adopts a communicator the application created", "
         const Runtime::RankSize rs = rt.rank_size();
         CHECK(rs.rank == half_rank);
         CHECK(rs.size == half_size);
-        const std::vector<double> want = over_ranks(w.size, [&](int64_t q) {
-            return q % 2 == w.rank % 2 ? rank_values(q, 4) : std::vector<double>(4, 0.0);
-        });
+        const std::vector<double> want =
+            over_ranks(w.size, [&](int64_t q) { return q % 2 == w.rank % 2 ? rank_values(q, 4) : std::vector<double>(4, 0.0); });
         check_close(comm::allreduce(rt.tensor(rank_values(w.rank, 4), {4})).to_vector<double>(), want, 0, 0);
         // The world runtime's collectives are on their own communicator, unaffected.
-        check_close(comm::allreduce(w.rt.scalar(1.0)).to_vector<double>(), std::vector<double>{static_cast<double>(w.size)}, 0, 0);
+        check_close(comm::allreduce(w.rt.scalar(1.0)).to_vector<double>(), std::vector<double>{static_cast<double>(w.size)}, 0,
+                    0);
     }
     MPI_Comm_free(&half);
     const char wrong[2] = {};
-    check_error([&] { (void)comm_runtime({sizeof(ferro_communicator), 0, FERRO_COMMUNICATOR_MPI, wrong, sizeof wrong}).rank_size(); },
-                FERRO_FAILED_PRECONDITION,
-                "comm.info: this runtime has no communicator: comm: the runtime's MPI communicator handle is 2 bytes; an "
-                "MPI_Comm of this MPI is 8");
+    check_error(
+        [&] {
+            (void)comm_runtime({sizeof(ferro_communicator), 0, FERRO_COMMUNICATOR_MPI, wrong, sizeof wrong}).rank_size();
+        },
+        FERRO_FAILED_PRECONDITION,
+        "comm.info: this runtime has no communicator: comm: the runtime's MPI communicator handle is 2 bytes; an "
+        "MPI_Comm of this MPI is 8");
 }
 
 TEST_CASE("comm mpi: a rank that stops calling gives the others DEADLINE_EXCEEDED, not a hang", "[comm]") {

@@ -16,9 +16,9 @@ namespace ferro::comm {
 enum class Op : uint32_t { allreduce, allgather, reduce_scatter, broadcast, reduce, barrier, info, count };
 enum class Reduction : int64_t { sum, max, min };
 
-const char* op_name(Op op);                // "allreduce"
-std::string qualified(Op op);              // "comm.allreduce"
-const ferro_op_schema* schemas();          // Op::count entries
+const char* op_name(Op op);                 // "allreduce"
+std::string qualified(Op op);               // "comm.allreduce"
+const ferro_op_schema* schemas();           // Op::count entries
 std::span<const char* const> rule_calls();  // the collectives, in Op order up to reduce
 
 // What one call asks, from its normalised attributes (schema order; see comm_schemas.cpp).

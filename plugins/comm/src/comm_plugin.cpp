@@ -67,7 +67,8 @@ void pack(const ferro_tensor_view& v, std::byte* out) {
         if (inner_stride == 1) {
             std::memcpy(out, row, static_cast<size_t>(inner) * item);
         } else {
-            for (int64_t j = 0; j < inner; ++j) std::memcpy(out + static_cast<size_t>(j) * item, row + j * inner_stride * static_cast<int64_t>(item), item);
+            for (int64_t j = 0; j < inner; ++j)
+                std::memcpy(out + static_cast<size_t>(j) * item, row + j * inner_stride * static_cast<int64_t>(item), item);
         }
         out += static_cast<size_t>(inner) * item;
         for (int32_t i = last - 1; i >= 0; --i) {

@@ -24,9 +24,11 @@ public:
     TensorRef collective(Op op, Arg x, const Call& c) const {
         const plugin::DeclaredOp handle{static_cast<uint32_t>(op)};
         switch (op) {
-            case Op::allreduce: return call(handle, {x}, {plugin::attr_str("op", "sum"), plugin::attr_f64("timeout", c.timeout_s)});
+            case Op::allreduce:
+                return call(handle, {x}, {plugin::attr_str("op", "sum"), plugin::attr_f64("timeout", c.timeout_s)});
             case Op::broadcast:
-            case Op::reduce: return call(handle, {x}, {plugin::attr_i64("root", c.root), plugin::attr_f64("timeout", c.timeout_s)});
+            case Op::reduce:
+                return call(handle, {x}, {plugin::attr_i64("root", c.root), plugin::attr_f64("timeout", c.timeout_s)});
             default: return call(handle, {x}, {plugin::attr_f64("timeout", c.timeout_s)});
         }
     }

@@ -22,8 +22,9 @@ constexpr const char* timeout_doc =
     "seconds to wait for every rank to join (0: FERRO_COMM_TIMEOUT, else 600); past it the call fails with "
     "DEADLINE_EXCEEDED and the communicator refuses further collectives";
 
-const ferro_attr_spec allreduce_attrs[] = {plugin::spec_str("op", "sum", "the reduction: sum | max | min (max, min: real dtypes)"),
-                                           plugin::spec_f64("timeout", 0, timeout_doc)};
+const ferro_attr_spec allreduce_attrs[] = {
+    plugin::spec_str("op", "sum", "the reduction: sum | max | min (max, min: real dtypes)"),
+    plugin::spec_f64("timeout", 0, timeout_doc)};
 const ferro_attr_spec timeout_attrs[] = {plugin::spec_f64("timeout", 0, timeout_doc)};
 const ferro_attr_spec rooted_attrs[] = {plugin::spec_i64("root", 0, "the rank that sends (broadcast) or receives (reduce)"),
                                         plugin::spec_f64("timeout", 0, timeout_doc)};
@@ -79,10 +80,10 @@ std::shared_ptr<Communicator> require_communicator(const ferro_host_api* host, O
     std::shared_ptr<Communicator> c = existing_communicator(host);
     if (c == nullptr) {
         const std::string failure = communicator_failure(host);
-        throw plugin::Error(FERRO_FAILED_PRECONDITION,
-                            qualified(op) + ": this runtime has no communicator" +
-                                (failure.empty() ? std::string(" (the comm family has no module on any of its engines)")
-                                                 : ": " + failure));
+        throw plugin::Error(
+            FERRO_FAILED_PRECONDITION,
+            qualified(op) + ": this runtime has no communicator" +
+                (failure.empty() ? std::string(" (the comm family has no module on any of its engines)") : ": " + failure));
     }
     return c;
 }
@@ -108,7 +109,8 @@ template <Op op> ferro_status infer(const ferro_host_api* host, ferro_infer_args
                                                             plugin::dtype_name(x.dtype));
         }
         if (call.reduction != Reduction::sum && plugin::is_complex(x.dtype)) {
-            throw plugin::Error(FERRO_INVALID_ARGUMENT, qualified(op) + ": op " + (call.reduction == Reduction::max ? "max" : "min") +
+            throw plugin::Error(FERRO_INVALID_ARGUMENT, qualified(op) + ": op " +
+                                                            (call.reduction == Reduction::max ? "max" : "min") +
                                                             " needs a real dtype; x is " + plugin::dtype_name(x.dtype));
         }
         if ((op == Op::broadcast || op == Op::reduce) && (call.root < 0 || call.root >= comm->size())) {
@@ -128,8 +130,8 @@ template <Op op> ferro_status infer(const ferro_host_api* host, ferro_infer_args
         } else if (op == Op::reduce_scatter) {
             if (x.ndim < 1 || x.shape[0] != comm->size()) {
                 throw plugin::Error(FERRO_INVALID_ARGUMENT,
-                                    qualified(op) + ": input x must have a leading axis of length " + std::to_string(comm->size()) +
-                                        " (the communicator's size); got " +
+                                    qualified(op) + ": input x must have a leading axis of length " +
+                                        std::to_string(comm->size()) + " (the communicator's size); got " +
                                         (x.ndim < 1 ? std::string("a scalar") : "length " + std::to_string(x.shape[0])));
             }
             out.ndim = x.ndim - 1;

@@ -61,7 +61,8 @@ std::shared_ptr<Communicator> make_communicator(const ferro_host_api* host) {
 #ifdef FERRO_COMM_MPI
         return make_mpi_communicator(nullptr);
 #else
-        throw plugin::Error(FERRO_UNIMPLEMENTED, "comm: an MPI launcher started this process as one of " + std::to_string(launched) +
+        throw plugin::Error(FERRO_UNIMPLEMENTED, "comm: an MPI launcher started this process as one of " +
+                                                     std::to_string(launched) +
                                                      " ranks, but libferro_comm.so was built without MPI (install "
                                                      "libopenmpi-dev and rebuild)");
 #endif

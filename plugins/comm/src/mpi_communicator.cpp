@@ -125,14 +125,16 @@ public:
 private:
     // Every rank's signature equal: one MIN allreduce over (s, -s) gives each field's minimum
     // and maximum across ranks.
-    void check_signatures(const Call& call, const std::string& op, std::span<const int64_t> signature, Clock::time_point deadline) {
+    void check_signatures(const Call& call, const std::string& op, std::span<const int64_t> signature,
+                          Clock::time_point deadline) {
         std::vector<int64_t> both(signature.size() * 2);
         for (size_t i = 0; i < signature.size(); ++i) both[i] = signature[i], both[signature.size() + i] = -signature[i];
         std::vector<std::byte> staging(both.size() * sizeof(int64_t));
         std::memcpy(staging.data(), both.data(), staging.size());
         MPI_Request request = MPI_REQUEST_NULL;
-        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, staging.data(), static_cast<int>(both.size()), MPI_INT64_T, MPI_MIN, comm_, &request),
-                  op + ": MPI_Iallreduce");
+        mpi_check(
+            MPI_Iallreduce(MPI_IN_PLACE, staging.data(), static_cast<int>(both.size()), MPI_INT64_T, MPI_MIN, comm_, &request),
+            op + ": MPI_Iallreduce");
         wait(call, op, request, staging, deadline);
         std::memcpy(both.data(), staging.data(), staging.size());
         for (size_t i = 0; i < signature.size(); ++i) {
@@ -169,7 +171,9 @@ private:
             case Op::reduce_scatter:
                 code = MPI_Ireduce_scatter_block(MPI_IN_PLACE, staging.data(), count, type, MPI_SUM, comm_, &request);
                 break;
-            case Op::broadcast: code = MPI_Ibcast(staging.data(), count, type, static_cast<int>(call.root), comm_, &request); break;
+            case Op::broadcast:
+                code = MPI_Ibcast(staging.data(), count, type, static_cast<int>(call.root), comm_, &request);
+                break;
             case Op::reduce:
                 code = MPI_Ireduce(rank_ == call.root ? MPI_IN_PLACE : staging.data(), staging.data(), count, type, MPI_SUM,
                                    static_cast<int>(call.root), comm_, &request);
