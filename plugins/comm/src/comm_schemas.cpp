@@ -92,9 +92,9 @@ template <Op op> ferro_status infer(const ferro_host_api* host, ferro_infer_args
     return plugin::guard(host, [&] {
         const Call call = describe(op, a->attrs);
         const std::shared_ptr<Communicator> comm = require_communicator(host, op);
-        ferro_signature& out = a->outputs[0];
         a->n_outputs = infos[static_cast<size_t>(op)].n_outputs;
-        if (op == Op::barrier) return;
+        if (op == Op::barrier) return;  // no outputs (and outputs may be NULL)
+        ferro_signature& out = a->outputs[0];
         out = {};
         out.struct_size = sizeof out;
         if (op == Op::info) {
