@@ -107,7 +107,7 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_op_call_args, reserved, 44);
     PIN_OFFSET(ferro_op_call_args, into, 48);
     PIN_OFFSET(ferro_op_call_args, n_into, 56);
-    PIN_SIZE(ferro_host_api, 256);  // 1.5 appended session_native_context, session_use; 1.16 runtime_communicator
+    PIN_SIZE(ferro_host_api, 264);  // 1.5 session_native_context, session_use; 1.16 runtime_communicator; 1.17 session_parallel
     PIN_OFFSET(ferro_host_api, status_make, 24);
     PIN_OFFSET(ferro_host_api, log, 56);
     PIN_OFFSET(ferro_host_api, tensor_retain, 72);
@@ -117,6 +117,7 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_host_api, session_native_context, 232);
     PIN_OFFSET(ferro_host_api, session_use, 240);
     PIN_OFFSET(ferro_host_api, runtime_communicator, 248);
+    PIN_OFFSET(ferro_host_api, session_parallel, 256);
     PIN_SIZE(ferro_communicator, 32);  // 1.16
     PIN_OFFSET(ferro_communicator, kind, 8);
     PIN_OFFSET(ferro_communicator, handle, 16);

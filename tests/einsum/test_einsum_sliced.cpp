@@ -5,7 +5,10 @@
 
 #include <ferro/gradcheck.hpp>
 
+#include <cstdlib>
+#include <mutex>
 #include <set>
+#include <string_view>
 
 using namespace ferro;
 using namespace ferro::test;
@@ -100,6 +103,75 @@ TEST_CASE("einsum sliced: output labels, diagonals, broadcasts, strided and mixe
         CHECK(got.dtype() == want.dtype());
         const double tolerance = is_single(got.dtype()) ? 1e-5 : 1e-12;
         CHECK(max_diff(got, want) <= tolerance * want.abs().max().item<double>());
+    }
+}
+
+namespace {
+
+struct SliceLog {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+};
+void keep_slice_lines(void* user, uint32_t, const char*, const char* message) {
+    auto& log = *static_cast<SliceLog*>(user);
+    const std::lock_guard lock(log.mutex);
+    if (std::string_view(message).find(" slices") != std::string_view::npos) log.lines.emplace_back(message);
+}
+
+}  // namespace
+
+TEST_CASE("einsum sliced: small slices run on the engine's threads at once, as they would one by one", "[einsum]") {
+    // Two threads whatever the machine (the engine reads FERRO_CPU_THREADS when the runtime
+    // starts; ctest runs each case in its own process). Slices of output labels go to workers
+    // whole parts at a time; slices of summed labels share the output through accumulators;
+    // under a limit, as many workers as fit.
+    ::setenv("FERRO_CPU_THREADS", "2", 1);
+    SliceLog log;
+    const Runtime rt = einsum_runtime_logging(FERRO_LOG_DEBUG, keep_slice_lines, &log);
+    struct Parallel {
+        std::string subscripts;
+        std::vector<Shape> shapes;
+        int64_t slices, limit_fraction;  // the limit: the unsliced working memory over this (0: none)
+        bool at_once;                    // whether two workers fit
+        const char* what;
+    };
+    const Shape ring[] = {{9, 8, 7}, {8, 7, 9}, {7, 9, 8}, {9, 8, 9}};
+    const Parallel cases[] = {
+        {"ij,jk->ik", {{24, 16}, {16, 20}}, 6, 0, true, "output labels sliced: parts per worker"},
+        {"ij,jk,kl->", {{12, 16}, {16, 20}, {20, 12}}, 8, 0, true, "summed labels sliced: an accumulator per worker"},
+        {"abc,bcd,cde,dea->ae", {ring, ring + 4}, 16, 1, true, "both, under a limit two workers fit in"},
+        {"abc,bcd,cde,dea->ae", {ring, ring + 4}, 0, 2, false, "under a limit one worker fills: one slice at a time"},
+    };
+    for (const Parallel& c : cases) {
+        for (DType dt : {DType::f64, DType::c128}) {
+            INFO(c.what << ", " << dtype_name(dt));
+            std::vector<Tensor> ops;
+            for (size_t k = 0; k < c.shapes.size(); ++k)
+                ops.push_back(random(rt, c.shapes[k], dt, 70 + static_cast<uint32_t>(k)));
+            {
+                const std::lock_guard lock(log.mutex);
+                log.lines.clear();
+            }
+            const EinsumOptions options = limited(
+                c.limit_fraction > 0 ? static_cast<int64_t>(einsum_path(c.subscripts, ops).working_bytes) / c.limit_fraction : 0,
+                c.slices);
+            const uint64_t before = rt.engine_memory().live_bytes;
+            rt.reset_engine_memory_peak();
+            const Tensor got = einsum(c.subscripts, ops, options);
+            const uint64_t peak = rt.engine_memory().peak_bytes;
+            const Tensor want = einsum(c.subscripts, ops);
+            CHECK(max_diff(got, want) <= 1e-12 * (1 + want.abs().max().item<double>()));
+            {
+                const std::lock_guard lock(log.mutex);
+                REQUIRE(log.lines.size() == 1);
+                INFO(log.lines[0]);
+                CHECK((log.lines[0].find(", 2 at once") != std::string::npos) == c.at_once);
+            }
+            if (options.memory_limit > 0) {
+                const auto output = static_cast<uint64_t>(got.numel()) * (is_complex(dt) ? 16 : 8);
+                CHECK(peak - before <= output + static_cast<uint64_t>(options.memory_limit));
+            }
+        }
     }
 }
 

@@ -65,6 +65,7 @@ StubHost::StubHost() {
         out->bytes = 0;
         return nullptr;
     };
+    api.session_parallel = unimplemented<ferro_session, uint32_t, ferro_status (*)(void*, uint32_t, ferro_session), void*>;
 }
 
 StatusParts take_status(const ferro_host_api& host, ferro_status status) {

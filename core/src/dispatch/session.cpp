@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <ferro/cpu_context.h>
+
 #include <algorithm>
+#include <mutex>
 
 namespace ferro::host {
 
@@ -183,6 +186,70 @@ ferro_status session_use(ferro_session s, ferro_tensor tensor) {
         }
         s->allow(*storage);
         s->scratch.push_back(storage);  // alive until the session's work has completed
+    });
+}
+
+}  // namespace ferro::host
+
+namespace ferro::host {
+namespace {
+
+// What the pool's threads share while session_parallel runs.
+struct ParallelTasks {
+    ferro_session parent;
+    ferro_status (*task)(void*, uint32_t, ferro_session);
+    void* user;
+    std::mutex mutex;
+    ferro_status first = nullptr;  // the first failure; the others are freed
+
+    void fail(ferro_status status) {
+        const std::lock_guard lock(mutex);
+        if (first == nullptr) {
+            first = status;
+        } else {
+            free_status(status);
+        }
+    }
+    // Runs task i in a child session of its own on this thread.
+    void run(uint32_t i) noexcept {
+        ferro_status status = guard([&] {
+            Session child(*parent->engine_ptr);
+            child.get()->buffers = parent->buffers;
+            throw_if_error(task(user, i, child.get()));
+            child.end();
+        });
+        if (status != nullptr) fail(status);
+    }
+};
+
+void run_tasks(void* user, int64_t begin, int64_t end) {
+    auto& tasks = *static_cast<ParallelTasks*>(user);
+    for (int64_t i = begin; i < end; ++i) tasks.run(static_cast<uint32_t>(i));
+}
+
+}  // namespace
+
+ferro_status session_parallel(ferro_session s, uint32_t n, ferro_status (*task)(void*, uint32_t, ferro_session), void* user) {
+    return guard([&] {
+        if (s == nullptr || task == nullptr) bad("parallel", "NULL session or task");
+        const ferro_engine_iface& engine = s->engine->iface();
+        const ferro_cpu_context* pool = nullptr;
+        if (n > 1 && engine.native_context != nullptr && s->engine->context_abi() == FERRO_CPU_CONTEXT_ABI) {
+            const void* context = nullptr;
+            throw_if_error(engine.native_context(s->engine->self(), s->engine_session, &context));
+            pool = static_cast<const ferro_cpu_context*>(context);
+            if (pool->num_threads < 2) pool = nullptr;
+        }
+        if (pool == nullptr) {
+            for (uint32_t i = 0; i < n; ++i) throw_if_error(task(user, i, s));
+            return;
+        }
+        ParallelTasks tasks{s, task, user, {}, nullptr};
+        const bool hold = FERRO_HAS_FIELD(pool, ferro_cpu_context, blas_one_thread) && pool->blas_one_thread != nullptr;
+        if (hold) pool->blas_one_thread(pool, 1);
+        pool->parallel_for(pool, n, 1, run_tasks, &tasks);
+        if (hold) pool->blas_one_thread(pool, 0);
+        throw_if_error(tasks.first);
     });
 }
 

@@ -97,6 +97,7 @@ ferro_status session_gemm_batched(ferro_session s, const ferro_gemm_args* args);
 ferro_status session_scratch(ferro_session s, uint64_t bytes, ferro_buffer_view* out);
 ferro_status session_native_context(ferro_session s, const void** out);
 ferro_status session_use(ferro_session s, ferro_tensor tensor);
+ferro_status session_parallel(ferro_session s, uint32_t n, ferro_status (*task)(void*, uint32_t, ferro_session), void* user);
 
 // The built-in core family is host code: its executors enqueue primitives without the bounds
 // checks plugins get (they cost more than a tiny op's kernel). Plugins never reach these.

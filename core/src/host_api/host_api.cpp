@@ -189,6 +189,7 @@ ferro_host_api make_host_api(Runtime* runtime) {
     api.session_native_context = session_native_context;
     api.session_use = session_use;
     api.runtime_communicator = runtime_communicator;
+    api.session_parallel = session_parallel;
     return api;
 }
 

@@ -13,7 +13,8 @@ FERRO_EXTERN_C_BEGIN
 
 #define FERRO_CPU_CONTEXT_ABI "ferro.cpu.ctx.v1"
 
-/* Body of a parallel loop: process items [begin, end). Must not throw or call parallel_for. */
+/* Body of a parallel loop: process items [begin, end). Must not throw; a parallel_for it calls
+ * runs serially on its thread. */
 typedef void (*ferro_parallel_body)(void* user, int64_t begin, int64_t end);
 
 typedef struct ferro_cpu_context {
@@ -22,8 +23,9 @@ typedef struct ferro_cpu_context {
     uint32_t num_threads;
     /* Run body over [0, n) in chunks of at least `grain` items on the engine's pool; returns
      * when all chunks are done. Small n runs on the calling thread. This is the only fan-out
-     * level: a body must not fan out again, and plugins should call their vendor library
-     * (LAPACK, FFTW) single-threaded inside it. Thread-safe. */
+     * level: a parallel_for called from inside a body runs serially on that body's thread, and
+     * plugins should call their vendor library (LAPACK, FFTW) single-threaded inside it.
+     * Thread-safe. */
     void (*parallel_for)(const struct ferro_cpu_context* ctx, int64_t n, int64_t grain, ferro_parallel_body body, void* user);
     void* pool; /* engine-private; do not touch */
     /* Since 1.2 (check FERRO_HAS_FIELD): hold (hold != 0) or release a hold on BLAS running on

@@ -122,8 +122,20 @@ typedef struct ferro_host_api {
      * fills *out, with kind NULL when it gave none. The pointers are borrowed for the lifetime
      * of the runtime. */
     ferro_status (*runtime_communicator)(const struct ferro_host_api* host, ferro_communicator* out);
+
+    /* Since 1.17 (check FERRO_HAS_FIELD). */
+    /* Runs task(user, i, child) for every i in [0, n) and returns when all have run, with the
+     * first failing task's status. On an engine with a thread pool in its native context (the
+     * cpu engine) the tasks run on the pool's threads, each with a child session of `session`
+     * that belongs to the thread running the task (its session_* entries are that thread's),
+     * that may touch the buffers `session` may, and whose primitives have completed when the
+     * task returns; primitives inside run on the task's thread alone, and BLAS on one thread.
+     * Elsewhere the tasks run one after the other on the calling thread with `session` itself.
+     * Tasks that write the same memory must not run concurrently: give each its own. */
+    ferro_status (*session_parallel)(ferro_session session, uint32_t n,
+                                     ferro_status (*task)(void* user, uint32_t i, ferro_session child), void* user);
 } ferro_host_api;
-FERRO_STRUCT_TRAITS(ferro_host_api, runtime_communicator);
+FERRO_STRUCT_TRAITS(ferro_host_api, session_parallel);
 
 FERRO_EXTERN_C_END
 

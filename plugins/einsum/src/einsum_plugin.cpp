@@ -93,7 +93,7 @@ void run_distributed(const SlicedProgram& p, const ferro_host_api* host, const f
     const ferro_fill_args zero{sizeof zero, 0, out, {}};
     plugin::check(host, host->session_fill(args.session, &zero));
     const int64_t n = p.slicing.slices;
-    run_sliced(p, host, args, n * p.rank / p.ranks, n * (p.rank + 1) / p.ranks);
+    run_slices(p, host, args, n * p.rank / p.ranks, n * (p.rank + 1) / p.ranks);
     allreduce(host, out.tensor, "sum", true);
 }
 
@@ -103,7 +103,7 @@ ferro_status execute_sliced(void* self, const ferro_host_api* host, const ferro_
         if (p.ranks > 1) {
             run_distributed(p, host, *args);
         } else {
-            run_sliced(p, host, *args, 0, p.slicing.slices);
+            run_slices(p, host, *args, 0, p.slicing.slices);
         }
     });
 }
@@ -264,6 +264,7 @@ constexpr ferro_plan_iface path_iface{sizeof(ferro_plan_iface), 0, execute_path,
 struct Module {
     std::string engine;
     bool host_memory = false;  // the cpu engine's context: sessions run as they are enqueued
+    int64_t threads = 1;       // the engine's thread budget
     std::vector<ferro_dtype> dtypes;
     mutable std::mutex mutex;
     mutable int64_t rank = -1, size = 0;
@@ -333,9 +334,17 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
             if (planned.sliced) {
                 SlicedProgram& p = *planned.sliced;
                 if (ranks > 1) p.rank = rank, p.ranks = ranks, p.digest = plan_digest(p);
+                if (module.host_memory) {
+                    const ferro_signature& o = args->outputs[0];
+                    int64_t elements = 1;
+                    for (int32_t d = 0; d < o.ndim; ++d) elements *= o.shape[d];
+                    plan_workers(p, module.threads, slicing.memory_limit,
+                                 static_cast<uint64_t>(elements) * (FERRO_DTYPE_BITS(o.dtype) / 8));
+                }
                 log_program(host, e, p.direct,
-                            (", " + std::to_string(p.slicing.slices) + " slices, working memory " +
-                             std::to_string(p.workspace_bytes) + " bytes")
+                            (", " + std::to_string(p.slicing.slices) + " slices" +
+                             (p.workers > 1 ? ", " + std::to_string(p.workers) + " at once" : std::string()) +
+                             ", working memory " + std::to_string(p.workspace_bytes) + " bytes")
                                 .c_str());
                 out->workspace_bytes = p.workspace_bytes;
                 out->retained_bytes = sizeof(SlicedProgram) + retained_bytes(p.direct) + retained_bytes(p.partial);
@@ -414,6 +423,9 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
         module->engine = args->target->name;
         module->host_memory =
             args->target->context_abi != nullptr && std::string(args->target->context_abi) == FERRO_CPU_CONTEXT_ABI;
+        if (FERRO_HAS_FIELD(args->target, ferro_engine_target, threads)) {
+            module->threads = std::max<int64_t>(1, args->target->threads);
+        }
         if (const ferro_device_props* props = args->target->props) {
             module->dtypes.assign(props->dtypes, props->dtypes + std::min<uint32_t>(props->n_dtypes, 16));
         }

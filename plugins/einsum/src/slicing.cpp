@@ -462,4 +462,88 @@ void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_
     }
 }
 
+void plan_workers(SlicedProgram& p, int64_t threads, uint64_t memory_limit, uint64_t output_bytes) {
+    const int64_t n = p.slicing.slices / p.ranks;  // this rank's share, about
+    if (threads < 2 || n < 2 || p.slicing.flops / static_cast<double>(p.slicing.slices) >= kParallelSliceFlops) return;
+    p.parts = 1;
+    for (size_t j = 0; j < p.sizes.size(); ++j) p.parts *= p.in_output[j] ? p.sizes[j] : 1;
+    const uint64_t region = aligned(p.workspace_bytes);
+    for (int64_t w = std::min(threads, n); w > 1; --w) {
+        const bool shared = p.ranks > 1 || p.parts < w;
+        const uint64_t bytes = static_cast<uint64_t>(w) * region + (shared ? static_cast<uint64_t>(w - 1) * output_bytes : 0);
+        if (memory_limit > 0 && bytes > memory_limit) continue;
+        p.workers = w;
+        p.shared = shared;
+        p.region_bytes = region;
+        p.output_bytes = output_bytes;
+        p.workspace_bytes = bytes;
+        return;
+    }
+}
+
+namespace {
+
+// One worker's slices, in a child session of the call's: its own region of the workspace, and
+// its own accumulator when workers share parts.
+struct Worker {
+    const SlicedProgram* p;
+    const ferro_host_api* host;
+    const ferro_exec_args* args;
+    int64_t begin, end;
+};
+
+std::pair<int64_t, int64_t> worker_range(const SlicedProgram& p, int64_t begin, int64_t end, int64_t w) {
+    if (p.shared) return {begin + (end - begin) * w / p.workers, begin + (end - begin) * (w + 1) / p.workers};
+    const int64_t per_part = p.slicing.slices / p.parts;  // whole parts, so no two workers share one
+    return {per_part * (p.parts * w / p.workers), per_part * (p.parts * (w + 1) / p.workers)};
+}
+
+ferro_tensor_view accumulator_of(const SlicedProgram& p, const ferro_exec_args& args, int64_t w) {
+    ferro_tensor_view out = args.outputs[0];
+    out.buffer = args.workspace.buffer;
+    out.byte_offset = args.workspace.byte_offset;
+    out.data = args.workspace.data;
+    return shifted(out, static_cast<int64_t>(static_cast<uint64_t>(p.workers) * p.region_bytes +
+                                             static_cast<uint64_t>(w - 1) * p.output_bytes));
+}
+
+ferro_status run_worker(void* user, uint32_t w, ferro_session child) {
+    const Worker& worker = *static_cast<const Worker*>(user);
+    const SlicedProgram& p = *worker.p;
+    return plugin::guard(worker.host, [&] {
+        ferro_exec_args call = *worker.args;
+        call.session = child;
+        call.workspace.byte_offset += w * p.region_bytes;
+        if (call.workspace.data != nullptr) call.workspace.data = static_cast<char*>(call.workspace.data) + w * p.region_bytes;
+        call.workspace.bytes = p.region_bytes;
+        const ferro_tensor_view out = p.shared && w > 0 ? accumulator_of(p, *worker.args, w) : worker.args->outputs[0];
+        call.outputs = &out;
+        const auto [begin, end] = worker_range(p, worker.begin, worker.end, w);
+        run_sliced(p, worker.host, call, begin, end);
+    });
+}
+
+}  // namespace
+
+void run_slices(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end) {
+    if (p.workers < 2 || !FERRO_HAS_FIELD(host, ferro_host_api, session_parallel)) {
+        run_sliced(p, host, args, begin, end);
+        return;
+    }
+    const ferro_tensor_view& output = args.outputs[0];
+    if (p.shared) {  // zeros where a worker's first slice of a part does not reach
+        for (int64_t w = 0; w < p.workers; ++w) {
+            const ferro_fill_args zero{sizeof zero, 0, w == 0 ? output : accumulator_of(p, args, w), {}};
+            plugin::check(host, host->session_fill(args.session, &zero));
+        }
+    }
+    Worker worker{&p, host, &args, begin, end};
+    plugin::check(host, host->session_parallel(args.session, static_cast<uint32_t>(p.workers), run_worker, &worker));
+    for (int64_t w = 1; p.shared && w < p.workers; ++w) {
+        const ferro_tensor_view acc = accumulator_of(p, args, w);
+        const ferro_binary_args add{sizeof add, FERRO_BINARY_ADD, output, acc, output};
+        plugin::check(host, host->session_binary(args.session, &add));
+    }
+}
+
 }  // namespace ferro::einsum

@@ -31,6 +31,9 @@ namespace ferro::einsum {
 inline constexpr double kSliceCostFlops = 1e4;
 // No slicing takes more slices than this: beyond it a contraction would not finish anyway.
 inline constexpr int64_t kMaxSlices = int64_t{1} << 32;
+// Slices of fewer flops than this run on several threads at once (plan_workers): below it one
+// slice's products and copies leave the engine's threads idle.
+inline constexpr double kParallelSliceFlops = 1e9;
 
 struct Slicing {
     std::vector<int> labels;  // label ids
@@ -85,6 +88,14 @@ struct SlicedProgram {
     // the plan every rank must agree on.
     int64_t rank = 0, ranks = 1;
     uint64_t digest = 0;
+    // Slices run on `workers` of the engine's threads at once (plan_workers), each in its own
+    // region of the workspace; `shared`: workers may add to the same part of the output, so all
+    // but the first add into an accumulator of the output's size of their own (after the
+    // regions), added to the output at the end; else each worker owns whole parts.
+    int64_t workers = 1;
+    bool shared = false;
+    uint64_t region_bytes = 0, output_bytes = 0;
+    int64_t parts = 1;  // of the output: the slices of each are contiguous
 };
 
 struct SliceOptions {
@@ -105,5 +116,12 @@ SlicedProgram compile_sliced(const Expression& e, std::span<const ferro_signatur
 void run_sliced(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end);
 // The plan's digest: its path, sliced labels, their sizes and the slice count.
 uint64_t plan_digest(const SlicedProgram& p);
+
+// Lets the slices run on up to `threads` threads at once when one slice is too small to use
+// them all, as many as the memory limit (0: none) leaves room for; sets workers and the
+// workspace. Call after the distribution is set.
+void plan_workers(SlicedProgram& p, int64_t threads, uint64_t memory_limit, uint64_t output_bytes);
+// Slices [begin, end) on the plan's workers (session_parallel), or one after the other.
+void run_slices(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end);
 
 }  // namespace ferro::einsum
