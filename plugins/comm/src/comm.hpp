@@ -30,7 +30,8 @@ struct Call {
 };
 Call describe(Op op, const ferro_attr_value* attrs);
 
-// Contiguous host memory a collective works on in place.
+// Contiguous memory a collective works on in place: host memory for the mpi communicator (the
+// self communicator does not touch it, wherever it is).
 struct HostBuffer {
     void* data;
     int64_t count;  // elements
@@ -44,9 +45,9 @@ public:
     virtual int64_t rank() const = 0;
     virtual int64_t size() const = 0;
     virtual const char* kind() const = 0;  // "self" | "mpi"
-    // For the mpi communicator: collectives on host memory, each first checking that every rank
-    // called it with the same signature (`signature`: op, dtype, shape digest, attributes).
-    // The self communicator runs none (its modules copy with engine primitives).
+    // The collective on `buffer`, in place, on host memory (the mpi communicator: each first
+    // checks that every rank called it with the same signature: op, dtype, shape digest,
+    // attributes). The self communicator does nothing: its buffer holds the answer already.
     virtual void run(const Call& call, std::span<const int64_t> signature, HostBuffer buffer) = 0;
 };
 

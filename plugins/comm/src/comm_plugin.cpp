@@ -3,7 +3,6 @@
 // cpu engine, through MPI on host memory (other engines decline: move tensors to cpu).
 #include "comm.hpp"
 
-#include <ferro/cpu_context.h>
 #include <ferro/schema.hpp>
 
 #include <cstring>
@@ -16,13 +15,11 @@ namespace {
 
 struct Module {
     std::shared_ptr<Communicator> comm;
-    bool self;
 };
 
 struct Plan {
     Call call;
     std::shared_ptr<Communicator> comm;
-    bool self;
     std::vector<int64_t> signature;  // what every rank must agree on
 };
 
@@ -51,80 +48,43 @@ int64_t elements_of(const ferro_tensor_view& v) {
     return n;
 }
 
-// Copies a strided host view into packed row-major memory.
-void pack(const ferro_tensor_view& v, std::byte* out) {
-    const size_t item = FERRO_DTYPE_BITS(v.dtype) / 8;
-    const int64_t n = elements_of(v);
-    if (n == 0) return;
-    std::vector<int64_t> index(static_cast<size_t>(v.ndim), 0);
-    const auto* base = static_cast<const std::byte*>(v.data);
-    const int32_t last = v.ndim - 1;
-    const int64_t inner = v.ndim > 0 ? v.shape[last] : 1, inner_stride = v.ndim > 0 ? v.strides[last] : 1;
-    for (int64_t done = 0; done < n; done += inner) {
-        int64_t offset = 0;
-        for (int32_t i = 0; i < last; ++i) offset += index[static_cast<size_t>(i)] * v.strides[i];
-        const std::byte* row = base + offset * static_cast<int64_t>(item);
-        if (inner_stride == 1) {
-            std::memcpy(out, row, static_cast<size_t>(inner) * item);
-        } else {
-            for (int64_t j = 0; j < inner; ++j)
-                std::memcpy(out + static_cast<size_t>(j) * item, row + j * inner_stride * static_cast<int64_t>(item), item);
-        }
-        out += static_cast<size_t>(inner) * item;
-        for (int32_t i = last - 1; i >= 0; --i) {
-            if (++index[static_cast<size_t>(i)] < v.shape[i]) break;
-            index[static_cast<size_t>(i)] = 0;
-        }
-    }
-}
-
-// A view of `v` without its leading axis of length 1.
-ferro_tensor_view drop_leading(const ferro_tensor_view& v) {
+// A view of `v` without its leading axis, moved on to its `index`th entry along it.
+ferro_tensor_view entry(const ferro_tensor_view& v, int64_t index) {
     ferro_tensor_view d = v;
     d.ndim = v.ndim - 1;
     d.shape = v.shape + 1;
     d.strides = v.strides + 1;
     d.tensor = nullptr;
+    const int64_t bytes = index * v.strides[0] * (FERRO_DTYPE_BITS(v.dtype) / 8);
+    d.byte_offset = static_cast<uint64_t>(static_cast<int64_t>(v.byte_offset) + bytes);
+    if (d.data != nullptr) d.data = static_cast<std::byte*>(d.data) + bytes;
     return d;
 }
 
-// One process: every collective is a copy (or nothing), on any engine.
-void execute_self(const Plan& plan, const ferro_host_api* host, const ferro_exec_args& a) {
-    switch (plan.call.op) {
-        case Op::barrier: return;
-        case Op::info: {
-            for (int64_t i = 0; i < 2; ++i) {
-                ferro_fill_args fill{};
-                fill.struct_size = sizeof fill;
-                fill.out = a.outputs[0];
-                fill.out.ndim = 0;
-                fill.out.tensor = nullptr;
-                fill.out.byte_offset += static_cast<uint64_t>(i) * sizeof(int64_t);
-                if (fill.out.data != nullptr) fill.out.data = static_cast<std::byte*>(fill.out.data) + i * 8;
-                fill.value.integer = i;  // rank 0, size 1
-                fill.value.real = static_cast<double>(i);
-                plugin::check(host, host->session_fill(a.session, &fill));
-            }
-            return;
-        }
-        default: break;
-    }
-    ferro_copy_args copy{};
-    copy.struct_size = sizeof copy;
-    copy.in = plan.call.op == Op::reduce_scatter ? drop_leading(a.inputs[0]) : a.inputs[0];
-    copy.out = plan.call.op == Op::allgather ? drop_leading(a.outputs[0]) : a.outputs[0];
-    plugin::check(host, host->session_copy_strided(a.session, &copy));
+void copy(const ferro_host_api* host, ferro_session session, const ferro_tensor_view& from, const ferro_tensor_view& to) {
+    const ferro_copy_args c{sizeof c, 0, from, to};
+    plugin::check(host, host->session_copy_strided(session, &c));
 }
 
-// Several processes through the communicator, on host memory.
-void execute_host(const Plan& plan, const ferro_host_api* host, const ferro_exec_args& a) {
-    const void* context = nullptr;  // orders this call after the session's earlier work
-    plugin::check(host, host->session_native_context(a.session, &context));
+void fill(const ferro_host_api* host, ferro_session session, ferro_tensor_view out, int64_t element, int64_t value) {
+    out.ndim = 0;
+    out.tensor = nullptr;
+    out.byte_offset += static_cast<uint64_t>(element) * (FERRO_DTYPE_BITS(out.dtype) / 8);
+    if (out.data != nullptr) out.data = static_cast<std::byte*>(out.data) + element * (FERRO_DTYPE_BITS(out.dtype) / 8);
+    const ferro_fill_args f{sizeof f, 0, out, {static_cast<double>(value), 0, value}};
+    plugin::check(host, host->session_fill(session, &f));
+}
+
+// Each collective copies its input where the communicator works on it in place, with the
+// engine's strided copy (on any engine: one process's collectives are these copies alone),
+// then runs the communicator on that memory. The mpi module is only made for the cpu engine,
+// whose primitives have run by the time they are enqueued, so the memory is complete then.
+void execute(const Plan& plan, const ferro_host_api* host, const ferro_exec_args& a) {
     Communicator& comm = *plan.comm;
     const Call& call = plan.call;
     if (call.op == Op::info) {
-        const int64_t rank_size[2] = {comm.rank(), comm.size()};
-        std::memcpy(a.outputs[0].data, rank_size, sizeof rank_size);
+        fill(host, a.session, a.outputs[0], 0, comm.rank());
+        fill(host, a.session, a.outputs[0], 1, comm.size());
         return;
     }
     if (call.op == Op::barrier) {
@@ -133,41 +93,43 @@ void execute_host(const Plan& plan, const ferro_host_api* host, const ferro_exec
     }
     const ferro_tensor_view& x = a.inputs[0];
     const ferro_tensor_view& y = a.outputs[0];
-    const size_t item = FERRO_DTYPE_BITS(x.dtype) / 8;
-    auto* out = static_cast<std::byte*>(y.data);
+    const int64_t n = elements_of(x);
     switch (call.op) {
-        case Op::allgather: {
-            const int64_t n = elements_of(x);
-            pack(x, out + static_cast<size_t>(comm.rank() * n) * item);
-            comm.run(call, plan.signature, {out, n * comm.size(), x.dtype});
+        case Op::allgather:
+            copy(host, a.session, x, entry(y, comm.rank()));
+            comm.run(call, plan.signature, {y.data, n * comm.size(), x.dtype});
             return;
-        }
         case Op::reduce_scatter: {
-            const int64_t n = elements_of(x);
-            std::vector<std::byte> all(static_cast<size_t>(n) * item);
-            pack(x, all.data());
-            comm.run(call, plan.signature, {all.data(), n, x.dtype});
-            std::memcpy(out, all.data(), static_cast<size_t>(elements_of(y)) * item);
+            if (comm.size() == 1) {
+                copy(host, a.session, entry(x, 0), y);
+                return;
+            }
+            // x packed into scratch, reduced there in place; this rank's block is its first.
+            ferro_buffer_view scratch{};
+            plugin::check(host,
+                          host->session_scratch(a.session, static_cast<uint64_t>(n) * (FERRO_DTYPE_BITS(x.dtype) / 8), &scratch));
+            std::vector<int64_t> strides(static_cast<size_t>(x.ndim), 1);
+            for (int32_t d = x.ndim - 1; d > 0; --d)
+                strides[static_cast<size_t>(d - 1)] = strides[static_cast<size_t>(d)] * x.shape[d];
+            const ferro_tensor_view packed{sizeof packed,       x.dtype,      x.ndim, 0, x.shape, strides.data(), scratch.buffer,
+                                           scratch.byte_offset, scratch.data, nullptr};
+            copy(host, a.session, x, packed);
+            comm.run(call, plan.signature, {scratch.data, n, x.dtype});
+            copy(host, a.session, entry(packed, 0), y);
             return;
         }
-        default: {
-            const int64_t n = elements_of(x);
-            pack(x, out);
-            comm.run(call, plan.signature, {out, n, x.dtype});
-            if (call.op == Op::reduce && comm.rank() != call.root) std::memset(out, 0, static_cast<size_t>(n) * item);
-        }
+        default:
+            copy(host, a.session, x, y);
+            comm.run(call, plan.signature, {y.data, n, x.dtype});
+            if (call.op == Op::reduce && comm.rank() != call.root) {
+                const ferro_fill_args zero{sizeof zero, 0, y, {}};
+                plugin::check(host, host->session_fill(a.session, &zero));
+            }
     }
 }
 
 ferro_status execute_in_session(void* self, const ferro_host_api* host, const ferro_exec_args* args) {
-    return plugin::guard(host, [&] {
-        const Plan& plan = *static_cast<const Plan*>(self);
-        if (plan.self) {
-            execute_self(plan, host, *args);
-        } else {
-            execute_host(plan, host, *args);
-        }
-    });
+    return plugin::guard(host, [&] { execute(*static_cast<const Plan*>(self), host, *args); });
 }
 
 void destroy_plan(void* self) { delete static_cast<Plan*>(self); }
@@ -181,7 +143,7 @@ ferro_status prepare(void* self, const ferro_host_api* host, const ferro_prepare
         }
         const Module& m = *static_cast<const Module*>(self);
         const Call call = describe(static_cast<Op>(args->op_index), args->attrs);
-        out->self = new Plan{call, m.comm, m.self, signature_of(call, *args)};
+        out->self = new Plan{call, m.comm, signature_of(call, *args)};
         out->iface = &plan_iface;
         out->workspace_bytes = 0;
         out->retained_bytes = sizeof(Plan);
@@ -216,9 +178,8 @@ constexpr ferro_module_iface module_iface{sizeof(ferro_module_iface), 0, prepare
 ferro_status create_module(const ferro_host_api* host, const ferro_module_create_args* args, ferro_module_instance* out) {
     return plugin::guard(host, [&] {
         std::shared_ptr<Communicator> comm = communicator_for(host);
-        const bool self = std::strcmp(comm->kind(), "self") == 0;
-        if (!self && !plugin::accepts_cpu_context(args, "the mpi module")) return;
-        out->self = new Module{std::move(comm), self};
+        if (std::strcmp(comm->kind(), "self") != 0 && !plugin::accepts_cpu_context(args, "the mpi module")) return;
+        out->self = new Module{std::move(comm)};
         out->iface = &module_iface;
     });
 }

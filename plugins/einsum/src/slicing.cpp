@@ -526,16 +526,20 @@ ferro_status run_worker(void* user, uint32_t w, ferro_session child) {
 }  // namespace
 
 void run_slices(const SlicedProgram& p, const ferro_host_api* host, const ferro_exec_args& args, int64_t begin, int64_t end) {
-    if (p.workers < 2 || !FERRO_HAS_FIELD(host, ferro_host_api, session_parallel)) {
+    const bool parallel = p.workers > 1 && FERRO_HAS_FIELD(host, ferro_host_api, session_parallel);
+    const ferro_tensor_view& output = args.outputs[0];
+    const auto zero = [&](const ferro_tensor_view& v) {
+        const ferro_fill_args fill{sizeof fill, 0, v, {}};
+        plugin::check(host, host->session_fill(args.session, &fill));
+    };
+    // Zeros where no slice of the range writes first: the parts other ranks compute, and the
+    // parts of workers that share them, in the output and in their accumulators.
+    const bool shared = parallel && p.shared;
+    if (p.ranks > 1 || shared) zero(output);
+    for (int64_t w = 1; shared && w < p.workers; ++w) zero(accumulator_of(p, args, w));
+    if (!parallel) {
         run_sliced(p, host, args, begin, end);
         return;
-    }
-    const ferro_tensor_view& output = args.outputs[0];
-    if (p.shared) {  // zeros where a worker's first slice of a part does not reach
-        for (int64_t w = 0; w < p.workers; ++w) {
-            const ferro_fill_args zero{sizeof zero, 0, w == 0 ? output : accumulator_of(p, args, w), {}};
-            plugin::check(host, host->session_fill(args.session, &zero));
-        }
     }
     Worker worker{&p, host, &args, begin, end};
     plugin::check(host, host->session_parallel(args.session, static_cast<uint32_t>(p.workers), run_worker, &worker));
