@@ -12,7 +12,7 @@ def test_backward_accumulates_into_leaves(rng):
     y = (ferro.sin(x) * x).sum()
     y.backward()
     np.testing.assert_allclose(np.asarray(x.grad), np.cos(a) * a + np.sin(a), rtol=1e-13)
-    assert x.is_leaf if hasattr(x, "is_leaf") else x.grad_fn is None
+    assert x.grad_fn is None and y.grad_fn == "core.sum"
     (x * 2).sum().backward()
     np.testing.assert_allclose(np.asarray(x.grad), np.cos(a) * a + np.sin(a) + 2, rtol=1e-13)
     x.grad = None
@@ -129,11 +129,8 @@ def test_against_torch_autograd(rng):
     (torch.tanh(tx @ ty) * torch.exp(-tx)).sum().backward()
     np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-13)
     np.testing.assert_allclose(np.asarray(y.grad), ty.grad.numpy(), rtol=1e-13)
-    u, s, vh = ferro.linalg.svd(x, full_matrices=False)
-    (s.sum() + (u[:, 0] ** 2).sum() * 0).backward()
-    tu, ts, tvh = torch.linalg.svd(tx, full_matrices=False)
-    tx.grad = None
-    ts.sum().backward()
     x.grad = None
     ferro.linalg.svd(x, full_matrices=False).S.sum().backward()
+    tx.grad = None
+    torch.linalg.svd(tx, full_matrices=False)[1].sum().backward()
     np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-12, atol=1e-12)

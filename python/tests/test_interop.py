@@ -1,6 +1,5 @@
 """Zero-copy exchange with numpy and DLPack producers, and the lifetime of shared memory."""
 import gc
-import sys
 import threading
 import weakref
 
@@ -70,18 +69,15 @@ def test_refused_dtypes_and_copy_flags():
 
 def test_borrowed_memory_lives_as_long_as_the_tensor():
     a = np.arange(1000.0)
-    ref = weakref.ref(a) if hasattr(a, "__weakref__") else None
+    ref = weakref.ref(a)
     t = ferro.asarray(a)[10:20]
-    base_refs = sys.getrefcount(a)
     del a
     gc.collect()
     assert t.tolist() == [float(i) for i in range(10, 20)]
     del t
     gc.collect()
     ferro._ferro._drop_pending_owners()
-    if ref is not None:
-        assert ref() is None
-    assert base_refs >= 2
+    assert ref() is None
 
 
 def test_numpy_view_keeps_the_tensor_alive():

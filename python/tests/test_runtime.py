@@ -68,9 +68,8 @@ def test_call_any_op_by_name_with_keyword_attributes(rng):
 def test_errors_are_exceptions_with_the_librarys_message(action, error, pattern):
     with pytest.raises(error, match=pattern) as info:
         action()
-    if isinstance(info.value, ferro.Error):
-        assert info.value.code_name in str(type(info.value).__name__).upper().replace("ERROR", "").replace("_", "") or \
-            info.value.code_name.replace("_", "") in type(info.value).__name__.upper()
+    if isinstance(info.value, ferro.Error):  # the class is the one of the status code
+        assert type(info.value).__name__.upper() == info.value.code_name.replace("_", "") + "ERROR"
 
 
 def test_error_classes_are_builtin_exceptions_too():
@@ -145,8 +144,8 @@ def test_threads_calling_into_one_runtime(rng):
                 np.testing.assert_allclose(np.asarray(s), want, rtol=1e-12)
                 x = ferro.asarray(local).requires_grad_()
                 (x @ x).sum().backward()
-                np.testing.assert_allclose(np.asarray(x.grad), local.sum(0)[None, :].T.repeat(32, 1).T * 0 +
-                                           (np.ones((32, 32)) @ local.T + local.T @ np.ones((32, 32))), rtol=1e-12)
+                ones = np.ones((32, 32))
+                np.testing.assert_allclose(np.asarray(x.grad), ones @ local.T + local.T @ ones, rtol=1e-12)
                 np.testing.assert_allclose(np.asarray(ferro.einsum("ij,jk->ik", local, local)), local @ local, rtol=1e-12)
         except Exception as e:  # surfaced below
             errors.append(e)
