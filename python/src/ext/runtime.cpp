@@ -18,8 +18,26 @@ constexpr std::array<const char*, kCoreOpCount> kCoreOpNames = {"core.add", "cor
 std::mutex default_mutex;
 RuntimeRef default_rt;
 
+// An mpi4py communicator as the C API's type-erased handle: the address and size of its MPI_Comm
+// (the host copies those bytes; the runtime works on a duplicate of the communicator).
+ferro_communicator communicator_of(nb::handle comm) {
+    ferro_communicator c{};
+    c.struct_size = sizeof c;
+    if (comm.is_none()) return c;
+    nb::module_ mpi = nb::module_::import_("mpi4py.MPI");
+    if (!nb::isinstance(comm, mpi.attr("Comm"))) {
+        throw nb::type_error(("Runtime: communicator must be an mpi4py.MPI.Comm, got " +
+                              nb::cast<std::string>(nb::str(comm.type().attr("__name__"))))
+                                 .c_str());
+    }
+    c.kind = FERRO_COMMUNICATOR_MPI;
+    c.handle = reinterpret_cast<const void*>(nb::cast<uintptr_t>(mpi.attr("_addressof")(comm)));
+    c.bytes = nb::cast<uint64_t>(mpi.attr("_sizeof")(comm));
+    return c;
+}
+
 RuntimeRef create_runtime(const std::vector<std::string>& plugin_paths, bool use_environment_path, bool use_default_dir,
-                          bool autoload, std::optional<uint32_t> log_level) {
+                          bool autoload, std::optional<uint32_t> log_level, nb::handle communicator = nb::none()) {
     std::vector<const char*> paths;
     for (const auto& p : plugin_paths) paths.push_back(p.c_str());
     ferro_runtime_options options;
@@ -33,6 +51,7 @@ RuntimeRef create_runtime(const std::vector<std::string>& plugin_paths, bool use
         options.log_level_set = 1;
         options.log_level = *log_level;
     }
+    options.communicator = communicator_of(communicator);
     ferro_runtime* rt = nullptr;
     {
         nb::gil_scoped_release unlocked;  // loading plugins probes files: may take a while
@@ -307,14 +326,16 @@ void bind_runtime(nb::module_& m) {
                              "A ferro runtime: the plugins it loaded, its engines, plan cache and autodiff tape. "
                              "ferro.runtime() is the default one (plugins from the search path).")
         .def(nb::new_([](const std::vector<std::string>& plugin_paths, bool use_environment_path, bool use_default_dir,
-                         bool autoload, std::optional<uint32_t> log_level) {
-                 return create_runtime(plugin_paths, use_environment_path, use_default_dir, autoload, log_level);
+                         bool autoload, std::optional<uint32_t> log_level, nb::handle communicator) {
+                 return create_runtime(plugin_paths, use_environment_path, use_default_dir, autoload, log_level, communicator);
              }),
              nb::arg("plugin_paths") = std::vector<std::string>{}, nb::arg("use_environment_path") = true,
              nb::arg("use_default_dir") = true, nb::arg("autoload") = true, nb::arg("log_level") = nb::none(),
+             nb::arg("communicator").none() = nb::none(),
              "plugin_paths are searched first, then FERRO_PLUGIN_PATH (use_environment_path) and lib/ferro/plugins "
              "next to libferro (use_default_dir); autoload loads every plugin found; log_level: 0 trace .. 5 off "
-             "(None: FERRO_LOG_LEVEL, else warn).")
+             "(None: FERRO_LOG_LEVEL, else warn); communicator: an mpi4py.MPI.Comm for the comm family's "
+             "collectives (None: MPI_COMM_WORLD under mpirun, else this process alone).")
         .def_prop_ro("epoch", [](const RuntimeState& rt) { return ferro_runtime_epoch(rt.get()); })
         .def_prop_ro("id", [](const RuntimeState& rt) { return ferro_runtime_id(rt.get()); })
         .def(

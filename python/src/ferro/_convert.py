@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+from numpy import ndarray
 
 from . import _dtypes, _ferro
 from ._ferro import Tensor
@@ -107,7 +108,7 @@ def from_dlpack(x: Any, *, device: Optional[str] = None, copy: Optional[bool] = 
 
 
 def _dlpack(self: Tensor, *, stream: Any = None, max_version: Optional[tuple] = None,
-            dl_device: Optional[tuple] = None, copy: Optional[bool] = None):
+            dl_device: Optional[tuple] = None, copy: Optional[bool] = None) -> Any:
     """A DLPack capsule sharing the tensor's memory: versioned ("dltensor_versioned") when the
     consumer's max_version is 1.x or later, else the 0.x one. copy=True exports a copy.
     `stream` is accepted for the protocol; ferro's engines finish their work before a call
@@ -123,7 +124,7 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Optional[tuple] = 
     return source._dlpack_export().__dlpack__(**kwargs)
 
 
-def _array(self: Tensor, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+def _array(self: Tensor, dtype: Any = None, copy: Optional[bool] = None) -> ndarray:
     """numpy.asarray(t): a read-only view of a cpu tensor (other engines: a host copy)."""
     t = self
     copied = False
@@ -150,5 +151,6 @@ class _HostView:
         self.__array_interface__ = tensor.__array_interface__
 
 
-Tensor.__dlpack__ = _dlpack
-Tensor.__array__ = _array
+for _name, _fn in (("__dlpack__", _dlpack), ("__array__", _array)):
+    _fn.__name__, _fn.__qualname__, _fn.__module__ = _name, f"Tensor.{_name}", Tensor.__module__
+    setattr(Tensor, _name, _fn)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
+from numpy import ndarray, ufunc
 
 from . import _dtypes, _ferro
 from ._ferro import Tensor
@@ -106,19 +107,10 @@ def _len(self: Tensor) -> int:
 
 # ---- conversions ------------------------------------------------------------------------
 
-def _numpy(self: Tensor) -> np.ndarray:
-    """The values as a numpy array: a read-only view of a cpu tensor, else a copy."""
-    return np.asarray(self)
-
-
 def _item(self: Tensor) -> Any:
     if self.size != 1:
         raise ValueError(f"item: the tensor has {self.size} elements, not 1")
     return np.asarray(self).reshape(()).item()
-
-
-def _tolist(self: Tensor) -> Any:
-    return np.asarray(self).tolist()
 
 
 def _scalar(kind):
@@ -161,16 +153,7 @@ def _astype(self: Tensor, dtype: Any, copy: bool = True) -> Tensor:
     return call1("core.cast", [self], dtype=_dtypes.ferro_name(d))
 
 
-def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
-    self.requires_grad = requires_grad
-    return self
-
-
-# ---- shape ------------------------------------------------------------------------------
-
-def _reshape(self: Tensor, *shape: Any) -> Tensor:
-    return call1("core.reshape", [self], shape=_shape_arg(shape))
-
+# ---- shape and reductions ---------------------------------------------------------------
 
 def _transpose(self: Tensor, *axes: Any) -> Tensor:
     if not axes or (len(axes) == 1 and axes[0] is None):
@@ -178,45 +161,8 @@ def _transpose(self: Tensor, *axes: Any) -> Tensor:
     return call1("core.permute", [self], axes=_shape_arg(axes))
 
 
-def _swapaxes(self: Tensor, axis1: int, axis2: int) -> Tensor:
-    return call1("core.transpose", [self], dim0=axis1, dim1=axis2)
-
-
-def _squeeze(self: Tensor, axis: Axis = None) -> Tensor:
-    return call1("core.squeeze", [self], axes=_axes(axis, self.ndim))
-
-
-def _flatten(self: Tensor) -> Tensor:
-    return call1("core.reshape", [call1("core.contiguous", [self])], shape=[-1]).copy()
-
-
-def _ravel(self: Tensor) -> Tensor:
-    return call1("core.reshape", [self], shape=[-1])
-
-
-def _diagonal(self: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-    return call1("core.diagonal", [self], offset=offset, axis1=axis1, axis2=axis2)
-
-
-def _trace(self: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-    return _reduce("core.sum")(_diagonal(self, offset, axis1, axis2), axis=-1)
-
-
-# ---- reductions -------------------------------------------------------------------------
-
-def _reduce(op: str):
-    def reduce(self: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        return call1(op, [self], axes=_axes(axis, self.ndim), keepdim=bool(keepdims))
-    reduce.__name__ = op.split(".")[1]
-    reduce.__doc__ = f"{op} over `axis` (None: all axes), numpy's keepdims."
-    return reduce
-
-
-def _unary(op: str):
-    def unary(self: Tensor) -> Tensor:
-        return call1(op, [self])
-    unary.__name__ = op.split(".")[1]
-    return unary
+def _reduce(t: Tensor, op: str, axis: Axis, keepdims: bool) -> Tensor:
+    return call1(op, [t], axes=_axes(axis, t.ndim), keepdim=bool(keepdims))
 
 
 def _array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
@@ -232,51 +178,166 @@ def _array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwa
     return getattr(ufunc, method)(*host, **kwargs)
 
 
+class _Methods:
+    """numpy's ndarray methods that Tensor gets from this module (_install copies them onto the
+    extension's class, under its name, so that help() and the stubs show them as its own)."""
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """Basic indexing: integers, slices, None, ... (a view, differentiable)."""
+        return _getitem(self, key)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return _iter(self)
+
+    def __len__(self) -> int:
+        return _len(self)
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+    def __str__(self) -> str:
+        return np.array2string(np.asarray(self))
+
+    def __bool__(self) -> bool:
+        return _bool(self)
+
+    def __float__(self) -> float:
+        return _scalar(float)(self)
+
+    def __int__(self) -> int:
+        return _scalar(int)(self)
+
+    def __complex__(self) -> complex:
+        return _scalar(complex)(self)
+
+    def __index__(self) -> int:
+        return _index(self)
+
+    def __abs__(self) -> Tensor:
+        return call1("core.abs", [self])
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __invert__(self) -> Tensor:
+        return call1("core.logical_not", [self])
+
+    def __and__(self, other: Any) -> Tensor:
+        return call1("core.logical_and", [self, _as(other, self)])
+
+    def __or__(self, other: Any) -> Tensor:
+        return call1("core.logical_or", [self, _as(other, self)])
+
+    def __array_ufunc__(self, ufunc: ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _array_ufunc(self, ufunc, method, *inputs, **kwargs)
+
+    def numpy(self) -> ndarray:
+        """The values as a numpy array: a read-only view of a cpu tensor, else a copy."""
+        return np.asarray(self)
+
+    def item(self) -> Any:
+        """The one element as a Python scalar."""
+        return _item(self)
+
+    def tolist(self) -> Any:
+        return np.asarray(self).tolist()
+
+    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
+        """Elements converted to `dtype` (numpy's rules: complex to real drops the imaginary part)."""
+        return _astype(self, dtype, copy)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Sets requires_grad (a leaf of f32, f64, c64 or c128) and returns the tensor."""
+        self.requires_grad = requires_grad
+        return self
+
+    def reshape(self, *shape: Any) -> Tensor:
+        """reshape(2, 3) or reshape((2, 3)); -1 infers one size; a view when possible."""
+        return call1("core.reshape", [self], shape=_shape_arg(shape))
+
+    def transpose(self, *axes: Any) -> Tensor:
+        """The axes reversed, or permuted as given (a view)."""
+        return _transpose(self, *axes)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
+        return call1("core.transpose", [self], dim0=axis1, dim1=axis2)
+
+    def squeeze(self, axis: Optional[Union[int, Sequence[int]]] = None) -> Tensor:
+        return call1("core.squeeze", [self], axes=_axes(axis, self.ndim))
+
+    def flatten(self) -> Tensor:
+        """A one-dimensional copy."""
+        return call1("core.reshape", [call1("core.contiguous", [self])], shape=[-1]).copy()
+
+    def ravel(self) -> Tensor:
+        """One-dimensional: a view when possible."""
+        return call1("core.reshape", [self], shape=[-1])
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+        return call1("core.diagonal", [self], offset=offset, axis1=axis1, axis2=axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+        return _reduce(self.diagonal(offset, axis1, axis2), "core.sum", -1, False)
+
+    @property
+    def T(self) -> Tensor:
+        """The axes reversed (numpy's .T)."""
+        return _transpose(self)
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped (a stack of matrices transposed)."""
+        return call1("core.transpose", [self], dim0=-2, dim1=-1)
+
+    @property
+    def real(self) -> Tensor:
+        """The real part."""
+        return call1("core.real", [self])
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part (zeros for real tensors)."""
+        return call1("core.imag", [self])
+
+    def conj(self) -> Tensor:
+        return call1("core.conj", [self])
+
+    def conjugate(self) -> Tensor:
+        return call1("core.conj", [self])
+
+    def sum(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.sum", axis, keepdims)
+
+    def mean(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.mean", axis, keepdims)
+
+    def prod(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.prod", axis, keepdims)
+
+    def max(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.max", axis, keepdims)
+
+    def min(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.min", axis, keepdims)
+
+    def any(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.any", axis, keepdims)
+
+    def all(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.all", axis, keepdims)
+
+    def matmul(self, other: Any) -> Tensor:
+        return self @ other
+
+
 def _install() -> None:
-    T = Tensor
-    T.__getitem__ = _getitem
-    T.__iter__ = _iter
-    T.__len__ = _len
-    T.__repr__ = _repr
-    T.__str__ = lambda self: np.array2string(np.asarray(self))
-    T.__bool__ = _bool
-    T.__float__ = _scalar(float)
-    T.__int__ = _scalar(int)
-    T.__complex__ = _scalar(complex)
-    T.__index__ = _index
-    T.__abs__ = _unary("core.abs")
-    T.__pos__ = lambda self: self
-    T.__invert__ = _unary("core.logical_not")
-    T.__and__ = lambda self, other: call1("core.logical_and", [self, _as(other, self)])
-    T.__or__ = lambda self, other: call1("core.logical_or", [self, _as(other, self)])
-    T.__array_ufunc__ = _array_ufunc
-    T.numpy = _numpy
-    T.item = _item
-    T.tolist = _tolist
-    T.astype = _astype
-    T.requires_grad_ = _requires_grad_
-    T.reshape = _reshape
-    T.transpose = _transpose
-    T.swapaxes = _swapaxes
-    T.squeeze = _squeeze
-    T.flatten = _flatten
-    T.ravel = _ravel
-    T.diagonal = _diagonal
-    T.trace = _trace
-    T.T = property(lambda self: _transpose(self), doc="The axes reversed (numpy's .T).")
-    T.mT = property(lambda self: _swapaxes(self, -2, -1), doc="The last two axes swapped (a stack of matrices transposed).")
-    T.real = property(_unary("core.real"), doc="The real part (a copy for complex tensors).")
-    T.imag = property(_unary("core.imag"), doc="The imaginary part (zeros for real tensors).")
-    T.conj = _unary("core.conj")
-    T.conjugate = T.conj
-    T.sum = _reduce("core.sum")
-    T.mean = _reduce("core.mean")
-    T.prod = _reduce("core.prod")
-    T.max = _reduce("core.max")
-    T.min = _reduce("core.min")
-    T.any = _reduce("core.any")
-    T.all = _reduce("core.all")
-    T.matmul = lambda self, other: self @ other
+    for name, value in vars(_Methods).items():
+        fn = value.fget if isinstance(value, property) else value
+        if not callable(fn):
+            continue  # the class's own __module__, __doc__, ...
+        fn.__qualname__ = f"Tensor.{name}"
+        fn.__module__ = Tensor.__module__
+        setattr(Tensor, name, value)
 
 
 def _as(other: Any, like: Tensor) -> Tensor:
