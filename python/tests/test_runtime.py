@@ -130,6 +130,14 @@ def test_compile_refuses_what_a_replay_could_not_repeat():
         reads_values(np.ones(3))
     assert (ferro.asarray(np.ones(2)) * 2).tolist() == [2.0, 2.0]  # the capture was dropped
 
+    @ferro.compile
+    def scaled(x, factors):
+        return x * factors[0]
+
+    with pytest.raises(TypeError, match="argument 1 \\(list\\) is neither a tensor nor hashable"):
+        scaled(np.ones(2), [2.0])
+    assert scaled(np.ones(2), (2.0,)).tolist() == [2.0, 2.0]
+
 
 def test_threads_calling_into_one_runtime(rng):
     a = rng.standard_normal((64, 64))

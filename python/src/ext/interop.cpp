@@ -224,14 +224,15 @@ nb::dict array_interface(const Tensor& t) {
 }  // namespace
 
 nb::object numpy_dtype(ferro_dtype dtype) {
-    static std::vector<nb::object> objects = [] {
+    // Kept for the process's life: static nb::objects would be released after the interpreter.
+    static const std::array<nb::handle, kDTypes.size()> objects = [] {
         nb::object np_dtype = nb::module_::import_("numpy").attr("dtype");
-        std::vector<nb::object> v;
-        for (const auto& e : kDTypes) v.push_back(np_dtype(e.numpy_name));
+        std::array<nb::handle, kDTypes.size()> v;
+        for (size_t i = 0; i < kDTypes.size(); ++i) v[i] = np_dtype(kDTypes[i].numpy_name).release();
         return v;
     }();
     for (size_t i = 0; i < kDTypes.size(); ++i) {
-        if (kDTypes[i].dtype == dtype) return objects[i];
+        if (kDTypes[i].dtype == dtype) return nb::borrow(objects[i]);
     }
     throw StatusError{FERRO_INTERNAL, FERRO_PHASE_NONE, "a tensor of an unknown dtype"};
 }

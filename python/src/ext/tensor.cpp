@@ -65,7 +65,8 @@ std::optional<Tensor> weak_scalar(const Tensor& like, nb::handle obj) {
 Tensor operand(const Tensor& like, nb::handle obj) {
     if (nb::isinstance<Tensor>(obj)) return nb::cast<const Tensor&>(obj);
     if (auto s = weak_scalar(like, obj)) return std::move(*s);
-    static nb::object asarray = nb::module_::import_("ferro").attr("asarray");
+    // Kept for the process's life: a static nb::object would be released after the interpreter.
+    static nb::handle asarray = nb::object(nb::module_::import_("ferro").attr("asarray")).release();
     return nb::cast<Tensor>(asarray(obj, nb::arg("runtime") = like.runtime()));
 }
 

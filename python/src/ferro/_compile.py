@@ -35,6 +35,12 @@ class Compiled:
             else:
                 statics.append((i, a))
         key = (tuple((t.dtype.num, t.shape, t.device) for t in tensors), tuple(positions), tuple(statics))
+        try:
+            hash(key)
+        except TypeError:
+            i, a = next((i, a) for i, a in statics if not _hashable(a))
+            raise TypeError(f"ferro.compile: argument {i} ({type(a).__name__}) is neither a tensor nor hashable: "
+                            "constants of a program are told apart by value") from None
         with self._lock:
             entry = self._programs.get(key)
         if entry is not None:
@@ -71,6 +77,14 @@ class Compiled:
             if key[0] == tuple((t.dtype.num, t.shape, t.device) for t in tensors):
                 return prepared.describe()
         return None
+
+
+def _hashable(a: Any) -> bool:
+    try:
+        hash(a)
+        return True
+    except TypeError:
+        return False
 
 
 def _flatten(result: Any):
