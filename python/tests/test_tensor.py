@@ -96,6 +96,16 @@ def test_reductions_match_numpy(name, axis, rng):
         np.testing.assert_allclose(np.asarray(getattr(ferro, name)(a, axis=axis, keepdims=keepdims)), want, rtol=1e-13)
 
 
+def test_numpy_reductions_on_tensors(rng):
+    a = rng.standard_normal((3, 4))
+    t = ferro.asarray(a)
+    np.testing.assert_allclose(np.asarray(np.sum(t)), np.sum(a), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(np.mean(t, axis=0, keepdims=True)), np.mean(a, axis=0, keepdims=True), rtol=1e-14)
+    assert ferro.sum(ferro.asarray([1, 2]), dtype="float32").dtype == np.float32
+    with pytest.raises(TypeError, match="out="):
+        np.sum(t, out=np.zeros(()))
+
+
 UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arctan", "abs", "floor",
          "ceil", "negative", "square", "expm1", "log1p", "sign", "reciprocal", "rint"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import _dtypes, _ferro
 from ._convert import asarray
 from ._ferro import Tensor
-from ._tensor import Axis, _axes, _shape_arg, call1
+from ._tensor import Axis, _reduce, call1
 
 
 def _rt(runtime):
@@ -177,9 +177,8 @@ def clip(a: Any, a_min: Any, a_max: Any) -> Tensor:
 def _reduction(name: str):
     op = {"amax": "core.max", "amin": "core.min"}.get(name, f"core.{name}")
 
-    def fn(a: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        t = asarray(a)
-        return call1(op, [t], axes=_axes(axis, t.ndim), keepdim=bool(keepdims))
+    def fn(a: Any, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+        return _reduce(asarray(a), op, axis, keepdims, dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"numpy.{name}: {op} over `axis` (None: all)."
     return fn

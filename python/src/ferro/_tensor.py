@@ -161,7 +161,13 @@ def _transpose(self: Tensor, *axes: Any) -> Tensor:
     return call1("core.permute", [self], axes=_shape_arg(axes))
 
 
-def _reduce(t: Tensor, op: str, axis: Axis, keepdims: bool) -> Tensor:
+def _reduce(t: Tensor, op: str, axis: Axis, keepdims: bool, dtype: Any = None, out: None = None) -> Tensor:
+    """A reduction with numpy's arguments (numpy.sum(t) passes dtype and out to t.sum): dtype
+    converts first; out is refused (tensors are values)."""
+    if out is not None:
+        raise TypeError(f"{op}: out= is not supported (ferro tensors are never written into)")
+    if dtype is not None:
+        t = _astype(t, dtype, copy=False)
     return call1(op, [t], axes=_axes(axis, t.ndim), keepdim=bool(keepdims))
 
 
@@ -305,26 +311,33 @@ class _Methods:
     def conjugate(self) -> Tensor:
         return call1("core.conj", [self])
 
-    def sum(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.sum", axis, keepdims)
+    def sum(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.sum", axis, keepdims, dtype, out)
 
-    def mean(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.mean", axis, keepdims)
+    def mean(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.mean", axis, keepdims, dtype, out)
 
-    def prod(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.prod", axis, keepdims)
+    def prod(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.prod", axis, keepdims, dtype, out)
 
-    def max(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.max", axis, keepdims)
+    def max(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.max", axis, keepdims, dtype, out)
 
-    def min(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.min", axis, keepdims)
+    def min(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.min", axis, keepdims, dtype, out)
 
-    def any(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.any", axis, keepdims)
+    def any(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.any", axis, keepdims, dtype, out)
 
-    def all(self, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return _reduce(self, "core.all", axis, keepdims)
+    def all(self, axis: Optional[Union[int, Sequence[int]]] = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
+        return _reduce(self, "core.all", axis, keepdims, dtype, out)
 
     def matmul(self, other: Any) -> Tensor:
         return self @ other
