@@ -186,3 +186,26 @@ def test_tensors_are_not_hashable_and_compare_elementwise():
     with pytest.raises(TypeError):
         hash(t)
     np.testing.assert_array_equal(np.asarray(t == 1.0), [True, False])
+
+
+def test_products_match_numpy(rng):
+    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 4, 2))
+    for axes in (1, ([1, 2], [1, 0]), ([-1], [0]), 0):
+        np.testing.assert_allclose(np.asarray(ferro.tensordot(a, b, axes)), np.tensordot(a, b, axes), rtol=1e-13)
+    m, v = rng.standard_normal((4, 5)), rng.standard_normal(5)
+    c = rng.standard_normal((2, 5, 3))
+    for x, y in ((m, v), (v, v), (a, c), (m, m.T), (2.0, v)):
+        np.testing.assert_allclose(np.asarray(ferro.dot(x, y)), np.dot(x, y), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(ferro.inner(a, m)), np.inner(a, m), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(ferro.outer(m, v)), np.outer(m, v), rtol=1e-14)
+    z = rng.standard_normal(6) + 1j * rng.standard_normal(6)
+    np.testing.assert_allclose(np.asarray(ferro.vdot(z, z[::-1])), np.vdot(z, z[::-1]), rtol=1e-13)
+
+
+def test_tensor_pickle_and_format():
+    import pickle
+    t = ferro.tensor([[1.0, 2.0]], requires_grad=True)
+    assert t.requires_grad and t.grad_fn is None
+    back = pickle.loads(pickle.dumps(t))
+    assert isinstance(back, ferro.Tensor) and back.tolist() == [[1.0, 2.0]] and back.dtype == t.dtype
+    assert f"{t[0, 1]:.3f}" == "2.000" and f"{ferro.asarray([1, 2])}" == "[1 2]"

@@ -189,6 +189,11 @@ class Tensor:
 
     def __bool__(self) -> bool: ...
 
+    def __reduce__(self) -> tuple:
+        """
+        Pickled as its values (a host copy); unpickled into the default runtime, on the cpu.
+        """
+
     def __float__(self) -> float: ...
 
     def __int__(self) -> int: ...

@@ -247,6 +247,65 @@ def roll(a: Any, shift: int, axis: int) -> Tensor:
     return call1("core.concat", [head, tail], axis=axis)
 
 
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Tensor:
+    """numpy.tensordot: the sum over `axes` (N: a's last N with b's first N; or (a_axes,
+    b_axes)); a's free axes then b's, through einsum (differentiable, any rank)."""
+    from ._einsum import einsum
+    x, y = asarray(a), asarray(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        a_axes, b_axes = list(range(x.ndim - n, x.ndim)), list(range(n))
+    else:
+        a_axes, b_axes = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot: {len(a_axes)} axes of a against {len(b_axes)} of b")
+    a_axes = [ax % x.ndim for ax in a_axes]
+    b_axes = [ax % y.ndim for ax in b_axes]
+    a_labels = list(range(x.ndim))
+    b_labels = list(range(x.ndim, x.ndim + y.ndim))
+    for i, j in zip(a_axes, b_axes):
+        b_labels[j] = a_labels[i]
+    out = [lab for k, lab in enumerate(a_labels) if k not in a_axes]
+    out += [lab for k, lab in enumerate(b_labels) if k not in b_axes]
+    return einsum(x, a_labels, y, b_labels, out)
+
+
+def dot(a: Any, b: Any) -> Tensor:
+    """numpy.dot: a's last axis against b's second-to-last (its only one for a vector)."""
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    return tensordot(x, y, axes=([-1], [-2 if y.ndim >= 2 else 0]))
+
+
+def inner(a: Any, b: Any) -> Tensor:
+    """numpy.inner: the sum over the last axes of both."""
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    return tensordot(x, y, axes=([-1], [-1]))
+
+
+def outer(a: Any, b: Any) -> Tensor:
+    """numpy.outer: the flattened a against the flattened b."""
+    return asarray(a).ravel()[:, None] * asarray(b).ravel()[None, :]
+
+
+def vdot(a: Any, b: Any) -> Tensor:
+    """numpy.vdot: the conjugated dot product of the flattened arrays."""
+    return (asarray(a).ravel().conj() * asarray(b).ravel()).sum()
+
+
+def tensor(data: Any, dtype: Any = None, *, device: Optional[str] = None, requires_grad: bool = False,
+           runtime=None) -> Tensor:
+    """torch.tensor's spelling: a copy of `data`, optionally a leaf that requires grad."""
+    t = asarray(data, dtype, device=device, copy=True, runtime=runtime)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
 def copy(a: Any) -> Tensor:
     return asarray(a).copy()
 
@@ -259,7 +318,8 @@ FUNCTIONS.update({
     "where": where, "clip": clip, "concatenate": concatenate, "stack": stack, "reshape": reshape,
     "transpose": transpose, "swapaxes": swapaxes, "squeeze": squeeze, "expand_dims": expand_dims,
     "broadcast_to": broadcast_to, "diagonal": diagonal, "trace": trace, "ascontiguousarray": ascontiguousarray,
-    "roll": roll, "copy": copy, "allclose": allclose,
+    "roll": roll, "copy": copy, "allclose": allclose, "tensordot": tensordot, "dot": dot, "inner": inner,
+    "outer": outer, "vdot": vdot, "tensor": tensor,
     "zeros": zeros, "ones": ones, "empty": empty, "full": full, "zeros_like": zeros_like, "ones_like": ones_like,
     "full_like": full_like, "arange": arange, "linspace": linspace, "eye": eye, "identity": identity,
     "rand": rand, "randn": randn,

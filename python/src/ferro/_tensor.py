@@ -207,6 +207,17 @@ class _Methods:
     def __bool__(self) -> bool:
         return _bool(self)
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (f"{t:.3f}"), others as their str."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its values (a host copy); unpickled into the default runtime, on the cpu."""
+        from ._convert import asarray
+        return asarray, (np.array(self),)
+
     def __float__(self) -> float:
         return _scalar(float)(self)
 
