@@ -127,6 +127,20 @@ def test_torch_round_trip_without_copies():
     np.testing.assert_array_equal(np.asarray(ferro.from_dlpack(c)), c.numpy())
 
 
+def test_jax_round_trip_without_copies():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    x = jnp.arange(12.0).reshape(3, 4)
+    t = ferro.from_dlpack(x)
+    assert t._data_ptr == x.unsafe_buffer_pointer() and t.shape == (3, 4)
+    np.testing.assert_array_equal(np.asarray(t), np.asarray(x))
+    y = t * 2
+    back = jnp.from_dlpack(y)
+    assert back.unsafe_buffer_pointer() == y._data_ptr
+    np.testing.assert_array_equal(np.asarray(back), np.asarray(x) * 2)
+
+
 def test_threads_releasing_borrowed_tensors():
     """Tensors over numpy memory are released on worker threads inside ferro calls; the arrays
     go back to Python without deadlock and without leaking."""
