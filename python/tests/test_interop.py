@@ -111,6 +111,19 @@ def test_numpy_from_dlpack_shares_memory_both_ways():
         ferro.from_dlpack([1, 2])
 
 
+def test_device_tensors_copy_to_numpy_and_refuse_dlpack():
+    vulkan = [e.name for e in ferro.engines() if e.name.startswith("vulkan")]
+    if not vulkan:
+        pytest.skip("no vulkan engine (lavapipe) here")
+    t = ferro.asarray(np.arange(4.0), device=vulkan[0])
+    assert t.device == vulkan[0] and t.__dlpack_device__()[0] == 7
+    np.testing.assert_array_equal(np.asarray(t), np.arange(4.0))  # a host copy
+    with pytest.raises(ValueError, match="copy=False"):
+        t.__array__(copy=False)
+    with pytest.raises(BufferError, match="vulkan|address"):
+        t.__dlpack__()
+
+
 def test_torch_round_trip_without_copies():
     torch = pytest.importorskip("torch")
     x = torch.arange(12, dtype=torch.float64).reshape(3, 4)[:, 1:]

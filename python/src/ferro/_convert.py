@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy import ndarray
 
-from . import _dtypes, _ferro
+from . import _dtypes, _errors, _ferro
 from ._ferro import Tensor
 
 _DL_CPU = 1
@@ -121,7 +121,11 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Optional[tuple] = 
     kwargs = {}
     if max_version is not None:
         kwargs["max_version"] = tuple(max_version)
-    return source._dlpack_export().__dlpack__(**kwargs)
+    try:
+        exported = source._dlpack_export()
+    except _errors.UnimplementedError as e:  # an engine whose memory has no address (vulkan)
+        raise BufferError(str(e)) from e
+    return exported.__dlpack__(**kwargs)
 
 
 def _array(self: Tensor, dtype: Any = None, copy: Optional[bool] = None) -> ndarray:
