@@ -141,3 +141,35 @@ TEST_CASE("concurrency: vulkan sessions, allocations and transfers from several 
     CHECK(wrong == std::vector<int>(4, 0));
     check_no_vulkan_messages(log);
 }
+
+// llvmpipe ends a shader's loop nest after 65535 iterations without an error: a reduction of
+// millions of elements into one output, or a product with a long k, must still be exact (the
+// engine splits such work over dispatches). Broadcast views keep the inputs small.
+TEST_CASE("vulkan: reductions and products longer than one dispatch's loops are exact", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const int64_t n = 6'000'000;  // one output: 23438 elements per invocation in one dispatch
+    CHECK(rt.ones({1}, DType::f64, "vulkan:0").expand({n}).sum().to("cpu").item<double>() == static_cast<double>(n));
+    CHECK(rt.ones({1}, DType::f32, "vulkan:0").expand({n}).sum().to("cpu").item<double>() == static_cast<double>(n));
+    const Tensor ramp = rt.arange(0, static_cast<double>(n), 1.0, "vulkan:0");  // every split boundary matters
+    CHECK(ramp.sum().to("cpu").item<double>() == static_cast<double>(n) * (n - 1) / 2);
+    CHECK(ramp.max().to("cpu").item<double>() == static_cast<double>(n - 1));
+    CHECK(ramp.min().to("cpu").item<double>() == 0.0);
+    const Tensor last = rt.full({1}, static_cast<double>(n - 1), ramp.dtype(), "vulkan:0");
+    CHECK(last.call("core.ge", {}, {ramp}).call("core.all").to("cpu").item<bool>());
+    CHECK_FALSE(last.call("core.gt", {}, {ramp}).call("core.all").to("cpu").item<bool>());
+    CHECK(last.call("core.gt", {}, {ramp}).call("core.any").to("cpu").item<bool>());
+    // Many outputs, one invocation each, 30000 elements per output.
+    const std::vector<double> rows =
+        rt.ones({4096, 1}, DType::f32, "vulkan:0").expand({4096, 30000}).sum({1}).to("cpu").to_vector<double>();
+    CHECK(rows == std::vector<double>(4096, 30000.0));
+    // Products with k beyond one dispatch: the skinny shader and the tiled one.
+    const Tensor a = rt.ones({8, 1}, DType::f32, "vulkan:0").expand({8, 70000});
+    const Tensor b = rt.ones({1, 8}, DType::f32, "vulkan:0").expand({70000, 8});
+    CHECK(a.matmul(b).to("cpu").to_vector<double>() == std::vector<double>(64, 70000.0));
+    const Tensor c = rt.ones({64, 1}, DType::f32, "vulkan:0").expand({64, 120000});
+    const Tensor d = rt.ones({1, 64}, DType::f32, "vulkan:0").expand({120000, 64});
+    CHECK(c.matmul(d).to("cpu").to_vector<double>() == std::vector<double>(64 * 64, 120000.0));
+    check_no_vulkan_messages(log);
+}

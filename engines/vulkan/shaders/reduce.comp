@@ -1,9 +1,11 @@
 // reduce: each output element combines the input elements of its reduced index space.
 // Arguments: ndim kept axes (shape, out strides, in strides: dims[0, 3 ndim)), then at
-// dims[3 ndim] the number of reduced axes r, their shape and their input strides; value_i is
-// the count of reduced elements. OP = ferro_reduce_op | 256 * mode: mode 0, one workgroup per
-// output element (a tree in shared memory); mode 1, one invocation per output element (few
-// reduced elements, many outputs).
+// dims[3 ndim] the number of reduced axes r, their shape and their input strides, then the
+// range [begin, end) of reduced elements this dispatch combines and whether it combines them
+// with the output's value (a later part of a reduction the host split: see kernels.cpp);
+// value_i is the count of reduced elements. OP = ferro_reduce_op | 256 * mode: mode 0, one
+// workgroup per output element (a tree in shared memory); mode 1, one invocation per output
+// element (few reduced elements, many outputs).
 // Variants: reduce_<dt> (sum, prod, max, min; O = A = dt), reduce_bool_<dt> (any, all).
 #version 460
 #include "common.glsl"
@@ -98,22 +100,29 @@ int64_t reduced_offset(Args a, uint64_t j) {
     return off;
 }
 
+// This dispatch's part of the reduced elements, and whether it adds to the output's value.
+int range_at(Args a) { return 3 * int(a.ndim) + 1 + 2 * int(a.dims[3 * int(a.ndim)]); }
+uint64_t range_begin(Args a) { return uint64_t(a.dims[range_at(a)]); }
+uint64_t range_end(Args a) { return uint64_t(a.dims[range_at(a) + 1]); }
+bool accumulates(Args a) { return a.dims[range_at(a) + 2] != 0; }
+
 // Output o reduced by one invocation (mode 1).
 void reduce_alone(Args a, uint64_t o) {
     int64_t off[4];
     offsets_of(a, o, 2, off);
-    ACC_T acc = identity();
+    const uint64_t at = element_address(a, 0, off[0], O_SIZE);
+    ACC_T acc = accumulates(a) ? ACC_T(load_o(at)) : identity();
     if (a.wide == 0) {
-        const uint count = uint(a.value_i);
-        for (uint j = 0; j < count; ++j) {
+        const uint end = uint(range_end(a));
+        for (uint j = uint(range_begin(a)); j < end; ++j) {
             acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     } else {
-        for (uint64_t j = 0; j < uint64_t(a.value_i); ++j) {
+        for (uint64_t j = range_begin(a); j < range_end(a); ++j) {
             acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     }
-    store_o(element_address(a, 0, off[0], O_SIZE), O_T(acc));
+    store_o(at, O_T(acc));
 }
 
 shared ACC_T partial[256];
@@ -125,12 +134,12 @@ void reduce_together(Args a, uint64_t o) {
     offsets_of(a, o, 2, off);
     ACC_T acc = identity();
     if (a.wide == 0) {
-        const uint count = uint(a.value_i);
-        for (uint j = t; j < count; j += 256u) {
+        const uint end = uint(range_end(a));
+        for (uint j = uint(range_begin(a)) + t; j < end; j += 256u) {
             acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     } else {
-        for (uint64_t j = t; j < uint64_t(a.value_i); j += 256u) {
+        for (uint64_t j = range_begin(a) + t; j < range_end(a); j += 256u) {
             acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     }
@@ -140,7 +149,10 @@ void reduce_together(Args a, uint64_t o) {
         if (t < width) partial[t] = combine(partial[t], partial[t + width]);
         barrier();
     }
-    if (t == 0) store_o(element_address(a, 0, off[0], O_SIZE), O_T(partial[0]));
+    if (t == 0) {
+        const uint64_t at = element_address(a, 0, off[0], O_SIZE);
+        store_o(at, O_T(accumulates(a) ? combine(ACC_T(load_o(at)), partial[0]) : partial[0]));
+    }
     barrier();
 }
 

@@ -15,6 +15,10 @@
 namespace ferro::vk {
 namespace {
 
+// llvmpipe (lavapipe) ends a shader's loop nest after 65535 iterations, silently: kernels keep
+// an invocation's loops well under that, splitting longer work over dispatches.
+constexpr uint64_t kLoopIterations = 16384;
+
 // The fixed part of a dispatch's argument block; `Args` in shaders/common.glsl.
 struct ArgsHeader {
     uint64_t numel = 0;
@@ -326,7 +330,23 @@ ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
     const uint32_t op = a.op | (per_invocation ? 256u : 0u);
     const std::string shader = std::string(to_bool ? "reduce_bool_" : "reduce_") + suffix_of(a.in.dtype);
     const uint32_t groups = per_invocation ? groups_for(outputs) : static_cast<uint32_t>(std::min<uint64_t>(outputs, 65535));
-    return run(s, shader, op, args, {groups, 1, 1});
+    // Each dispatch combines a part of the reduced elements, the later ones into the output
+    // (range and flag at the end of dims): an invocation's loops stay within kLoopIterations
+    // (the reduced-offset loop and the loop over outputs nested in them count too).
+    const uint64_t invocations = uint64_t{groups} * (per_invocation ? kGroupSize : 1);
+    const uint64_t output_rounds = (outputs + invocations - 1) / invocations;
+    const uint64_t per_invocation_budget = std::max<uint64_t>(1, kLoopIterations / ((1 + red_shape.size()) * output_rounds));
+    const uint64_t part = per_invocation ? per_invocation_budget : per_invocation_budget * kGroupSize;
+    const size_t range_at = args.dims.size();
+    args.dims.insert(args.dims.end(), {0, 0, 0});
+    for (uint64_t begin = 0; begin < count || begin == 0; begin += part) {
+        args.dims[range_at] = static_cast<int64_t>(begin);
+        args.dims[range_at + 1] = static_cast<int64_t>(std::min(count, begin + part));
+        args.dims[range_at + 2] = begin > 0 ? 1 : 0;
+        if (ferro_status st = run(s, shader, op, args, {groups, 1, 1})) return st;
+        if (count == 0) break;
+    }
+    return nullptr;
 }
 
 ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
@@ -340,37 +360,49 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
     }
     const int64_t gx = (g.n + kTile - 1) / kTile, gy = (g.m + kTile - 1) / kTile;
     if (gx > kMaxGroups || gy > kMaxGroups) return unsupported(s, "gemm_batched", "matrices with more than 4M rows or columns");
-    ArgsBlock args;
-    args.header.numel = static_cast<uint64_t>(g.batch);
-    args.set_address(0, g.c.buffer, g.c.byte_offset);
-    args.set_address(1, g.a.buffer, g.a.byte_offset);
-    args.set_address(2, g.b.buffer, g.b.byte_offset);
-    args.dims = {g.m,
-                 g.n,
-                 g.k,
-                 g.a.batch_stride,
-                 g.a.row_stride,
-                 g.a.col_stride,
-                 g.b.batch_stride,
-                 g.b.row_stride,
-                 g.b.col_stride,
-                 g.c.batch_stride,
-                 g.c.row_stride,
-                 g.c.col_stride,
-                 g.conj_a ? 1 : 0,
-                 g.conj_b ? 1 : 0};
-    args.set_scalar(0, g.alpha.real);
-    args.set_scalar(1, g.alpha.imag);
-    args.set_scalar(2, g.beta.real);
-    args.set_scalar(3, g.beta.imag);
-    // Skinny products would leave most of a 64 x 64 tile idle: one invocation per element.
+    // The k loop in parts of kLoopIterations (the tiled shader's steps over k run inner loops
+    // too: a part is a sixteenth of the small shader's; the batch loop nests it), each part
+    // after the first adding to C (beta 1).
     const int64_t elements = g.m * g.n;
-    if ((g.m < 32 || g.n < 32) && elements <= kMaxGroups * 64) {
-        return run(s, std::string("gemm_small_") + suffix_of(g.dtype), 0, args,
-                   {static_cast<uint32_t>((elements + 63) / 64), static_cast<uint32_t>(std::min(g.batch, kMaxGroups)), 1});
+    const bool small = (g.m < 32 || g.n < 32) && elements <= kMaxGroups * 64;  // skinny: one invocation per element
+    const int64_t batch_rounds = (g.batch + kMaxGroups - 1) / kMaxGroups;
+    const int64_t part = std::max<int64_t>(16, static_cast<int64_t>(kLoopIterations) / (small ? 1 : 16) / batch_rounds);
+    const int64_t item = FERRO_DTYPE_BITS(g.dtype) / 8;
+    const std::string shader = std::string(small ? "gemm_small_" : "gemm_") + suffix_of(g.dtype);
+    const std::array<uint32_t, 3> groups = small
+                                               ? std::array<uint32_t, 3>{static_cast<uint32_t>((elements + 63) / 64),
+                                                                         static_cast<uint32_t>(std::min(g.batch, kMaxGroups)), 1}
+                                               : std::array<uint32_t, 3>{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
+                                                                         static_cast<uint32_t>(std::min(g.batch, kMaxGroups))};
+    for (int64_t k0 = 0; k0 < g.k || k0 == 0; k0 += part) {
+        const bool first = k0 == 0;
+        ArgsBlock args;
+        args.header.numel = static_cast<uint64_t>(g.batch);
+        args.set_address(0, g.c.buffer, g.c.byte_offset);
+        args.set_address(1, g.a.buffer, g.a.byte_offset + static_cast<uint64_t>(k0 * g.a.col_stride * item));
+        args.set_address(2, g.b.buffer, g.b.byte_offset + static_cast<uint64_t>(k0 * g.b.row_stride * item));
+        args.dims = {g.m,
+                     g.n,
+                     std::min(g.k - k0, part),
+                     g.a.batch_stride,
+                     g.a.row_stride,
+                     g.a.col_stride,
+                     g.b.batch_stride,
+                     g.b.row_stride,
+                     g.b.col_stride,
+                     g.c.batch_stride,
+                     g.c.row_stride,
+                     g.c.col_stride,
+                     g.conj_a ? 1 : 0,
+                     g.conj_b ? 1 : 0};
+        args.set_scalar(0, g.alpha.real);
+        args.set_scalar(1, g.alpha.imag);
+        args.set_scalar(2, first ? g.beta.real : 1.0);
+        args.set_scalar(3, first ? g.beta.imag : 0.0);
+        if (ferro_status st = run(s, shader, 0, args, groups)) return st;
+        if (g.k == 0) break;
     }
-    return run(s, std::string("gemm_") + suffix_of(g.dtype), 0, args,
-               {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(std::min(g.batch, kMaxGroups))});
+    return nullptr;
 }
 
 // The program's values live in the shader's registers (fused.comp, MAX_VALUES); each instruction
