@@ -209,3 +209,13 @@ def test_tensor_pickle_and_format():
     back = pickle.loads(pickle.dumps(t))
     assert isinstance(back, ferro.Tensor) and back.tolist() == [[1.0, 2.0]] and back.dtype == t.dtype
     assert f"{t[0, 1]:.3f}" == "2.000" and f"{ferro.asarray([1, 2])}" == "[1 2]"
+
+
+def test_sums_are_pairwise_as_numpys():
+    """numpy's own accuracy test of its pairwise summation (test_umath.py)."""
+    eps = np.finfo(np.float64).eps
+    x = np.ones(10**6) * (1 + 8196 * eps)
+    exact = 10**6 * (1 + 8196 * eps)
+    for got in (ferro.sum(x), ferro.einsum("i->", x), ferro.asarray(x).mean() * 10**6,
+                ferro.sum(ferro.sum(x.reshape(1000, 1000), axis=0))):
+        assert abs(float(got) - exact) / exact < 1.5e-15

@@ -57,6 +57,36 @@ TEST_CASE("core: complex sums and large f32 sums accumulate accurately", "[core]
     CHECK(f.sum().item<float>() == static_cast<float>(static_cast<double>(0.1f) * n));
 }
 
+// numpy's test of its pairwise summation (test_umath.py, test_sum): 10^6 copies of
+// 1 + 8196 eps must sum to within 1.5e-15 of the exact value; naive summation is off by 1.6e-12.
+TEST_CASE("core: floating sums are pairwise: numpy's accuracy case on every reduction path", "[core]") {
+    Runtime rt = make_runtime();
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double v = 1 + 8196 * eps;
+    const int64_t n = 1'000'000;
+    const double exact = static_cast<double>(n) * v;
+    const auto relative = [&](double got) { return std::abs(got - exact) / exact; };
+    const Tensor x = rt.full({n}, v);
+    CHECK(relative(x.sum().item<double>()) < 1.5e-15);  // one output, threads' partials
+    CHECK(relative(x.mean().item<double>() * static_cast<double>(n)) < 1.5e-15);
+    CHECK(relative(x.slice(0, 0, 20'000).sum().item<double>() * 50) < 1.5e-15);  // below the parallel threshold
+    const Tensor strided = rt.full({2 * n}, v).slice(0, std::nullopt, std::nullopt, 2);
+    CHECK(relative(strided.sum().item<double>()) < 1.5e-15);
+    // Over the leading axis onto rows (the row-accumulating path), and over the trailing one.
+    const Tensor m = x.reshape({100'000, 10});
+    for (double s : m.sum({0}).to_vector<double>()) CHECK(std::abs(s - 100'000 * v) / (100'000 * v) < 1.5e-15);
+    for (double s : x.reshape({10, 100'000}).sum({1}).to_vector<double>())
+        CHECK(std::abs(s - 100'000 * v) / (100'000 * v) < 1.5e-15);
+    // Complex: both parts pairwise.
+    const Tensor z = rt.full({n}, v).call("core.complex", {}, {rt.full({n}, v)});
+    const cd zs = z.sum().item<cd>();
+    CHECK(std::abs(zs.real() - exact) / exact < 1.5e-15);
+    CHECK(std::abs(zs.imag() - exact) / exact < 1.5e-15);
+    // A long f32 sum: 2^24 + 1 ones is not representable in f32 while naive f32 accumulation
+    // would stop at 2^24; the double pairwise sum rounds once at the end.
+    CHECK(rt.ones({(int64_t{1} << 24) + 3}, DType::f32).sum().item<float>() == static_cast<float>((1 << 24) + 3.0));
+}
+
 TEST_CASE("core: reshape is a view when strides allow and a copy otherwise", "[core]") {
     Runtime rt = make_runtime();
     const Tensor a = rt.arange(0, 12).reshape({3, 4});

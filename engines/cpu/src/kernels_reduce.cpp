@@ -1,6 +1,8 @@
 // The reduce kernel: sum, prod, max, min, any, all over the axes where out has size 1.
-// Accumulates f32 in double and c64 in complex<double>, so sums are more accurate than the
-// input precision; max/min propagate NaN, as numpy.
+// Accumulates f32 in double and c64 in complex<double>; floating sums are pairwise (blocks of
+// kBlock elements summed with eight accumulators, the block sums combined as a binary tree), so
+// their rounding error grows with log n rather than n, as numpy's; max/min propagate NaN, as
+// numpy.
 #include "elementwise.hpp"
 
 #include <cmath>
@@ -25,12 +27,64 @@ template <class A> A mul(A x, A y) {
     else return x * y;
 }
 
+// Floating sums go pairwise; integer sums are exact (modulo 2^64) in any order.
+template <class T, uint32_t Op>
+constexpr bool kPairwise = Op == FERRO_REDUCE_SUM && (std::is_floating_point_v<T> || is_complex_v<T>);
+constexpr int64_t kBlock = 128;
+
+// Pairwise summation of a stream of block sums: level k holds the sum of 2^k blocks, and
+// adding a block carries like a binary counter, so the sums combined are always of equal size.
+template <class Acc> class Cascade {
+public:
+    void add(Acc block) {
+        int k = 0;
+        for (uint64_t c = count_; c & 1u; c >>= 1, ++k) block = level_[k] + block;
+        level_[k] = block;
+        ++count_;
+    }
+    Acc total() const {
+        Acc sum{};
+        bool first = true;
+        for (int k = 0; k < 64; ++k) {
+            if ((count_ >> k) & 1u) {
+                sum = first ? level_[k] : level_[k] + sum;
+                first = false;
+            }
+        }
+        return sum;
+    }
+
+private:
+    Acc level_[64]{};
+    uint64_t count_ = 0;
+};
+
+// The sum of up to kBlock elements at stride `step` bytes (sizeof(T): contiguous), in Acc with
+// eight accumulators, which the compiler keeps in vector registers.
+template <class Acc, class T> Acc block_sum(const char* p, int64_t n, int64_t step) {
+    Acc a[8] = {};
+    int64_t i = 0;
+    if (step == static_cast<int64_t>(sizeof(T))) {
+        const T* x = reinterpret_cast<const T*>(p);
+        for (; i + 8 <= n; i += 8) {
+            for (int k = 0; k < 8; ++k) a[k] += convert<Acc>(x[i + k]);
+        }
+    } else {
+        for (; i + 8 <= n; i += 8) {
+            for (int k = 0; k < 8; ++k) a[k] += convert<Acc>(*reinterpret_cast<const T*>(p + (i + k) * step));
+        }
+    }
+    for (; i < n; ++i) a[i % 8] += convert<Acc>(*reinterpret_cast<const T*>(p + i * step));
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
 template <class T, uint32_t Op> struct Reducer {
     // Acc: what we accumulate in; Out: what we store.
     using Acc =
         std::conditional_t<Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
                            std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
     using Out = std::conditional_t<std::is_same_v<Acc, bool>, boolean, T>;
+    static constexpr bool kPairwiseSum = kPairwise<T, Op>;
 
     static Acc identity() {
         if constexpr (Op == FERRO_REDUCE_SUM) return Acc(0);
@@ -90,6 +144,14 @@ bool split_axes(const ferro_reduce_args& a, Split& s) {
 
 // Reduces the sub-space [begin, end) of the reduced dims starting at `base`.
 template <class R, class T> typename R::Acc reduce_range(const StridedLoop<1>& loop, int64_t begin, int64_t end) {
+    if constexpr (R::kPairwiseSum) {
+        Cascade<typename R::Acc> sum;
+        loop.run(begin, end, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& s) {
+            for (int64_t i = 0; i < n; i += kBlock)
+                sum.add(block_sum<typename R::Acc, T>(p[0] + i * s[0], std::min(kBlock, n - i), s[0]));
+        });
+        return sum.total();
+    }
     typename R::Acc acc = R::identity();
     loop.run(begin, end, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& s) {
         if (s[0] == sizeof(T)) {  // contiguous run: no stride arithmetic
@@ -118,18 +180,47 @@ bool kept_block(const ferro_reduce_args& a, const Split& s, int64_t& count) {
     return true;
 }
 
+// Rows [r0, r1) of `rows` combined into `acc` (count elements each); floating sums pairwise:
+// halves of more than kBlock rows summed apart, the second into `spare[level]`.
+template <class R, class T>
+void accumulate_rows(const StridedLoop<1>& rows, int64_t r0, int64_t r1, int64_t count, typename R::Acc* acc,
+                     std::vector<std::vector<typename R::Acc>>& spare, size_t level) {
+    if (R::kPairwiseSum && r1 - r0 > kBlock) {
+        const int64_t mid = r0 + (r1 - r0) / 2;
+        accumulate_rows<R, T>(rows, r0, mid, count, acc, spare, level + 1);
+        if (spare.size() <= level) spare.resize(level + 1);
+        spare[level].assign(static_cast<size_t>(count), R::identity());
+        typename R::Acc* half = spare[level].data();
+        accumulate_rows<R, T>(rows, mid, r1, count, half, spare, level + 1);
+        for (int64_t j = 0; j < count; ++j) acc[j] = R::combine(acc[j], half[j]);
+        return;
+    }
+    rows.run(r0, r1, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& st) {
+        for (int64_t r = 0; r < n; ++r) {
+            const T* x = reinterpret_cast<const T*>(p[0] + r * st[0]);
+            for (int64_t j = 0; j < count; ++j) acc[j] = R::step(acc[j], x[j]);
+        }
+    });
+}
+
 // Reduction over leading dims onto a contiguous block: accumulate whole rows, so the inner
 // loop runs along contiguous memory (and vectorises) instead of striding per output.
 template <class R, class T> void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
     using Out = typename R::Out;
     std::vector<typename R::Acc> acc(static_cast<size_t>(count), R::identity());
     const StridedLoop<1> rows(s.red_ndim, s.red_shape, {s.red_in}, {static_cast<char*>(a.in.data)}, {sizeof(T)});
-    rows.run(0, rows.numel(), [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& st) {
-        for (int64_t r = 0; r < n; ++r) {
-            const T* x = reinterpret_cast<const T*>(p[0] + r * st[0]);
-            for (int64_t j = 0; j < count; ++j) acc[static_cast<size_t>(j)] = R::step(acc[static_cast<size_t>(j)], x[j]);
-        }
-    });
+    if constexpr (std::is_same_v<typename R::Acc, bool>) {
+        // vector<bool> has no data(): any and all one row at a time.
+        rows.run(0, rows.numel(), [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& st) {
+            for (int64_t r = 0; r < n; ++r) {
+                const T* x = reinterpret_cast<const T*>(p[0] + r * st[0]);
+                for (int64_t j = 0; j < count; ++j) acc[static_cast<size_t>(j)] = R::step(acc[static_cast<size_t>(j)], x[j]);
+            }
+        });
+    } else {
+        std::vector<std::vector<typename R::Acc>> spare;
+        accumulate_rows<R, T>(rows, 0, rows.numel(), count, acc.data(), spare, 0);
+    }
     Out* out = static_cast<Out*>(a.out.data);
     // The cast: for any/all, acc is a vector<bool>, whose elements are proxies.
     for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(static_cast<typename R::Acc>(acc[static_cast<size_t>(j)]));
@@ -142,10 +233,19 @@ template <class T, uint32_t Op> void reduce_typed(Engine& e, const ferro_reduce_
         return reduce_rows<R, T>(a, s, count);
     }
     if (s.kept_ndim == 0 && is_dense(a.in) && numel_of(a.in) < kParallelThreshold) {
-        // A small dense tensor reduced to one value: one flat loop.
+        // A small dense tensor reduced to one value: one flat loop (pairwise for sums).
         const T* x = static_cast<const T*>(a.in.data);
+        const int64_t n = numel_of(a.in);
         typename R::Acc acc = R::identity();
-        for (int64_t i = 0, n = numel_of(a.in); i < n; ++i) acc = R::step(acc, x[i]);
+        if constexpr (R::kPairwiseSum) {
+            Cascade<typename R::Acc> sum;
+            for (int64_t i = 0; i < n; i += kBlock) {
+                sum.add(block_sum<typename R::Acc, T>(reinterpret_cast<const char*>(x + i), std::min(kBlock, n - i), sizeof(T)));
+            }
+            acc = sum.total();
+        } else {
+            for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i]);
+        }
         *static_cast<Out*>(a.out.data) = convert<Out>(acc);
         return;
     }
