@@ -229,7 +229,12 @@ MatrixNormParts matrix_norm_parts(const Ops& r, ferro_tensor A, ferro_tensor n_o
             const bool by_column = o == MatrixOrd::one || o == MatrixOrd::minus_one;
             const int64_t across[1] = {by_column ? -2 : -1}, along[1] = {by_column ? -1 : -2};
             const TensorRef sums = r.sum(r.call(FERRO_CORE_OP_ABS, {p.A}), across, true);
-            const TensorRef hit = r.cast(r.call(FERRO_CORE_OP_EQ, {sums, p.n}), real_dtype(dtype));
+            // The extreme of these sums, not the forward's n: the module may add in another
+            // order (the last bits differ), and then no sum would equal n.
+            const bool largest = o == MatrixOrd::one || o == MatrixOrd::inf;
+            const TensorRef extreme = r.call(largest ? FERRO_CORE_OP_MAX : FERRO_CORE_OP_MIN, {sums},
+                                             {plugin::attr_i64s("axes", along), plugin::attr_bool("keepdim", true)});
+            const TensorRef hit = r.cast(r.call(FERRO_CORE_OP_EQ, {sums, extreme}), real_dtype(dtype));
             const TensorRef share = r.div(hit, r.sum(hit, along, true));
             p.weight = r.mul(r.call(FERRO_CORE_OP_SIGN, {p.A}), r.cast(share, dtype));
             break;
