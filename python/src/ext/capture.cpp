@@ -13,12 +13,6 @@ thread_local bool capturing = false;
 
 namespace {
 
-std::vector<ferro_tensor> handles(const std::vector<Tensor>& ts) {
-    std::vector<ferro_tensor> h;
-    for (const auto& t : ts) h.push_back(t.get());
-    return h;
-}
-
 // A captured program; its runtime lives at least as long.
 struct Program {
     RuntimeRef rt;

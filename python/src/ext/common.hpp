@@ -88,6 +88,14 @@ private:
     ferro_tensor t_;
 };
 
+// The handles of `ts`, borrowed, for the C API's arrays of tensors.
+inline std::vector<ferro_tensor> handles(const std::vector<Tensor>& ts) {
+    std::vector<ferro_tensor> h;
+    h.reserve(ts.size());
+    for (const auto& t : ts) h.push_back(t.get());
+    return h;
+}
+
 // Calls `op` with the GIL released when `release_gil` (work that may take long).
 std::vector<Tensor> call_op(const RuntimeRef& rt, ferro_op op, const std::vector<ferro_tensor>& inputs,
                             const std::vector<ferro_named_attr>& attrs, bool release_gil);

@@ -119,13 +119,6 @@ std::optional<Tensor> maybe(const RuntimeRef& rt, ferro_tensor t) {
     return Tensor(rt, t);
 }
 
-std::vector<ferro_tensor> handles(const std::vector<Tensor>& ts) {
-    std::vector<ferro_tensor> h;
-    h.reserve(ts.size());
-    for (const auto& t : ts) h.push_back(t.get());
-    return h;
-}
-
 RuntimeRef runtime_of(const std::vector<Tensor>& inputs, const std::optional<RuntimeRef>& rt) {
     if (rt) return *rt;
     if (!inputs.empty()) return inputs.front().runtime();
@@ -266,11 +259,6 @@ void bind_tensor(nb::module_& m) {
             "The engine holding the data: 'cpu', 'vulkan:0', 'cuda:0'.")
         .def_prop_ro("runtime", [](const Tensor& t) { return t.runtime(); })
         .def_prop_ro("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(ferro_tensor_data(t.get())); })
-        .def_prop_ro("_element_strides",
-                     [](const Tensor& t) {
-                         const int64_t* s = ferro_tensor_strides(t.get());
-                         return std::vector<int64_t>(s, s + t.ndim());
-                     })
         .def_prop_rw(
             "requires_grad", [](const Tensor& t) { return ferro_tensor_requires_grad(t.get()) != 0; },
             [](Tensor& t, bool on) { check(ferro_tensor_set_requires_grad(t.get(), on)); },
@@ -381,17 +369,6 @@ void bind_tensor(nb::module_& m) {
         },
         nb::arg("op"), nb::arg("inputs"), nb::arg("attrs") = nb::dict(), nb::arg("runtime") = nb::none(),
         "Calls any op by qualified name ('linalg.svd') and returns its outputs as a list.");
-    m.def(
-        "from_host_copy",
-        [](const RuntimeRef& rt, const std::string& engine, const std::string& dtype, const std::vector<int64_t>& shape,
-           uintptr_t data) {
-            ferro_tensor out = nullptr;
-            check(ferro_tensor_from_host(rt->get(), engine.c_str(), dtype_from_name(dtype), static_cast<int32_t>(shape.size()),
-                                         shape.data(), reinterpret_cast<const void*>(data), &out));
-            return Tensor(rt, out);
-        },
-        "A new row-major tensor with a copy of packed row-major host data at address `data`.");
-
     m.def(
         "_operand", [](const Tensor& like, nb::handle obj) { return operand(like, obj); }, nb::arg("like"), nb::arg("obj").none(),
         "`obj` as an operand next to `like` (Python scalars typed by numpy 2's rule).");

@@ -29,12 +29,12 @@ class Compiled:
     def __call__(self, *args: Any) -> Any:
         tensors, positions, statics = [], [], []
         for i, a in enumerate(args):
-            if isinstance(a, Tensor) or hasattr(a, "__array_interface__") or hasattr(a, "__dlpack__"):
+            if _is_array(a):
                 tensors.append(asarray(a))
                 positions.append(i)
             else:
                 statics.append((i, a))
-        key = (tuple((t.dtype.num, t.shape, t.device) for t in tensors), tuple(positions), tuple(statics))
+        key = (_signature(tensors), tuple(positions), tuple(statics))
         try:
             hash(key)
         except TypeError:
@@ -72,11 +72,20 @@ class Compiled:
 
     def describe(self, *args: Any) -> Optional[str]:
         """The prepared program for these arguments' signature, as JSON (None before the first call)."""
-        tensors = [asarray(a) for a in args if isinstance(a, Tensor) or hasattr(a, "__array_interface__")]
+        signature = _signature([asarray(a) for a in args if _is_array(a)])
         for key, (prepared, _) in self._programs.items():
-            if key[0] == tuple((t.dtype.num, t.shape, t.device) for t in tensors):
+            if key[0] == signature:
                 return prepared.describe()
         return None
+
+
+def _is_array(a: Any) -> bool:
+    """An argument that is an input of the program (the rest are its constants)."""
+    return isinstance(a, Tensor) or hasattr(a, "__array_interface__") or hasattr(a, "__dlpack__")
+
+
+def _signature(tensors: list) -> tuple:
+    return tuple((t.dtype.num, t.shape, t.device) for t in tensors)
 
 
 def _hashable(a: Any) -> bool:

@@ -305,11 +305,6 @@ def call(op: str, inputs: Sequence[Tensor], attrs: dict = {}, runtime: Runtime |
     Calls any op by qualified name ('linalg.svd') and returns its outputs as a list.
     """
 
-def from_host_copy(arg0: Runtime, arg1: str, arg2: str, arg3: Sequence[int], arg4: int, /) -> Tensor:
-    """
-    A new row-major tensor with a copy of packed row-major host data at address `data`.
-    """
-
 def vjp(outputs: Sequence[Tensor], cotangents: Sequence[Tensor | None], inputs: Sequence[Tensor], create_graph: bool = False) -> list[Tensor | None]:
     """
     The cotangents of `inputs` for `outputs` weighted by `cotangents` (None entries: ones for one-element outputs); None where no gradient reaches an input.
