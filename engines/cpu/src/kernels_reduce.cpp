@@ -5,8 +5,10 @@
 // numpy.
 #include "elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace ferro::cpu {
@@ -78,6 +80,11 @@ template <class Acc, class T> Acc block_sum(const char* p, int64_t n, int64_t st
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
+// Adds a run of n elements at stride `step` bytes to `sum`, block by block.
+template <class Acc, class T> void add_run(Cascade<Acc>& sum, const char* p, int64_t n, int64_t step) {
+    for (int64_t i = 0; i < n; i += kBlock) sum.add(block_sum<Acc, T>(p + i * step, std::min(kBlock, n - i), step));
+}
+
 template <class T, uint32_t Op> struct Reducer {
     // Acc: what we accumulate in; Out: what we store.
     using Acc =
@@ -147,8 +154,7 @@ template <class R, class T> typename R::Acc reduce_range(const StridedLoop<1>& l
     if constexpr (R::kPairwiseSum) {
         Cascade<typename R::Acc> sum;
         loop.run(begin, end, [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& s) {
-            for (int64_t i = 0; i < n; i += kBlock)
-                sum.add(block_sum<typename R::Acc, T>(p[0] + i * s[0], std::min(kBlock, n - i), s[0]));
+            add_run<typename R::Acc, T>(sum, p[0], n, s[0]);
         });
         return sum.total();
     }
@@ -184,13 +190,14 @@ bool kept_block(const ferro_reduce_args& a, const Split& s, int64_t& count) {
 // halves of more than kBlock rows summed apart, the second into `spare[level]`.
 template <class R, class T>
 void accumulate_rows(const StridedLoop<1>& rows, int64_t r0, int64_t r1, int64_t count, typename R::Acc* acc,
-                     std::vector<std::vector<typename R::Acc>>& spare, size_t level) {
+                     std::vector<std::unique_ptr<typename R::Acc[]>>& spare, size_t level) {
     if (R::kPairwiseSum && r1 - r0 > kBlock) {
         const int64_t mid = r0 + (r1 - r0) / 2;
         accumulate_rows<R, T>(rows, r0, mid, count, acc, spare, level + 1);
         if (spare.size() <= level) spare.resize(level + 1);
-        spare[level].assign(static_cast<size_t>(count), R::identity());
-        typename R::Acc* half = spare[level].data();
+        if (!spare[level]) spare[level].reset(new typename R::Acc[static_cast<size_t>(count)]);
+        typename R::Acc* half = spare[level].get();
+        std::fill(half, half + count, R::identity());
         accumulate_rows<R, T>(rows, mid, r1, count, half, spare, level + 1);
         for (int64_t j = 0; j < count; ++j) acc[j] = R::combine(acc[j], half[j]);
         return;
@@ -207,23 +214,14 @@ void accumulate_rows(const StridedLoop<1>& rows, int64_t r0, int64_t r1, int64_t
 // loop runs along contiguous memory (and vectorises) instead of striding per output.
 template <class R, class T> void reduce_rows(const ferro_reduce_args& a, const Split& s, int64_t count) {
     using Out = typename R::Out;
-    std::vector<typename R::Acc> acc(static_cast<size_t>(count), R::identity());
+    // An array, not a vector: any and all accumulate in bool, and vector<bool> has no data().
+    std::unique_ptr<typename R::Acc[]> acc(new typename R::Acc[static_cast<size_t>(count)]);
+    std::fill(acc.get(), acc.get() + count, R::identity());
     const StridedLoop<1> rows(s.red_ndim, s.red_shape, {s.red_in}, {static_cast<char*>(a.in.data)}, {sizeof(T)});
-    if constexpr (std::is_same_v<typename R::Acc, bool>) {
-        // vector<bool> has no data(): any and all one row at a time.
-        rows.run(0, rows.numel(), [&](const std::array<char*, 1>& p, int64_t n, const std::array<int64_t, 1>& st) {
-            for (int64_t r = 0; r < n; ++r) {
-                const T* x = reinterpret_cast<const T*>(p[0] + r * st[0]);
-                for (int64_t j = 0; j < count; ++j) acc[static_cast<size_t>(j)] = R::step(acc[static_cast<size_t>(j)], x[j]);
-            }
-        });
-    } else {
-        std::vector<std::vector<typename R::Acc>> spare;
-        accumulate_rows<R, T>(rows, 0, rows.numel(), count, acc.data(), spare, 0);
-    }
+    std::vector<std::unique_ptr<typename R::Acc[]>> spare;
+    accumulate_rows<R, T>(rows, 0, rows.numel(), count, acc.get(), spare, 0);
     Out* out = static_cast<Out*>(a.out.data);
-    // The cast: for any/all, acc is a vector<bool>, whose elements are proxies.
-    for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(static_cast<typename R::Acc>(acc[static_cast<size_t>(j)]));
+    for (int64_t j = 0; j < count; ++j) out[j] = convert<Out>(acc[j]);
 }
 
 template <class T, uint32_t Op> void reduce_typed(Engine& e, const ferro_reduce_args& a, const Split& s) {
@@ -239,9 +237,7 @@ template <class T, uint32_t Op> void reduce_typed(Engine& e, const ferro_reduce_
         typename R::Acc acc = R::identity();
         if constexpr (R::kPairwiseSum) {
             Cascade<typename R::Acc> sum;
-            for (int64_t i = 0; i < n; i += kBlock) {
-                sum.add(block_sum<typename R::Acc, T>(reinterpret_cast<const char*>(x + i), std::min(kBlock, n - i), sizeof(T)));
-            }
+            add_run<typename R::Acc, T>(sum, reinterpret_cast<const char*>(x), n, sizeof(T));
             acc = sum.total();
         } else {
             for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i]);
