@@ -339,13 +339,14 @@ ferro_status reduce(SessionState& s, const ferro_reduce_args& a) {
     const uint64_t part = per_invocation ? per_invocation_budget : per_invocation_budget * kGroupSize;
     const size_t range_at = args.dims.size();
     args.dims.insert(args.dims.end(), {0, 0, 0});
-    for (uint64_t begin = 0; begin < count || begin == 0; begin += part) {
+    uint64_t begin = 0;
+    do {  // once at least: an empty reduction writes the identity
         args.dims[range_at] = static_cast<int64_t>(begin);
         args.dims[range_at + 1] = static_cast<int64_t>(std::min(count, begin + part));
         args.dims[range_at + 2] = begin > 0 ? 1 : 0;
         if (ferro_status st = run(s, shader, op, args, {groups, 1, 1})) return st;
-        if (count == 0) break;
-    }
+        begin += part;
+    } while (begin < count);
     return nullptr;
 }
 
@@ -374,7 +375,8 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
                                                                          static_cast<uint32_t>(std::min(g.batch, kMaxGroups)), 1}
                                                : std::array<uint32_t, 3>{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
                                                                          static_cast<uint32_t>(std::min(g.batch, kMaxGroups))};
-    for (int64_t k0 = 0; k0 < g.k || k0 == 0; k0 += part) {
+    int64_t k0 = 0;
+    do {  // once at least: k = 0 writes beta C
         const bool first = k0 == 0;
         ArgsBlock args;
         args.header.numel = static_cast<uint64_t>(g.batch);
@@ -400,8 +402,8 @@ ferro_status gemm_batched(SessionState& s, const ferro_gemm_args& g) {
         args.set_scalar(2, first ? g.beta.real : 1.0);
         args.set_scalar(3, first ? g.beta.imag : 0.0);
         if (ferro_status st = run(s, shader, 0, args, groups)) return st;
-        if (g.k == 0) break;
-    }
+        k0 += part;
+    } while (k0 < g.k);
     return nullptr;
 }
 
