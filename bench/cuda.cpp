@@ -4,6 +4,7 @@
 // timed call ends with the device idle (ferro: one element read back, which waits for the
 // stream; direct: cudaDeviceSynchronize). Prints DESIGN §12 JSON lines with medians and
 // ratio = ferro_s / peer_s; without a CUDA device, one line saying why.
+#include "instances.hpp"
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
@@ -215,9 +216,8 @@ void bench_einsum(const ferro::Runtime& rt, const std::string& data, int samples
             cpu_ops.push_back(rt.rand(s.get<ferro::Shape>(), DType::f32, seed++));
             cuda_ops.push_back(cpu_ops.back().to(kCuda));
         }
-        ferro::EinsumOptions path;
-        for (const auto& p : inst["paths"]["opt_flops"]["path"]) path.path.emplace_back(p[0], p[1]);
-        const std::string subscripts = inst["subscripts"];
+        const ferro::EinsumOptions path = bench::reference_path(inst);
+        const std::string subscripts = bench::subscripts_of(inst);
         const double cuda_s = bench::median_call_seconds([&] { sync(ferro::einsum(subscripts, cuda_ops, path)); }, samples);
         const double cpu_s = bench::median_call_seconds([&] { sync(ferro::einsum(subscripts, cpu_ops, path)); }, samples);
         report("einsum f32 " + name, cuda_s, cpu_s, "ferro on the cpu engine (same path)");

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
         const std::string name = inst["name"];
         if (!only.empty() && name.find(only) == std::string::npos) continue;
         if (!exact.empty() && name != exact) continue;
-        const std::string subscripts = inst["subscripts"];
+        const std::string subscripts = bench::subscripts_of(inst);
         const std::vector<Tensor> operands = bench::operands_of(rt, inst);
         const ferro::EinsumOptions reference = bench::reference_path(inst);
         nlohmann::json row = {{"case", name}, {"operands", operands.size()}};

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     for (const auto& inst : doc.at("instances")) {
         const std::string name = inst["name"];
         if (!exact.empty() && name != exact) continue;
-        const std::string subscripts = inst["subscripts"];
+        const std::string subscripts = bench::subscripts_of(inst);
         const std::vector<Tensor> operands = bench::operands_of(rt, inst);
         const ferro::EinsumOptions reference = bench::reference_path(inst);
         const ferro::EinsumPath whole = ferro::einsum_path(subscripts, operands, reference);

@@ -6,6 +6,7 @@
 // timed call ends by reading one element back, which waits for the device (ops are submitted
 // asynchronously). On lavapipe these are figures, not targets; the binary runs unchanged on a
 // real GPU. Prints DESIGN §12 JSON lines; without a Vulkan device, one line saying why.
+#include "instances.hpp"
 #include "timing.hpp"
 
 #include <ferro/capture.hpp>
@@ -182,9 +183,8 @@ int main(int argc, char** argv) {
                     cpu_ops.push_back(rt.rand(s.get<ferro::Shape>(), ferro::DType::f32, seed++));
                     vulkan_ops.push_back(cpu_ops.back().to("vulkan:0"));
                 }
-                ferro::EinsumOptions path;
-                for (const auto& p : inst["paths"]["opt_flops"]["path"]) path.path.emplace_back(p[0], p[1]);
-                const std::string subscripts = inst["subscripts"];
+                const ferro::EinsumOptions path = bench::reference_path(inst);
+                const std::string subscripts = bench::subscripts_of(inst);
                 time_both("einsum f32 " + name, [&](const std::string& e) {
                     return ferro::einsum(subscripts, e == "cpu" ? cpu_ops : vulkan_ops, path);
                 });

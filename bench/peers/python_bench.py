@@ -80,7 +80,9 @@ def main():
     for inst in doc["instances"]:
         if quick and inst["paths"]["opt_flops"]["log10_flops"] > 10:
             continue
-        sub, shapes = inst["subscripts"], [tuple(s) for s in inst["shapes"]]
+        # ferro refuses digit labels (as numpy does): the subscript digits stand in for them.
+        sub = inst["subscripts"].translate({ord("0") + d: 0x2080 + d for d in range(10)})
+        shapes = [tuple(s) for s in inst["shapes"]]
         rng = np.random.default_rng(1)
         ops = [rng.uniform(-1, 1, s) for s in shapes]
         path = [tuple(p) for p in inst["paths"]["opt_flops"]["path"]]

@@ -100,3 +100,51 @@ def test_einsum_errors():
         ferro.einsum(np.ones(2), [-5])
     with pytest.raises(TypeError, match="at least one operand"):
         ferro.einsum("i->i")
+
+
+def test_einsum_labels_are_letters():
+    x, v = np.ones((2, 3)), np.ones(2)
+    # numpy refuses digits and punctuation as labels; so does ferro, naming the character.
+    for bad, ops, char in (("a1", [x], "'1'"), ("&,a->", [v, v], "'&'"), ("ab,b0->a0", [x, x.T], "'0'")):
+        with pytest.raises(ValueError, match="subscripts must be letters"):
+            np.einsum(bad, *ops)
+        with pytest.raises(ferro.InvalidArgumentError, match=f"{char} is not a label"):
+            ferro.einsum(bad, *ops)
+    # Letters beyond ASCII stay labels; sublist labels beyond numpy's 0-51 work (numpy refuses them).
+    np.testing.assert_allclose(np.asarray(ferro.einsum("αβ->βα", x)), x.T)
+    np.testing.assert_allclose(np.asarray(ferro.einsum(x, [100, 7])), x.T)
+    with pytest.raises(ValueError):
+        np.einsum(x, [100, 7])
+
+
+def _greedy_cases():
+    opt_einsum = pytest.importorskip("opt_einsum")
+    from opt_einsum.testing import build_shapes, rand_equation
+    from opt_einsum.tests.test_contract import tests
+    from opt_einsum.tests.test_paths import path_edge_tests
+
+    cases = [(eq, build_shapes(eq)) for eq in tests]
+    cases += [(eq, build_shapes(eq)) for kind, eq, _ in path_edge_tests if kind == "greedy"]
+    for seed in range(40):  # larger networks, with output labels and repeated sizes
+        eq, shapes = rand_equation(4 + seed % 12, 3, n_out=seed % 3, d_min=2, d_max=5, seed=seed)
+        cases.append((eq, shapes))
+    return opt_einsum, cases
+
+
+def test_greedy_matches_opt_einsum():
+    """ferro's greedy is opt_einsum's, step for step: the same path on opt_einsum's own test
+    expressions, on random networks and on the shared real networks."""
+    opt_einsum, cases = _greedy_cases()
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "einsum_instances.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            for inst in json.load(f)["instances"]:
+                # ferro refuses digit labels: the subscript digits stand in for them.
+                eq = inst["subscripts"].translate({ord("0") + d: 0x2080 + d for d in range(10)})
+                cases.append((eq, [tuple(s) for s in inst["shapes"]]))
+    for eq, shapes in cases:
+        ops = [np.broadcast_to(np.zeros(()), s) for s in shapes]  # only the shapes matter
+        want, _ = opt_einsum.contract_path(eq, *shapes, optimize="greedy", shapes=True)
+        got, _ = ferro.einsum_path(eq, *ops, optimize="greedy")
+        if len(shapes) > 1:
+            assert [tuple(p) for p in got[1:]] == [tuple(p) for p in want], eq

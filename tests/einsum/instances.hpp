@@ -4,9 +4,12 @@
 #include "einsum_test.hpp"
 #include "shared_data.hpp"
 
+#include "../../bench/instances.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <string>
 
 namespace ferro::test {
 
@@ -31,6 +34,8 @@ inline std::vector<Tensor> operands_of(const Runtime& rt, const nlohmann::json& 
     }
     return ops;
 }
+
+using bench::subscripts_of;  // digits mapped to U+2080..U+2089 (ferro refuses digit labels)
 
 inline EinsumOptions reference_path(const nlohmann::json& inst) {
     EinsumOptions o;

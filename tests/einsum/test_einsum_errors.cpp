@@ -29,6 +29,14 @@ TEST_CASE("einsum errors: bad subscripts point at the character", "[einsum]") {
     bad("ij->i,j", {A}, "',' after '->' (character 5");
     bad("...->......", {A}, "a second '...' in the output (character 8");
     bad(std::string("i\xff"), {rt.rand({2, 2}, DType::f64, 3)}, "subscripts are not valid UTF-8 (byte 1)");
+    // Digits and ASCII punctuation are not labels (numpy refuses them too): "a1" would otherwise
+    // transpose through the implicit output's code point order, and "&,a->" would run.
+    const std::string letters = ": labels are ASCII letters or characters beyond ASCII";
+    bad("a1", {A}, "einsum: '1' is not a label (character 1 of \"a1\")" + letters);
+    bad("&,a->", {rt.ones({2}, DType::f64), rt.ones({2}, DType::f64)}, "'&' is not a label (character 0 of \"&,a->\")");
+    bad("ab,b0->a0", {A, B}, "'0' is not a label (character 4");
+    bad("i_j", {A}, "'_' is not a label (character 1");
+    bad("ij\r", {A}, "U+000D is not a label (character 2");
 }
 
 TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
@@ -42,6 +50,23 @@ TEST_CASE("einsum errors: operands, sublists and options", "[einsum]") {
     check_error(
         [&] {
             einsum({A, B}, {{0, 1}, {1, -5}});
+        },
+        FERRO_INVALID_ARGUMENT, "einsum: sublist label -5 of operand 1 is negative: labels are >= 0");
+    // -2 and -3 separate operands and start the output in the op's encoding; as labels they are refused.
+    check_error(
+        [&] {
+            einsum({A}, {{0, -3}}, std::vector<int64_t>{0});
+        },
+        FERRO_INVALID_ARGUMENT, "sublist label -3 of operand 0 is negative");
+    check_error(
+        [&] {
+            einsum({A, B}, {{0, 1}, {1, 2}}, std::vector<int64_t>{0, -2});
+        },
+        FERRO_INVALID_ARGUMENT, "sublist label -2 of the output is negative");
+    // The op itself (what a C caller passes) refuses negative labels other than its markers.
+    check_error(
+        [&] {
+            call_one(A.runtime_ref(), "einsum.einsum", {A, B}, {Attr("sublists", std::vector<int64_t>{0, 1, -2, 1, -5})});
         },
         FERRO_INVALID_ARGUMENT, "-5 is not a label (sublists entry 4): labels are >= 0");
     check_error(

@@ -35,7 +35,7 @@ TEST_CASE("einsum instances: every network runs and our path agrees with the ref
         const std::string name = inst["name"];
         INFO(name);
         const std::vector<Tensor> ops = operands_of(rt, inst);
-        const std::string subscripts = inst["subscripts"];
+        const std::string subscripts = subscripts_of(inst);
         const Tensor ours = einsum(subscripts, ops);
         const Tensor ref = einsum(subscripts, ops, reference_path(inst));
         REQUIRE(ours.shape() == ref.shape());
@@ -52,7 +52,7 @@ TEST_CASE("einsum instances: our path's flops against the reference path", "[ein
     for (const auto& inst : instances()) {
         const std::string name = inst["name"];
         const std::vector<Tensor> ops = operands_of(rt, inst);
-        const std::string subscripts = inst["subscripts"];
+        const std::string subscripts = subscripts_of(inst);
         const EinsumPath ours = einsum_path(subscripts, ops);
         const EinsumPath ref = einsum_path(subscripts, ops, reference_path(inst));
         const double ratio = ours.flops / ref.flops;
@@ -215,7 +215,7 @@ TEST_CASE("einsum paths: optimal finds the reference path's flops on the 100-mat
         if (name != "str_matrix_chain_multiplication_100") continue;
         INFO(name);
         const std::vector<Tensor> ops = operands_of(rt, inst);
-        const std::string subscripts = inst["subscripts"];
+        const std::string subscripts = subscripts_of(inst);
         const double ref = einsum_path(subscripts, ops, reference_path(inst)).flops;
         CHECK(einsum_path(subscripts, ops, optimal).flops <= ref * (1 + 1e-12));
     }
@@ -251,7 +251,7 @@ TEST_CASE("einsum paths: random-greedy is reproducible per seed and never worse 
     const Runtime rt = einsum_runtime();
     for (const auto& inst : instances()) {
         if (inst["num_tensors"].get<int>() < 20) continue;
-        const std::string name = inst["name"], subscripts = inst["subscripts"];
+        const std::string name = inst["name"], subscripts = subscripts_of(inst);
         INFO(name);
         const std::vector<Tensor> ops = operands_of(rt, inst);
         EinsumOptions greedy, random;

@@ -250,7 +250,7 @@ constexpr double kMostFlops = 2e8;
 TEST_CASE("einsum sliced: the shared instances under 1/4 and 1/16 of their working memory", "[einsum]") {
     const Runtime rt = einsum_runtime();
     for (const auto& inst : instances()) {
-        const std::string name = inst["name"], subscripts = inst["subscripts"];
+        const std::string name = inst["name"], subscripts = subscripts_of(inst);
         if (inst["shapes"].size() > kMostOperands) continue;
         for (DType dt : {DType::f64, DType::c128}) {
             const std::vector<Tensor> ops = operands_of(rt, inst, dt);
@@ -364,7 +364,7 @@ TEST_CASE("einsum sliced: the shared instances of 2 and 3 operands in 4 slices, 
     const EinsumOptions four = limited(0, 4);
     int checked = 0;
     for (const auto& inst : instances()) {
-        const std::string name = inst["name"], subscripts = inst["subscripts"];
+        const std::string name = inst["name"], subscripts = subscripts_of(inst);
         if (inst["shapes"].size() > 3) continue;
         for (DType dt : {DType::f64, DType::c128}) {
             const std::vector<Tensor> ops = operands_of(rt, inst, dt);

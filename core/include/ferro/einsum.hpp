@@ -57,12 +57,23 @@ inline Attrs einsum_attrs(const Attr& notation, const EinsumOptions& o) {
 // numpy's sublist form as the op's one array: labels, -1 for ..., -2 between operands, -3 output.
 inline std::vector<int64_t> encode_sublists(const std::vector<std::vector<int64_t>>& sublists,
                                             const std::vector<int64_t>* output) {
+    // -2 and -3 are the encoding's separators: a negative label would change the expression.
+    const auto check = [](const std::vector<int64_t>& labels, const std::string& whose) {
+        for (const int64_t l : labels) {
+            if (l < -1) {
+                throw Error(FERRO_INVALID_ARGUMENT, "einsum: sublist label " + std::to_string(l) + " of " + whose +
+                                                        " is negative: labels are >= 0, and kEllipsis (-1) stands for ...");
+            }
+        }
+    };
     std::vector<int64_t> flat;
     for (size_t k = 0; k < sublists.size(); ++k) {
+        check(sublists[k], "operand " + std::to_string(k));
         if (k > 0) flat.push_back(-2);
         flat.insert(flat.end(), sublists[k].begin(), sublists[k].end());
     }
     if (output != nullptr) {
+        check(*output, "the output");
         flat.push_back(-3);
         flat.insert(flat.end(), output->begin(), output->end());
     }
@@ -74,7 +85,8 @@ inline Tensor einsum_sublists(const std::vector<Tensor>& operands, std::vector<i
 // Ellipsis in the sublist form.
 inline constexpr int64_t kEllipsis = -1;
 
-// einsum("ij,jk->ik", {A, B}): numpy/torch notation; labels are any Unicode characters.
+// einsum("ij,jk->ik", {A, B}): numpy/torch notation; labels are the ASCII letters and any code
+// point beyond ASCII (UTF-8), not digits or punctuation.
 inline Tensor einsum(const std::string& subscripts, const std::vector<Tensor>& operands, const EinsumOptions& options = {}) {
     if (operands.empty()) throw Error(FERRO_INVALID_ARGUMENT, "einsum: at least one operand is required");
     return call_one(operands[0].runtime_ref(), "einsum.einsum", operands,

@@ -4,6 +4,7 @@
 #include <ferro/rules.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -47,6 +48,14 @@ std::string utf8(char32_t c) {
         s += static_cast<char>(0x80 | (c & 0x3F));
     }
     return s;
+}
+
+// An ASCII character as messages quote it ('1', '&', or U+000D for a control character).
+std::string ascii_name(char32_t c) {
+    if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+    char name[8];
+    std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(c));
+    return name;
 }
 
 // Code points of UTF-8 text; invalid or overlong sequences are an error naming the byte.
@@ -176,6 +185,10 @@ Expression parse_subscripts(std::string_view subscripts, std::span<const int> ra
             }
             term->push_back({0, true, at});
             i += 2;
+        } else if (c < 0x80 && !((c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z'))) {
+            // numpy refuses these too; taken as labels, a digit would silently reorder an implicit output.
+            fail(ascii_name(c) + " is not a label " + spell.where(at) +
+                 ": labels are ASCII letters or characters beyond ASCII (Greek, CJK, ...)");
         } else {
             term->push_back({static_cast<int64_t>(c), false, at});
         }

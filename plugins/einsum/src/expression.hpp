@@ -1,9 +1,9 @@
 // An einsum expression parsed against its operands' ranks: one label id per axis of every
 // operand and of the output, with `...` expanded into labels of its own.
 //
-// Two spellings lead here. Subscripts ("ij,jk->ik", numpy/PyTorch notation): any Unicode code
-// point other than , . - > and spaces is a label, so opt_einsum-style networks with hundreds of
-// labels work as they are. Sublists (numpy's einsum(op0, [0, 1], op1, [1, 2], [0, 2])): integer
+// Two spellings lead here. Subscripts ("ij,jk->ik", numpy/PyTorch notation): the ASCII letters and
+// every code point beyond ASCII are labels, so opt_einsum-style networks with hundreds of labels
+// work as they are; other ASCII characters are syntax, spaces or errors. Sublists (numpy's einsum(op0, [0, 1], op1, [1, 2], [0, 2])): integer
 // labels, encoded in one i64 array (see parse_sublists).
 #pragma once
 

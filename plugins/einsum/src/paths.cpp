@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -58,6 +60,8 @@ public:
             for (uint64_t w = words_[i]; w != 0; w &= w - 1) f(static_cast<int>(i * 64 + std::countr_zero(w)));
         }
     }
+    friend bool operator==(const BitSet& a, const BitSet& b) { return a.words_ == b.words_; }
+    friend bool operator<(const BitSet& a, const BitSet& b) { return a.words_ < b.words_; }
     double size(const std::vector<double>& sizes) const {
         double s = 1;
         for_each([&](int l) { s *= sizes[static_cast<size_t>(l)]; });
@@ -91,9 +95,14 @@ private:
     uint64_t state_;
 };
 
-// One greedy run. With temperature 0 and alpha 1 it is opt_einsum's greedy; otherwise each
-// choice is drawn among the best few candidates (weights exp(-(cost - best) / T)), and the
-// cost weighs the removed operands by alpha.
+// One greedy run. With temperature 0 and alpha 1 it is opt_einsum's greedy, step for step (the
+// same path on the same network): tensors with equal label sets are multiplied first (and so is
+// a result equal to a live tensor); a label every operand holds counts as an output label; each
+// new tensor offers only its best partner (cost size(result) - size(a) - size(b), ties to the
+// pair whose later id is smallest), and a pair whose offer went stale is not offered again;
+// what shares no summed label is joined last by outer products, the smallest (in output
+// labels) first. Otherwise (random-greedy) every pair is offered, each choice is drawn among
+// the best few (weights exp(-(cost - best) / T)), and the cost weighs the operands by alpha.
 class Greedy {
 public:
     Greedy(const Network& net, double alpha, double temperature, Random* random)
@@ -101,54 +110,77 @@ public:
           alpha_(alpha),
           temperature_(temperature),
           random_(random),
+          offer_all_(temperature > 0),
           output_(net.size.size(), net.output),
           count_(net.size.size(), 0),
           holders_(net.size.size()) {
+        std::vector<int> everywhere(net.size.size(), 0);
+        for (const auto& in : net.inputs)
+            for (int l : in) ++everywhere[static_cast<size_t>(l)];
+        for (size_t l = 0; l < everywhere.size(); ++l) {
+            if (everywhere[l] == static_cast<int>(net.inputs.size())) output_.set(static_cast<int>(l));
+        }
+        const int n = static_cast<int>(net.inputs.size());
         for (const auto& in : net.inputs) add(LabelSet(net.size.size(), in));
+        for (int k = 0; k < n; ++k) {  // the first holder of each label set takes its later copies
+            for (int j = 0; j < static_cast<int>(sets_.size()); ++j) {
+                if ((j < k || j >= n) && alive_[static_cast<size_t>(j)] &&
+                    sets_[static_cast<size_t>(j)] == sets_[static_cast<size_t>(k)]) {
+                    contract(j, k, sets_[static_cast<size_t>(k)]);
+                    break;
+                }
+            }
+        }
     }
 
     SsaPath run() {
         for (size_t l = 0; l < holders_.size(); ++l) {
             if (output_.test(static_cast<int>(l))) continue;
-            const auto& h = holders_[l];
-            for (size_t i = 0; i < h.size(); ++i)
-                for (size_t j = i + 1; j < h.size(); ++j) push(h[i], h[j]);
+            std::vector<int> h;
+            for (int id : holders_[l]) {
+                if (alive_[static_cast<size_t>(id)]) h.push_back(id);
+            }
+            for (size_t i = 0; i + 1 < h.size(); ++i) offer(h[i], {h.begin() + static_cast<std::ptrdiff_t>(i) + 1, h.end()});
         }
         while (alive_count_ > 1 && !queue_.empty()) {
-            const auto [a, b] = choose();
-            if (a < 0) break;
-            const int c = contract(a, b);
-            std::set<int> neighbours;
+            const std::optional<Candidate> chosen = choose();
+            if (!chosen) break;
+            const int c = merge_equal(contract(live_.at(chosen->sa), live_.at(chosen->sb), chosen->result));
+            std::set<int> partners;
             sets_[static_cast<size_t>(c)].for_each([&](int l) {
                 if (output_.test(l)) return;
                 for (int h : holders_[static_cast<size_t>(l)]) {
-                    if (h != c && alive_[static_cast<size_t>(h)]) neighbours.insert(h);
+                    if (h != c && alive_[static_cast<size_t>(h)]) partners.insert(h);
                 }
             });
-            for (int h : neighbours) push(c, h);
+            if (!partners.empty()) offer(c, {partners.begin(), partners.end()});
         }
         // Whatever shares no summed label: outer products, the two smallest first.
         using Entry = std::pair<double, int>;
         std::priority_queue<Entry, std::vector<Entry>, std::greater<>> smallest;
         for (int id = 0; id < static_cast<int>(sets_.size()); ++id) {
-            if (alive_[static_cast<size_t>(id)]) smallest.emplace(sets_[static_cast<size_t>(id)].size(net_.size), id);
+            if (alive_[static_cast<size_t>(id)]) smallest.emplace((sets_[static_cast<size_t>(id)] & output_).size(net_.size), id);
         }
         while (smallest.size() > 1) {
             const int a = smallest.top().second;
             smallest.pop();
             const int b = smallest.top().second;
             smallest.pop();
-            const int c = contract(a, b);
-            smallest.emplace(sets_[static_cast<size_t>(c)].size(net_.size), c);
+            const int c = contract(a, b, result_of(a, b));
+            smallest.emplace((sets_[static_cast<size_t>(c)] & output_).size(net_.size), c);
         }
         return ssa_;
     }
 
 private:
+    // A pair as offered: the two tensors' labels (the pair is stale once either set is gone) and
+    // the labels the result keeps, as they were then; ids a < b order ties.
     struct Candidate {
         double cost;
         int a, b;
-        bool operator>(const Candidate& o) const { return std::tie(cost, a, b) > std::tie(o.cost, o.a, o.b); }
+        LabelSet sa, sb, result;
+        auto key() const { return std::tie(cost, b, a); }
+        bool operator>(const Candidate& o) const { return key() > o.key(); }
     };
 
     int add(LabelSet s) {
@@ -157,9 +189,19 @@ private:
             ++count_[static_cast<size_t>(l)];
             holders_[static_cast<size_t>(l)].push_back(id);
         });
+        live_[s] = id;
         sets_.push_back(std::move(s));
         alive_.push_back(true);
         ++alive_count_;
+        return id;
+    }
+    // A live tensor with the same labels as the new `id` is multiplied with it at once.
+    int merge_equal(int id) {
+        for (int other = 0; other < id; ++other) {
+            if (alive_[static_cast<size_t>(other)] && sets_[static_cast<size_t>(other)] == sets_[static_cast<size_t>(id)]) {
+                return contract(other, id, sets_[static_cast<size_t>(id)]);
+            }
+        }
         return id;
     }
     // The labels a contraction of a and b keeps: those in the output or in another live tensor.
@@ -173,20 +215,35 @@ private:
         });
         return kept;
     }
-    void push(int a, int b) {
+    Candidate candidate(int a, int b) const {
         if (a > b) std::swap(a, b);
-        const double cost = result_of(a, b).size(net_.size) - alpha_ * (sets_[static_cast<size_t>(a)].size(net_.size) +
-                                                                        sets_[static_cast<size_t>(b)].size(net_.size));
-        queue_.push({cost, a, b});
+        const LabelSet& sa = sets_[static_cast<size_t>(a)];
+        const LabelSet& sb = sets_[static_cast<size_t>(b)];
+        LabelSet result = result_of(a, b);
+        const double cost = result.size(net_.size) - alpha_ * (sa.size(net_.size) + sb.size(net_.size));
+        return {cost, a, b, sa, sb, std::move(result)};
     }
-    bool valid(const Candidate& c) const { return alive_[static_cast<size_t>(c.a)] && alive_[static_cast<size_t>(c.b)]; }
-    std::pair<int, int> choose() {
+    // Pairs of `a` with each of `partners`: all of them, or (plain greedy) the best.
+    void offer(int a, const std::vector<int>& partners) {
+        std::optional<Candidate> best;
+        for (int b : partners) {
+            const Candidate c = candidate(a, b);
+            if (offer_all_) {
+                queue_.push(c);
+            } else if (!best || best->key() > c.key()) {
+                best = c;
+            }
+        }
+        if (best) queue_.push(*best);
+    }
+    bool valid(const Candidate& c) const { return live_.contains(c.sa) && live_.contains(c.sb); }
+    std::optional<Candidate> choose() {
         while (!queue_.empty() && !valid(queue_.top())) queue_.pop();
-        if (queue_.empty()) return {-1, -1};
+        if (queue_.empty()) return std::nullopt;
         if (temperature_ <= 0) {
-            const Candidate c = queue_.top();
+            Candidate c = queue_.top();
             queue_.pop();
-            return {c.a, c.b};
+            return c;
         }
         std::vector<Candidate> options;
         while (!queue_.empty() && options.size() < 8) {
@@ -204,26 +261,28 @@ private:
         for (size_t i = 0; i < options.size(); ++i) {
             if (i != chosen) queue_.push(options[i]);
         }
-        return {options[chosen].a, options[chosen].b};
+        return options[chosen];
     }
-    int contract(int a, int b) {
-        LabelSet kept = result_of(a, b);
+    int contract(int a, int b, LabelSet kept) {
         for (int id : {a, b}) {
+            live_.erase(sets_[static_cast<size_t>(id)]);
             alive_[static_cast<size_t>(id)] = false;
             --alive_count_;
             sets_[static_cast<size_t>(id)].for_each([&](int l) { --count_[static_cast<size_t>(l)]; });
         }
-        ssa_.emplace_back(a, b);
+        ssa_.emplace_back(std::min(a, b), std::max(a, b));
         return add(std::move(kept));
     }
 
     const Network& net_;
     double alpha_, temperature_;
     Random* random_;
-    LabelSet output_;
+    bool offer_all_;
+    LabelSet output_;                        // the output's labels and those every operand holds
     std::vector<int> count_;                 // live tensors holding each label
     std::vector<std::vector<int>> holders_;  // every tensor that ever held each label
     std::vector<LabelSet> sets_;             // by SSA id
+    std::map<LabelSet, int> live_;           // the live tensors by their labels (no two alike)
     std::vector<bool> alive_;
     int alive_count_ = 0;
     std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue_;

@@ -42,8 +42,9 @@ inline bool cheaper(const PathCost& a, const PathCost& b, Objective objective) {
     return a.largest < b.largest || (a.largest == b.largest && a.flops < b.flops);
 }
 
-// opt_einsum's greedy: repeatedly the pair sharing a summed label whose contraction removes the
-// most memory (size(result) - size(a) - size(b)); leftovers joined by outer products, smallest first.
+// opt_einsum's greedy, step for step (the same path): repeatedly the pair sharing a summed label
+// whose contraction removes the most memory (size(result) - size(a) - size(b)); leftovers joined
+// by outer products, smallest first.
 Path greedy_path(const Network& net);
 
 // Exact dynamic programming over subsets (3^n work) up to kOptimalMaxOperands: the cheapest
