@@ -63,4 +63,11 @@ TEST_CASE("fft: axes not given and norm=None are the defaults, through the typed
     // An explicit None is numpy's: fft2(x, axes=None) transforms every axis, as fftn.
     const Tensor axes_none = rt.call("fft.fft2", {x}, {Attr("axes", std::nullopt)})[0];
     check_close(axes_none.to_vector<std::complex<double>>(), fft::fftn(x).to_vector<std::complex<double>>(), 0, 0);
+    // The same for the 2-D and N-D Hermitian transforms.
+    check_close(fft::hfft2(x, {}, {}).to_vector<double>(), fft::hfft2(x, {}, {-2, -1}).to_vector<double>(), 0, 0);
+    check_close(rt.call("fft.hfftn", {x}, {Attr("s", std::nullopt), Attr("norm", std::nullopt)})[0].to_vector<double>(),
+                fft::hfftn(x).to_vector<double>(), 0, 0);
+    const Tensor xr = random_signal(rt, {3, 4, 6}, DType::f64, 86);
+    check_close(fft::ihfft2(xr, {}, {}).to_vector<std::complex<double>>(),
+                fft::ihfft2(xr, {}, {1, 2}).to_vector<std::complex<double>>(), 0, 0);
 }

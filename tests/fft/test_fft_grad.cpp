@@ -64,6 +64,14 @@ TEST_CASE("fft grad: 2-D and N-D ops over several axes with s", "[fft]") {
             check_grad(
                 "irfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::irfftn(v[0], s, axes, norm)}; }, x);
             check_grad(
+                "hfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::hfftn(v[0], s, axes, norm)}; }, x);
+            check_grad(
+                "hfft2 " + d,
+                [&](const std::vector<Tensor>& v) {
+                    return std::vector{fft::hfft2(v[0], std::nullopt, {0, 1}, norm)};
+                },
+                x);
+            check_grad(
                 "irfft2 " + d,
                 [&](const std::vector<Tensor>& v) {
                     return std::vector{fft::irfft2(v[0], std::nullopt, {0, 1}, norm)};
@@ -72,6 +80,15 @@ TEST_CASE("fft grad: 2-D and N-D ops over several axes with s", "[fft]") {
             if (dt == DType::f64) {
                 check_grad(
                     "rfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::rfftn(v[0], s, axes, norm)}; },
+                    x);
+                check_grad(
+                    "ihfftn s " + d, [&](const std::vector<Tensor>& v) { return std::vector{fft::ihfftn(v[0], s, axes, norm)}; },
+                    x);
+                check_grad(
+                    "ihfft2 " + d,
+                    [&](const std::vector<Tensor>& v) {
+                        return std::vector{fft::ihfft2(v[0], std::nullopt, {-2, -1}, norm)};
+                    },
                     x);
                 check_grad(
                     "rfft2 " + d,
@@ -134,6 +151,8 @@ TEST_CASE("fft grad: the VJP is the adjoint at larger sizes (<u, A x> = <A^H u, 
         {"irfftn", DType::c128, [&](const Tensor& x) { return fft::irfftn(x, s, axes, "forward"); }},
         {"hfft", DType::c128, [&](const Tensor& x) { return fft::hfft(x, 31, 1); }},
         {"ihfft", DType::f64, [&](const Tensor& x) { return fft::ihfft(x, 12, 2); }},
+        {"hfftn", DType::c128, [&](const Tensor& x) { return fft::hfftn(x, s, axes, "ortho"); }},
+        {"ihfftn", DType::f64, [&](const Tensor& x) { return fft::ihfftn(x, s, axes, "forward"); }},
     };
     for (const Op& op : ops) {
         INFO(op.what);

@@ -140,6 +140,15 @@ TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and 
                 CHECK(relative_error(Array::of(fft::irfftn(x, c.s, c.axes, norm)),
                                      scaled(reference(X, RefKind::c2r, c.axes, out_lengths),
                                             scale_of(norm, true, count(out_lengths)))) <= tolerance(dt) * 10);
+                // hfftn (scipy.fft's): irfftn's transform of conj(x), scaled as a forward one.
+                CHECK(relative_error(Array::of(fft::hfftn(x, c.s, c.axes, norm)),
+                                     scaled(reference(scaled(X, 1.0, true), RefKind::c2r, c.axes, out_lengths),
+                                            scale_of(norm, false, count(out_lengths)))) <= tolerance(dt) * 10);
+                if (!is_complex(dt)) {  // ihfftn: conj of rfftn, scaled as an inverse
+                    CHECK(relative_error(Array::of(fft::ihfftn(x, c.s, c.axes, norm)),
+                                         scaled(reference(X, RefKind::r2c, c.axes, lengths), scale_of(norm, true, size), true)) <=
+                          tolerance(dt) * 10);
+                }
             }
         }
         // fft2 family: the last two axes by default; fftn: all axes, or the last len(s).
@@ -156,6 +165,17 @@ TEST_CASE("fft values: 2-D and N-D ops over chosen axes with s, every dtype and 
         if (!is_complex(dt)) {
             CHECK(relative_error(Array::of(fft::rfft2(x, std::nullopt, {0, 1})), reference(X, RefKind::r2c, {0, 1}, {3, 4})) <=
                   tolerance(dt) * 10);
+        }
+        // hfft2 and ihfft2: the last two axes by default; hfftn and ihfftn: all of them.
+        CHECK(relative_error(Array::of(fft::hfft2(x)), reference(scaled(X, 1.0, true), RefKind::c2r, {1, 2}, {4, 8})) <=
+              tolerance(dt) * 10);
+        CHECK(relative_error(Array::of(fft::hfftn(x)), reference(scaled(X, 1.0, true), RefKind::c2r, {0, 1, 2}, {3, 4, 8})) <=
+              tolerance(dt) * 10);
+        if (!is_complex(dt)) {
+            CHECK(relative_error(Array::of(fft::ihfft2(x)), scaled(reference(X, RefKind::r2c, {1, 2}, {4, 5}), 1.0 / 20, true)) <=
+                  tolerance(dt) * 10);
+            CHECK(relative_error(Array::of(fft::ihfftn(x, std::vector<int64_t>{6})),
+                                 scaled(reference(X, RefKind::r2c, {2}, {6}), 1.0 / 6, true)) <= tolerance(dt) * 10);
         }
     }
 }

@@ -109,6 +109,10 @@ inline void fft_cases_nd(const Runtime& rt, DType dt, const FftCompare& compare)
     compare("rfftn s = (5, 3) over axes (2, 0)", dt, [](const Tensor& t) { return fft::rfftn(t, {5, 3}, {2, 0}); }, x);
     compare("irfftn s = (7, 4) over axes (0, 1)", dt, [](const Tensor& t) { return fft::irfftn(t, {7, 4}, {0, 1}); }, cube);
     compare("fftn of a permuted view", dt, [](const Tensor& t) { return fft::fftn(t.permute({2, 0, 1}), {}, {0, 1}); }, cube);
+    compare("hfft2", dt, [](const Tensor& t) { return fft::hfft2(t); }, x);
+    compare("ihfft2 ortho", dt, [](const Tensor& t) { return fft::ihfft2(t, {}, {-2, -1}, "ortho"); }, x);
+    compare("hfftn s = (7, 4) over axes (0, 1)", dt, [](const Tensor& t) { return fft::hfftn(t, {7, 4}, {0, 1}); }, cube);
+    compare("ihfftn forward", dt, [](const Tensor& t) { return fft::ihfftn(t, {}, {}, "forward"); }, cube);
 }
 // clang-format on
 

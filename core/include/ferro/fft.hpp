@@ -118,8 +118,9 @@ FERRO_FFT_ONE_D(rfft)
 FERRO_FFT_ONE_D(irfft)
 FERRO_FFT_ONE_D(hfft)
 FERRO_FFT_ONE_D(ihfft)
-// 2-D over axes (default the last two) and N-D (default all axes); the real ones halve the
-// last axis in `axes`.
+// 2-D over axes (default the last two; `{}` and std::nullopt also mean the last two, as there is
+// no None here: pass every axis for numpy's fft2(axes=None)) and N-D (default all axes, or the
+// last len(s)); the real ones halve the last axis in `axes`. norm: "backward" is numpy's None.
 FERRO_FFT_TWO_D(fft2)
 FERRO_FFT_TWO_D(ifft2)
 FERRO_FFT_TWO_D(rfft2)
@@ -128,6 +129,13 @@ FERRO_FFT_N_D(fftn)
 FERRO_FFT_N_D(ifftn)
 FERRO_FFT_N_D(rfftn)
 FERRO_FFT_N_D(irfftn)
+// 2-D and N-D Hermitian transforms (scipy.fft's): hfft2 / hfftn take the half spectrum of a
+// Hermitian-symmetric signal (last axis in `axes` halved) and give its real DFT; ihfft2 /
+// ihfftn are their inverses, from real input.
+FERRO_FFT_TWO_D(hfft2)
+FERRO_FFT_TWO_D(ihfft2)
+FERRO_FFT_N_D(hfftn)
+FERRO_FFT_N_D(ihfftn)
 
 #undef FERRO_FFT_ONE_D
 #undef FERRO_FFT_TWO_D

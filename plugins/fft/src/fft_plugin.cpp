@@ -105,7 +105,8 @@ ferro_status create_module(const ferro_host_api* host, const ferro_module_create
 ferro_status query(const ferro_host_api*, const ferro_plugin_desc** out) {
     static const plugin::OneFamilyPlugin desc(
         "fft", "0.1.0", "fft family: FFTW module for the cpu engine",
-        "discrete Fourier transforms: fft, ifft, rfft, irfft, hfft, ihfft in 1, 2 and N dimensions (numpy.fft semantics)",
+        "discrete Fourier transforms: fft, ifft, rfft, irfft, hfft, ihfft in 1, 2 and N dimensions (numpy.fft and scipy.fft "
+        "semantics)",
         static_cast<uint32_t>(Op::count), schemas(), create_module, kVersion, rule_calls());
     *out = desc.get();
     return nullptr;

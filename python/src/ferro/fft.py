@@ -1,6 +1,6 @@
-"""numpy.fft's functions on the fft family: FFTW on the cpu engine, plans made once per call
-signature, differentiable (docs/fft.md). norm: None or "backward" (the default), "ortho",
-"forward"."""
+"""numpy.fft's functions, and scipy.fft's hfft2, ihfft2, hfftn and ihfftn, on the fft family:
+FFTW on the cpu engine, plans made once per call signature, differentiable (docs/fft.md).
+norm: None or "backward" (the default), "ortho", "forward"."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -36,7 +36,8 @@ def _many_axes(op: str, default_axes: Optional[Sequence[int]]):
            norm: Optional[str] = None) -> Tensor:
         return _call(op, a, s=None if s is None else list(s), axes=None if axes is None else list(axes), norm=norm)
     fn.__name__ = fn.__qualname__ = op.split(".")[1]
-    fn.__doc__ = f"numpy.fft.{fn.__name__}(a, s=None, axes={default_axes}, norm=None)." + fn.__doc__
+    lib = "scipy.fft" if "hfft" in fn.__name__ else "numpy.fft"
+    fn.__doc__ = f"{lib}.{fn.__name__}(a, s=None, axes={default_axes}, norm=None)." + fn.__doc__
     return fn
 
 
@@ -54,6 +55,10 @@ fftn = _many_axes("fft.fftn", None)
 ifftn = _many_axes("fft.ifftn", None)
 rfftn = _many_axes("fft.rfftn", None)
 irfftn = _many_axes("fft.irfftn", None)
+hfft2 = _many_axes("fft.hfft2", (-2, -1))
+ihfft2 = _many_axes("fft.ihfft2", (-2, -1))
+hfftn = _many_axes("fft.hfftn", None)
+ihfftn = _many_axes("fft.ihfftn", None)
 
 
 def fftfreq(n: int, d: float = 1.0, *, device: str = "cpu") -> Tensor:
@@ -86,4 +91,4 @@ def ifftshift(x: Any, axes: Any = None) -> Tensor:
 
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

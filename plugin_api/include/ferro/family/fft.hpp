@@ -1,9 +1,9 @@
 // ferro plugin ABI — the fft family's contract (header-only C++), for the plugins that serve it.
 //
-// Family "fft", version 1 (libferro_fft.so defines it; fft_vulkan and fft_cuda add modules). Its
-// ops, in this order, each take one input (f32, f64, c64 or c128; the r2c ones real only) and
-// give one output, with these attributes in this order (the host normalises them: defaults
-// filled, types checked):
+// Family "fft", version 1.1 (libferro_fft.so defines it; fft_vulkan and fft_cuda add modules).
+// Its ops, in this order (1.1 appended the last four), each take one input (f32, f64, c64 or
+// c128; the r2c ones real only) and give one output, with these attributes in this order (the
+// host normalises them: defaults filled, types checked):
 //
 //   fft ifft rfft irfft hfft ihfft   n (int or None: the input's length), axis (int, -1),
 //                                    norm (str, "backward"), planner (str, "estimate")
@@ -11,12 +11,14 @@
 //                                    None: as fftn), norm, planner
 //   fftn ifftn rfftn irfftn          s (int[] or None), axes (int[] or None: all axes, or the last
 //                                    len(s)), norm, planner
+//   hfft2 ihfft2, hfftn ihfftn       as fft2, and as fftn (scipy.fft's and torch.fft's)
 //
-// Semantics are numpy.fft's: n / s zero-pad or truncate each transformed axis, the last axis of
-// `axes` is the halved one of the real transforms, norm is backward | ortho | forward, planner
-// is FFTW's effort (other modules may ignore it). describe() turns a call into the Transform it
-// asks for, output dtype and shape included, with the family's own error messages: a module for
-// another engine computes exactly that. A family of another major version may differ: bind with
+// Semantics are numpy.fft's (scipy.fft's for the 2-D and N-D hfft and ihfft): n / s zero-pad
+// or truncate each transformed axis, the last axis of `axes` is the halved one of the real
+// transforms, norm is backward | ortho | forward (None: backward), planner is FFTW's effort
+// (other modules may ignore it). describe() turns a call into the Transform it asks for, output
+// dtype and shape included, with the family's own error messages: a module for another engine
+// computes exactly that. A family of another major version may differ: bind with
 // ferro/family_binding.hpp, which checks the major and maps the ops by name.
 #pragma once
 
@@ -33,10 +35,30 @@
 namespace ferro::family::fft {
 
 inline constexpr const char* kId = "fft";
-inline constexpr const char* kVersion = "1.0.0";
+inline constexpr const char* kVersion = "1.1.0";
 inline constexpr int kMajor = 1;
 
-enum class Op : uint32_t { fft, ifft, rfft, irfft, hfft, ihfft, fft2, ifft2, rfft2, irfft2, fftn, ifftn, rfftn, irfftn, count };
+enum class Op : uint32_t {
+    fft,
+    ifft,
+    rfft,
+    irfft,
+    hfft,
+    ihfft,
+    fft2,
+    ifft2,
+    rfft2,
+    irfft2,
+    fftn,
+    ifftn,
+    rfftn,
+    irfftn,
+    hfft2,
+    ihfft2,
+    hfftn,
+    ihfftn,
+    count
+};
 
 // complex -> complex, real -> half spectrum, half spectrum -> real.
 enum class Kind { c2c, r2c, c2r };
@@ -103,6 +125,13 @@ inline constexpr OpInfo infos[] = {
     {"ifftn", Kind::c2c, true, false, false, Arity::n, "N-D inverse discrete Fourier transform"},
     {"rfftn", Kind::r2c, false, false, false, Arity::n, "N-D DFT of real input (last axis halved)"},
     {"irfftn", Kind::c2r, true, false, false, Arity::n, "inverse of rfftn"},
+    {"hfft2", Kind::c2r, false, true, false, Arity::two,
+     "2-D DFT of a Hermitian-symmetric signal given by its half (last axis halved): real"},
+    {"ihfft2", Kind::r2c, true, false, true, Arity::two,
+     "inverse of hfft2: the half spectrum of a real signal's inverse 2-D DFT"},
+    {"hfftn", Kind::c2r, false, true, false, Arity::n,
+     "N-D DFT of a Hermitian-symmetric signal given by its half (last axis halved): real"},
+    {"ihfftn", Kind::r2c, true, false, true, Arity::n, "inverse of hfftn: the half spectrum of a real signal's inverse N-D DFT"},
 };
 static_assert(std::size(infos) == static_cast<size_t>(Op::count));
 
