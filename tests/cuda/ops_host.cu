@@ -39,9 +39,9 @@ template <class T, uint32_t Op> bool reduce_one(ferro_dtype out_dtype, const voi
     using R = Reducer<T, Op>;
     if (out_dtype != dtype_of<typename R::Out>()) return false;
     const T* x = static_cast<const T*>(in);
-    typename R::Acc acc = R::identity();
-    for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i]);
-    *static_cast<typename R::Out*>(out) = convert<typename R::Out>(acc);
+    Running<R> run;
+    for (int64_t i = 0; i < n; ++i) run.add(R::lift(x[i]));
+    *static_cast<typename R::Out*>(out) = convert<typename R::Out>(run.total());
     return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include <ferro/gradcheck.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <thread>
@@ -171,5 +172,31 @@ TEST_CASE("vulkan: reductions and products longer than one dispatch's loops are 
     const Tensor c = rt.ones({64, 1}, DType::f32, "vulkan:0").expand({64, 120000});
     const Tensor d = rt.ones({1, 64}, DType::f32, "vulkan:0").expand({120000, 64});
     CHECK(c.matmul(d).to("cpu").to_vector<double>() == std::vector<double>(64 * 64, 120000.0));
+    check_no_vulkan_messages(log);
+}
+
+// Floating sums are compensated in each invocation's run (reduce.comp), so they are as accurate
+// as the cpu engine's pairwise sums: numpy's case (10^6 copies of 1 + 8196 eps; 1.5e-15 is
+// numpy's bound), and f32 sums of 0.1 that uncompensated runs got wrong by 1.6e-5 (all of one
+// output, 2048 elements per invocation) and 4.1e-6 (columns, one invocation each).
+TEST_CASE("vulkan: floating sums are compensated: numpy's accuracy case and long f32 sums", "[vulkan]") {
+    VulkanLog log;
+    Runtime rt = vulkan_runtime(log);
+    require_vulkan_device(rt);
+    const auto relative = [](double got, double want) { return std::abs(got - want) / std::abs(want); };
+    const int64_t rows = 1 << 17;
+    const float tenth = 0.1f;
+    const double tenth_sum = static_cast<double>(tenth) * static_cast<double>(4 * rows);
+    const Tensor f32 = rt.full({1}, tenth, DType::f32, "vulkan:0").expand({4 * rows});
+    CHECK(relative(f32.sum().to("cpu").item<double>(), tenth_sum) < 1e-6);
+    const Tensor columns = rt.full({1, 1}, tenth, DType::f32, "vulkan:0").expand({rows, 4}).contiguous();
+    for (double v : columns.sum({0}).to("cpu").to_vector<double>()) CHECK(relative(v, tenth_sum / 4) < 1e-6);
+    const Tensor c64 = rt.full({1}, tenth, DType::f32, "vulkan:0").expand({4 * rows}).to(DType::c64);
+    CHECK(relative(c64.sum().real().to("cpu").item<double>(), tenth_sum) < 1e-6);
+    const double eps = std::numeric_limits<double>::epsilon(), v = 1 + 8196 * eps;
+    const Tensor f64 = rt.full({1}, v, DType::f64, "vulkan:0").expand({1'000'000});
+    CHECK(relative(f64.sum().to("cpu").item<double>(), 1e6 * v) < 1.5e-15);
+    const Tensor column = rt.full({1, 1}, v, DType::f64, "vulkan:0").expand({1'000'000, 2}).contiguous();
+    for (double s : column.sum({0}).to("cpu").to_vector<double>()) CHECK(relative(s, 1e6 * v) < 1.5e-15);
     check_no_vulkan_messages(log);
 }

@@ -1,6 +1,6 @@
 // The reduce kernel: sum, prod, max, min, any, all over the axes where out has size 1, with the
 // cpu engine's semantics (f32 sums in double, c64 in c128, integers wrap, max/min propagate
-// NaN). Three shapes of work:
+// NaN); floating sums are compensated in each thread's run (Running). Three shapes of work:
 //  - one thread per output, looping over its inputs: few inputs per output, or reduced axes
 //    that are not contiguous (a column sum: neighbouring threads read neighbouring elements);
 //  - one block per output (or per part of an output), threads striding through the inputs and
@@ -22,13 +22,13 @@ struct ReduceLayout {
 template <class R, class T>
 __device__ __forceinline__ typename R::Acc reduce_span(const T* in, const Strided<1>& red, int64_t begin, int64_t end,
                                                        int64_t step) {
-    typename R::Acc acc = R::identity();
+    Running<R> run;
     for (int64_t j = begin; j < end; j += step) {
         int64_t off[1];
         offsets_of(red, j, off);
-        acc = R::step(acc, in[off[0]]);
+        run.add(R::lift(in[off[0]]));
     }
-    return acc;
+    return run.total();
 }
 
 template <class R, class T> __global__ void reduce_serial_kernel(typename R::Out* out, const T* in, ReduceLayout L) {
@@ -69,11 +69,11 @@ __global__ void reduce_block_kernel(typename R::Out* out, typename R::Acc* parti
 template <class R>
 __global__ void reduce_combine_kernel(typename R::Out* out, const typename R::Acc* partial, Strided<2> kept, int64_t parts) {
     FERRO_GRID_STRIDE(o, kept.numel) {
-        typename R::Acc acc = R::identity();
-        for (int64_t p = 0; p < parts; ++p) acc = R::combine(acc, partial[o * parts + p]);
+        Running<R> run;
+        for (int64_t p = 0; p < parts; ++p) run.add(partial[o * parts + p]);
         int64_t off[2];
         offsets_of(kept, o, off);
-        out[off[0]] = convert<typename R::Out>(acc);
+        out[off[0]] = convert<typename R::Out>(run.total());
     }
 }
 

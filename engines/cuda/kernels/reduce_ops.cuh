@@ -1,5 +1,5 @@
 // The reductions as element functions (host and device): Reducer<T, Op>'s accumulator type,
-// identity, step and combine, with the cpu engine's semantics (f32 sums in double, c64 in
+// identity, lift and combine, and Running (a compensated sum for floating sums), with the cpu engine's semantics (f32 sums in double, c64 in
 // c128, integers wrap, max/min propagate NaN).
 #pragma once
 
@@ -15,6 +15,7 @@ template <> struct wide<c64> { using type = c128; };
 template <> struct wide<boolean> { using type = int64_t; };
 
 template <class T, uint32_t Op> struct Reducer {
+    static constexpr bool kSum = Op == FERRO_REDUCE_SUM;
     using Acc = ::cuda::std::conditional_t<
         Op == FERRO_REDUCE_ANY || Op == FERRO_REDUCE_ALL, bool,
         ::cuda::std::conditional_t<Op == FERRO_REDUCE_SUM || Op == FERRO_REDUCE_PROD, typename wide<T>::type, T>>;
@@ -46,9 +47,45 @@ template <class T, uint32_t Op> struct Reducer {
             return Op == FERRO_REDUCE_MAX ? (x > acc ? x : acc) : (x < acc ? x : acc);
         }
     }
-    FERRO_HD static Acc step(Acc acc, T x) {
-        if constexpr (::cuda::std::is_same_v<Acc, bool>) return combine(acc, x != T{});
-        else return combine(acc, convert<Acc>(x));
+    FERRO_HD static Acc lift(T x) {  // an input as the accumulator takes it
+        if constexpr (::cuda::std::is_same_v<Acc, bool>) return x != T{};
+        else return convert<Acc>(x);
+    }
+};
+
+// Neumaier's compensated sum of one real part: `sum + x`, with what its rounding lost added to
+// `lost`. Only additions, so no multiply-add contraction can change it.
+template <class F> FERRO_HD void add_compensated(F& sum, F& lost, F x) {
+    const F t = sum + x;
+    lost += ::cuda::std::fabs(sum) >= ::cuda::std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+}
+
+// A running reduction. Floating sums are compensated (Neumaier's variant of Kahan's
+// summation): a thread's run of any length is then accurate to a few ulps, as numpy's pairwise
+// sums are, before the runs are combined as a tree. Other reductions just combine.
+template <class R> struct Running {
+    using Acc = typename R::Acc;
+    static constexpr bool compensated = R::kSum && fp<Acc>;
+    Acc acc = R::identity();
+    Acc lost = Acc(0);
+
+    FERRO_HD void add(Acc v) {
+        if constexpr (!compensated) {
+            acc = R::combine(acc, v);
+        } else if constexpr (is_complex_v<Acc>) {
+            real_t<Acc> re = acc.real(), im = acc.imag(), lost_re = lost.real(), lost_im = lost.imag();
+            add_compensated(re, lost_re, v.real());
+            add_compensated(im, lost_im, v.imag());
+            acc = Acc(re, im);
+            lost = Acc(lost_re, lost_im);
+        } else {
+            add_compensated(acc, lost, v);
+        }
+    }
+    FERRO_HD Acc total() const {
+        if constexpr (compensated) return acc + lost;
+        else return acc;
     }
 };
 

@@ -6,7 +6,8 @@
 // value_i is the count of reduced elements. OP = ferro_reduce_op | 256 * mode: mode 0, one
 // workgroup per output element (a tree in shared memory); mode 1, one invocation per output
 // element (few reduced elements, many outputs).
-// Variants: reduce_<dt> (sum, prod, max, min; O = A = dt), reduce_bool_<dt> (any, all).
+// Variants: reduce_<dt> (sum, prod, max, min; O = A = dt), reduce_bool_<dt> (any, all). Floating
+// sums are compensated (add_compensated).
 #version 460
 #include "common.glsl"
 #include "slots.glsl"
@@ -78,6 +79,34 @@ ACC_T combine(ACC_T x, ACC_T y) {  // max and min propagate NaN
 ACC_T lift(A_T x) { return x; }
 #endif
 
+// Floating sums are compensated (Neumaier's variant of Kahan's summation): each invocation's run
+// carries the rounding error of its running sum in `comp`, so a run of any length is accurate to
+// a few ulps, as numpy's pairwise sums are; the runs are then combined as a tree. `precise`
+// keeps the compiler from simplifying the error terms away. Other reductions just combine.
+#if !defined(TO_BOOL) && A_KIND != KIND_INT
+const bool COMPENSATED = REDUCE_OP == 0u;
+void accumulate(inout ACC_T acc, inout ACC_T comp, ACC_T x) {
+    if (!COMPENSATED) {
+        acc = combine(acc, x);
+        return;
+    }
+    precise ACC_T t = acc + x;
+    precise ACC_T lost_of_x = (acc - t) + x;    // |acc| >= |x|: what t lost of x
+    precise ACC_T lost_of_acc = (x - t) + acc;  // otherwise: what t lost of acc
+#if A_KIND == KIND_COMPLEX
+    precise ACC_T c = comp + mix(lost_of_acc, lost_of_x, greaterThanEqual(abs(acc), abs(x)));
+#else
+    precise ACC_T c = comp + (abs(acc) >= abs(x) ? lost_of_x : lost_of_acc);
+#endif
+    comp = c;
+    acc = t;
+}
+ACC_T total(ACC_T acc, ACC_T comp) { return COMPENSATED ? acc + comp : acc; }
+#else
+void accumulate(inout ACC_T acc, inout ACC_T comp, ACC_T x) { acc = combine(acc, x); }
+ACC_T total(ACC_T acc, ACC_T comp) { return acc; }
+#endif
+
 // The input offset of reduced element j.
 int64_t reduced_offset(Args a, uint64_t j) {
     const int nd = int(a.ndim);
@@ -112,17 +141,18 @@ void reduce_alone(Args a, uint64_t o) {
     offsets_of(a, o, 2, off);
     const uint64_t at = element_address(a, 0, off[0], O_SIZE);
     ACC_T acc = accumulates(a) ? ACC_T(load_o(at)) : identity();
+    ACC_T comp = identity();  // 0 for sums, the only op that uses it
     if (a.wide == 0) {
         const uint end = uint(range_end(a));
         for (uint j = uint(range_begin(a)); j < end; ++j) {
-            acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
+            accumulate(acc, comp, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     } else {
         for (uint64_t j = range_begin(a); j < range_end(a); ++j) {
-            acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
+            accumulate(acc, comp, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     }
-    store_o(at, O_T(acc));
+    store_o(at, O_T(total(acc, comp)));
 }
 
 shared ACC_T partial[256];
@@ -133,17 +163,18 @@ void reduce_together(Args a, uint64_t o) {
     int64_t off[4];
     offsets_of(a, o, 2, off);
     ACC_T acc = identity();
+    ACC_T comp = identity();  // 0 for sums, the only op that uses it
     if (a.wide == 0) {
         const uint end = uint(range_end(a));
         for (uint j = uint(range_begin(a)) + t; j < end; j += 256u) {
-            acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
+            accumulate(acc, comp, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     } else {
         for (uint64_t j = range_begin(a) + t; j < range_end(a); j += 256u) {
-            acc = combine(acc, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
+            accumulate(acc, comp, lift(load_a(element_address(a, 1, off[1] + reduced_offset(a, j), A_SIZE))));
         }
     }
-    partial[t] = acc;
+    partial[t] = total(acc, comp);
     barrier();
     for (uint width = 128; width > 0; width >>= 1) {
         if (t < width) partial[t] = combine(partial[t], partial[t + width]);
