@@ -9,7 +9,7 @@
 
 #include <ferro/ferro.hpp>
 
-#include <cblas.h>  // openblas_set_num_threads
+#include <dlfcn.h>
 #include <lapacke.h>
 
 #include <algorithm>
@@ -132,11 +132,15 @@ struct Medians {
     int lapack_threads;
 };
 Medians time_case(const std::function<void()>& mine, const std::function<void()>& theirs, int samples, int inner) {
-    const int threads = openblas_get_num_threads();
+    // OpenBLAS's thread count, looked up at run time (ferro links the reference BLAS interface);
+    // another backend's LAPACK runs with the threads it has in both columns.
+    static const auto get_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    static const auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    const int threads = get_threads != nullptr ? get_threads() : 1;
     auto one_thread = [&] {
-        openblas_set_num_threads(1);
+        if (set_threads != nullptr) set_threads(1);
         const double s = bench::sample_seconds(theirs, inner);
-        openblas_set_num_threads(threads);
+        if (set_threads != nullptr) set_threads(threads);
         return s;
     };
     std::vector<double> f, one, all;

@@ -8,11 +8,14 @@ find_package(Boost 1.74 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(dlpack REQUIRED)  # dlpack::dlpack (header only; DLPack 0.6 in Debian 12)
-set(BLA_VENDOR OpenBLAS)
+# BLAS and LAPACK through the reference interface's sonames (libblas.so.3, liblapack.so.3), so
+# the implementation is chosen at run time, not here: Debian's alternatives for the system,
+# LD_LIBRARY_PATH for one process; OpenBLAS by default (engines/cpu/src/blas_backend.hpp).
+set(BLA_VENDOR Generic)
 find_package(BLAS REQUIRED)
-find_path(FERRO_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu openblas REQUIRED)
-# LAPACK for the linalg plugin: OpenBLAS's LAPACK, called through LAPACKE's column-major
-# *_work entry points (which pass straight through to LAPACK).
+find_path(FERRO_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu REQUIRED)
+# LAPACK for the linalg plugin, called through LAPACKE's column-major *_work entry points
+# (which pass straight through to LAPACK).
 find_package(LAPACK REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)

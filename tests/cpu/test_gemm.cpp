@@ -3,12 +3,14 @@
 #include "cpu_fixture.hpp"
 #include "small_gemm.hpp"
 
-#include <ferro/cpu_context.h>
+#include "blas_backend.hpp"
 
-#include <cblas.h>  // openblas_get_num_threads
+#include <ferro/cpu_context.h>
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <thread>
@@ -283,15 +285,53 @@ TEST_CASE("cpu: large batches of small products, spread over the pool, match a n
     check_small_rows<float>(engine, FERRO_DTYPE_F32, 3, 100, 5, 1e-5, 1000);
 }
 
+// ferro links the reference BLAS interface; the implementation is the process's choice. The
+// suite also runs with BLIS first in LD_LIBRARY_PATH (tests/cpu/CMakeLists.txt), where
+// FERRO_EXPECT_BLAS says which one it must find.
+TEST_CASE("cpu: the BLAS is identified at run time, from the library the process loaded", "[cpu]") {
+    const ferro::cpu::BlasBackend& b = ferro::cpu::blas_backend();
+    INFO(b.describe());
+    REQUIRE_FALSE(b.library.empty());
+    CHECK(std::filesystem::exists(b.library));
+    if (const char* expected = std::getenv("FERRO_EXPECT_BLAS")) {
+        CHECK(b.name == expected);
+    } else {
+        CHECK((b.name == "OpenBLAS" || b.name == "MKL" || b.name == "BLIS" || b.name == "reference BLAS"));
+    }
+    if (b.name == "OpenBLAS") {
+        CHECK(b.version.find('.') != std::string::npos);  // "0.3.21"
+        CHECK_FALSE(b.core.empty());
+        REQUIRE(b.get_threads != nullptr);
+        CHECK(b.describe().find(std::to_string(b.get_threads()) + " threads") != std::string::npos);
+    }
+    CHECK(b.describe().find(b.name) == 0);
+    CHECK(b.describe().find(" from " + b.library) != std::string::npos);
+}
+
+namespace {
+
+// The backend's thread count (OpenBLAS by default; blas_backend.hpp). A backend without one
+// (BLIS, the reference BLAS) leaves the thread-count checks nothing to check.
+int blas_threads() { return ferro::cpu::blas_backend().get_threads(); }
+void set_blas_threads(int n) { ferro::cpu::blas_backend().set_threads(n); }
+bool blas_has_threads() {
+    if (ferro::cpu::blas_backend().get_threads != nullptr) return true;
+    WARN(ferro::cpu::blas_backend().describe() << " has no thread count: nothing to check");
+    return false;
+}
+
+}  // namespace
+
 TEST_CASE("cpu: batches of mid-sized BLAS products run one per pool thread and leave BLAS's thread count as it was", "[cpu]") {
     CpuEngine engine;
-    const int before = openblas_get_num_threads();
-    openblas_set_num_threads(2);
+    if (!blas_has_threads()) return;
+    const int before = blas_threads();
+    set_blas_threads(2);
     // A side above kMidGemmSide keeps them on cblas: 2.6 million multiply-adds each.
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 1100, 40, 60, 1e-12, 3);
     check_small_rows<float>(engine, FERRO_DTYPE_F32, 1100, 40, 60, 1e-4, 2);
-    CHECK(openblas_get_num_threads() == 2);
-    openblas_set_num_threads(before);
+    CHECK(blas_threads() == 2);
+    set_blas_threads(before);
 }
 
 namespace {
@@ -371,26 +411,28 @@ const ferro_cpu_context& context_of(CpuEngine& engine) {
 
 TEST_CASE("cpu: blas_one_thread holds are counted and the last release restores the count", "[cpu]") {
     CpuEngine engine;
+    if (!blas_has_threads()) return;
     const ferro_cpu_context& ctx = context_of(engine);
-    const int before = openblas_get_num_threads();
-    openblas_set_num_threads(2);
+    const int before = blas_threads();
+    set_blas_threads(2);
     ctx.blas_one_thread(&ctx, 1);
-    CHECK(openblas_get_num_threads() == 1);
+    CHECK(blas_threads() == 1);
     ctx.blas_one_thread(&ctx, 1);
     ctx.blas_one_thread(&ctx, 0);
-    CHECK(openblas_get_num_threads() == 1);  // one hold is still in place
+    CHECK(blas_threads() == 1);  // one hold is still in place
     ctx.blas_one_thread(&ctx, 0);
-    CHECK(openblas_get_num_threads() == 2);
+    CHECK(blas_threads() == 2);
     ctx.blas_one_thread(&ctx, 0);  // a release without a hold changes nothing
-    CHECK(openblas_get_num_threads() == 2);
-    openblas_set_num_threads(before);
+    CHECK(blas_threads() == 2);
+    set_blas_threads(before);
 }
 
 TEST_CASE("concurrency: cpu engine BLAS holds and fanned-out products from many threads restore the count", "[cpu]") {
     CpuEngine engine;
+    if (!blas_has_threads()) return;
     const ferro_cpu_context& ctx = context_of(engine);
-    const int before = openblas_get_num_threads();
-    openblas_set_num_threads(2);
+    const int before = blas_threads();
+    set_blas_threads(2);
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&] {
@@ -402,6 +444,6 @@ TEST_CASE("concurrency: cpu engine BLAS holds and fanned-out products from many 
     }
     check_small_rows<double>(engine, FERRO_DTYPE_F64, 70, 80, 60, 1e-12, 4);
     for (auto& th : threads) th.join();
-    CHECK(openblas_get_num_threads() == 2);
-    openblas_set_num_threads(before);
+    CHECK(blas_threads() == 2);
+    set_blas_threads(before);
 }

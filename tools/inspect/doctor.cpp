@@ -60,7 +60,12 @@ nlohmann::json doctor(const ListOptions& options) {
     const ferro_plan_cache_stats cache = builtin.plan_cache_stats();
     r["plan_cache"] = {{"max_entries", cache.max_entries}, {"max_bytes", cache.max_bytes}};
     for (const EngineInfo& e : builtin.inventory().engines) {  // built in
-        r["engines"].push_back({{"kind", e.kind}, {"plugin", e.plugin}, {"devices", 1}, {"names", {e.name}}, {"reason", ""}});
+        r["engines"].push_back({{"kind", e.kind},
+                                {"plugin", e.plugin},
+                                {"devices", 1},
+                                {"names", {e.name}},
+                                {"reason", ""},
+                                {"details", e.details}});
     }
     r["problems"] = nlohmann::json::array();
     for (const auto& p : list["plugins"]) {
@@ -94,6 +99,9 @@ nlohmann::json doctor(const ListOptions& options) {
         setting("FERRO_COMM_TIMEOUT", "600",
                 "seconds a collective waits for every rank before DEADLINE_EXCEEDED, unless the call gives its own"),
         setting("OPENBLAS_NUM_THREADS", cores, "OpenBLAS's threads for gemm and LAPACK"),
+        setting("LD_LIBRARY_PATH", "",
+                "a directory with another libblas.so.3 / liblapack.so.3 first (e.g. /usr/lib/x86_64-linux-gnu/blis-pthread) "
+                "runs that BLAS in this process; update-alternatives chooses the system's"),
     };
     r["summary"] = list["summary"];
     return r;
@@ -110,6 +118,7 @@ std::string render_doctor(const nlohmann::json& r) {
         const int n = e["devices"];
         t += fmt::format("  {:<12} {} device{} (plugin {}){}\n", e["kind"].get<std::string>(), n, n == 1 ? "" : "s",
                          e["plugin"].get<std::string>(), n == 0 ? ": " + e["reason"].get<std::string>() : "");
+        if (const std::string details = e.value("details", ""); !details.empty()) t += fmt::format("  {:<12} {}\n", "", details);
     }
     t += r["problems"].empty() ? "plugins: every file in the search path loads\n" : "plugins that do not load:\n";
     for (const auto& p : r["problems"]) {

@@ -1,4 +1,5 @@
-// The process's BLAS thread count, owned by the cpu engine.
+// The process's BLAS thread count, owned by the cpu engine, through the backend's own control
+// (blas_backend.hpp; a backend without one is left as it is).
 //
 // OpenBLAS has only a process-wide thread count (openblas_set_num_threads_local came in
 // 0.3.27; Debian ships 0.3.21), and threads hurt at some sizes: its LAPACK reductions run

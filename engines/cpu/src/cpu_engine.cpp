@@ -2,6 +2,7 @@
 // Kernels live in kernels_*.cpp.
 #include "cpu_engine.hpp"
 
+#include "blas_backend.hpp"
 #include "blas_threads.hpp"
 #include "small_blocks.hpp"
 
@@ -47,12 +48,13 @@ ferro_status properties(void* self, ferro_device_props* out) {
                                   FERRO_DTYPE_C128, FERRO_DTYPE_I64, FERRO_DTYPE_BOOL};
     out->n_dtypes = sizeof dtypes / sizeof dtypes[0];
     std::memcpy(out->dtypes, dtypes, sizeof dtypes);
+    // The BLAS last: a long library path is what the field's size may cut.
     std::snprintf(out->details, sizeof out->details,
-                  "gemm: OpenBLAS (cblas); %u-byte aligned memory; freed blocks reused: from 64 KiB up to "
-                  "%llu MiB (FERRO_CPU_CACHE_MB), 1-64 KiB up to 1 MiB a thread; huge pages advised from %llu MiB: %s "
-                  "(FERRO_CPU_HUGE_PAGES)",
+                  "%u-byte aligned memory; freed blocks reused up to %llu MiB (FERRO_CPU_CACHE_MB); huge pages from "
+                  "%llu MiB: %s (FERRO_CPU_HUGE_PAGES); BLAS: %s",
                   static_cast<unsigned>(kAlignment), static_cast<unsigned long long>(self_of(self).blocks->limit() >> 20),
-                  static_cast<unsigned long long>(kHugePageBytes >> 20), self_of(self).huge_pages ? "on" : "off");
+                  static_cast<unsigned long long>(kHugePageBytes >> 20), self_of(self).huge_pages ? "on" : "off",
+                  blas_backend().describe().c_str());
     return nullptr;
 }
 
@@ -234,7 +236,7 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
 }
 
 constexpr ferro_engine_desc engines[] = {{sizeof(ferro_engine_desc), 0, "cpu", FERRO_CPU_CONTEXT_ABI,
-                                          "host cpu: OpenBLAS gemm, vectorised strided kernels", probe, create}};
+                                          "host cpu: BLAS gemm (chosen at run time), vectorised strided kernels", probe, create}};
 
 constexpr ferro_plugin_desc desc = {sizeof(ferro_plugin_desc),
                                     FERRO_ABI_MAJOR,
