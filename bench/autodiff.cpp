@@ -3,7 +3,7 @@
 //     where the cost is all bookkeeping (recording, the backward pass, the VJP rules' calls);
 //   - one step of a 3-layer, 512-wide tanh MLP on a batch of 64, where the kernels dominate;
 //   - the same step's 8 matrix products alone, without grad: the BLAS reference. The two sides
-//     use different BLAS libraries (OpenBLAS here, MKL in the torch wheel), and this case shows
+//     use different BLAS libraries (the process's here, OpenBLAS by default; MKL in the torch wheel), and this case shows
 //     how much of the MLP ratio is the BLAS and not ferro.
 // Parameters require grad and their .grad is cleared every iteration, as in training.
 // Prints one {"case", "seconds"} JSON line per case; bench/run pairs it with libtorch autograd

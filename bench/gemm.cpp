@@ -1,5 +1,5 @@
 // bench/run gemm: ferro's matmul (through ferro.hpp, output allocated per call) against
-// cblas_?gemm called directly on preallocated buffers, same OpenBLAS, same process.
+// cblas_?gemm called directly on preallocated buffers, same BLAS (the one the process loaded), same process.
 // Prints DESIGN §12 JSON lines.
 #include "timing.hpp"
 
@@ -39,7 +39,7 @@ template <class T> double run_case(const ferro::Runtime& rt, int64_t n, bool qui
                               [&] { cblas_gemm<T>(static_cast<int>(n), a.data(), b.data(), c.data()); }, samples, inner);
     const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
     std::printf(
-        "{\"bench\": \"gemm\", \"case\": \"%s n=%lld\", \"ferro_s\": %.6e, \"peer\": \"cblas_%cgemm (OpenBLAS)\", "
+        "{\"bench\": \"gemm\", \"case\": \"%s n=%lld\", \"ferro_s\": %.6e, \"peer\": \"cblas_%cgemm (the same BLAS)\", "
         "\"peer_s\": %.6e, \"ratio\": %.4f, \"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, "
         "\"samples\": %d}\n",
         dtype, static_cast<long long>(n), ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s, ferro_s / peer_s,
@@ -79,7 +79,7 @@ double run_batched(const ferro::Runtime& rt, int64_t batch, int64_t m, int64_t n
     const double flops = 2.0 * static_cast<double>(batch * m * n * k);
     std::printf(
         "{\"bench\": \"gemm\", \"case\": \"%s batch %lld x %lldx%lldx%lld\", \"ferro_s\": %.6e, "
-        "\"peer\": \"cblas_%cgemm per product (OpenBLAS)\", \"peer_s\": %.6e, \"ratio\": %.4f, "
+        "\"peer\": \"cblas_%cgemm per product (the same BLAS)\", \"peer_s\": %.6e, \"ratio\": %.4f, "
         "\"ferro_gflops\": %.2f, \"peer_gflops\": %.2f, \"max_abs_diff\": %.2e, \"samples\": %d}\n",
         dtype, static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
         ferro_s, std::is_same_v<T, float> ? 's' : 'd', peer_s, ferro_s / peer_s, flops / ferro_s * 1e-9, flops / peer_s * 1e-9,

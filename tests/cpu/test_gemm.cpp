@@ -302,7 +302,8 @@ TEST_CASE("cpu: the BLAS is identified at run time, from the library the process
         CHECK(b.version.find('.') != std::string::npos);  // "0.3.21"
         CHECK_FALSE(b.core.empty());
         REQUIRE(b.get_threads != nullptr);
-        CHECK(b.describe().find(std::to_string(b.get_threads()) + " threads") != std::string::npos);
+        const int n = b.get_threads();
+        CHECK(b.describe().find(std::to_string(n) + (n == 1 ? " thread)" : " threads)")) != std::string::npos);
     }
     CHECK(b.describe().find(b.name) == 0);
     CHECK(b.describe().find(" from " + b.library) != std::string::npos);

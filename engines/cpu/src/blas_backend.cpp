@@ -50,8 +50,11 @@ BlasBackend identify() {
     } else if (const auto version = lib.get<void (*)(char*, int)>("MKL_Get_Version_String")) {
         b.name = "MKL";
         std::array<char, 256> text{};
-        version(text.data(), static_cast<int>(text.size()));
-        b.version = text.data();
+        version(text.data(), static_cast<int>(text.size()));  // "Intel(R) oneAPI Math Kernel Library Version 2026.2-Product ..."
+        const std::string_view said = text.data();
+        const size_t at = said.find("Version ");
+        b.version =
+            at == std::string_view::npos ? std::string(said) : std::string(said.substr(at + 8, said.find('-', at) - at - 8));
         b.get_threads = lib.get<int (*)()>("MKL_Get_Max_Threads");
         b.set_threads = lib.get<void (*)(int)>("MKL_Set_Num_Threads");
     } else if (b.library.find("blis") != std::string::npos) {
@@ -75,7 +78,10 @@ std::string BlasBackend::describe() const {
     if (!version.empty()) s += " " + version;
     std::string detail;
     if (!core.empty()) detail = "core " + core;
-    if (get_threads != nullptr) detail += (detail.empty() ? "" : ", ") + std::to_string(get_threads()) + " threads";
+    if (get_threads != nullptr) {
+        const int n = get_threads();
+        detail += (detail.empty() ? "" : ", ") + std::to_string(n) + (n == 1 ? " thread" : " threads");
+    }
     if (!detail.empty()) s += " (" + detail + ")";
     return s + " from " + (library.empty() ? "an unknown library" : library);
 }
