@@ -1,6 +1,6 @@
 // The reductions as element functions (host and device): Reducer<T, Op>'s accumulator type,
-// identity, lift and combine, and Running (a compensated sum for floating sums), with the cpu engine's semantics (f32 sums in double, c64 in
-// c128, integers wrap, max/min propagate NaN).
+// identity, lift and combine, and Running (a compensated sum for floating sums), with the cpu
+// engine's semantics (f32 sums in double, c64 in c128, integers wrap, max/min propagate NaN).
 #pragma once
 
 #include "device.cuh"
