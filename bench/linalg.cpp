@@ -1,9 +1,9 @@
-// bench/run linalg (ferro side and the direct-LAPACK peer, in one process): svd, eigh, qr,
+// bench/run linalg (ferro side and the direct-LAPACK peer, in one process): svd, eigh, eig, qr,
 // solve, cholesky and det of n x n f64 matrices, n = 64, 256, 1024, through ferro::linalg
 // against the same LAPACK routine called directly (LAPACKE column-major *_work entry points,
 // workspace queried once, the input copied into a work buffer each call as LAPACK overwrites
-// it), at its better OpenBLAS thread count. Prints one {"case", "ferro_s", "lapack_s", ...}
-// line per case; bench/run adds the numpy and scipy timings of the same cases and prints
+// it), at its better thread count (OpenBLAS's or MKL's). Prints one {"case", "ferro_s",
+// "lapack_s", ...} line per case; bench/run adds the numpy and scipy timings of the same cases and prints
 // DESIGN §12 lines.
 #include "timing.hpp"
 
@@ -75,6 +75,17 @@ std::function<void()> direct_call(const std::string& op, Direct& d) {
                                 static_cast<lapack_int>(d.work.size()), d.iwork.data(), static_cast<lapack_int>(d.iwork.size()));
         };
     }
+    if (op == "eig") {  // eigenvalues and right eigenvectors, as ferro's and numpy's eig
+        const lapack_int lw = d.query([&](double* w, lapack_int l) {
+            return LAPACKE_dgeev_work(col, 'N', 'V', n, d.a.data(), n, d.w.data(), d.tau.data(), nullptr, 1, d.u.data(), n, w, l);
+        });
+        d.work.resize(static_cast<size_t>(lw));
+        return [&d, n, lw, col] {
+            d.load();
+            LAPACKE_dgeev_work(col, 'N', 'V', n, d.a.data(), n, d.w.data(), d.tau.data(), nullptr, 1, d.u.data(), n,
+                               d.work.data(), lw);
+        };
+    }
     if (op == "qr") {
         const lapack_int l1 =
             d.query([&](double* w, lapack_int l) { return LAPACKE_dgeqrf_work(col, n, n, d.a.data(), n, d.tau.data(), w, l); });
@@ -116,31 +127,49 @@ std::function<void()> direct_call(const std::string& op, Direct& d) {
 std::function<void()> ferro_call(const std::string& op, const Tensor& A, const Tensor& b) {
     if (op == "svd") return [&A] { (void)ferro::linalg::svd(A, /*full_matrices=*/false); };
     if (op == "eigh") return [&A] { (void)ferro::linalg::eigh(A); };
+    if (op == "eig") return [&A] { (void)ferro::linalg::eig(A); };
     if (op == "qr") return [&A] { (void)ferro::linalg::qr(A); };
     if (op == "solve") return [&A, &b] { (void)ferro::linalg::solve(A, b); };
     if (op == "cholesky") return [&A] { (void)ferro::linalg::cholesky(A); };
     return [&A] { (void)ferro::linalg::det(A); };
 }
 
-// Medians of ferro's call and of the direct call at one OpenBLAS thread and at the process's
+// The thread count of the BLAS the process runs, for the direct calls: OpenBLAS's or MKL's,
+// looked up at run time (ferro links the reference BLAS interface). BLIS and the reference
+// BLAS have none: their direct calls run as they are in both columns.
+struct BlasThreads {
+    int (*get)() = nullptr;
+    void (*set)(int) = nullptr;
+    BlasThreads() {
+        for (const auto& [get_name, set_name] : {std::pair{"openblas_get_num_threads", "openblas_set_num_threads"},
+                                                 std::pair{"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}}) {
+            get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, get_name));
+            set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, set_name));
+            if (get != nullptr && set != nullptr) return;
+        }
+        get = nullptr;
+        set = nullptr;
+    }
+    int count() const { return get != nullptr ? get() : 1; }
+};
+
+// Medians of ferro's call and of the direct call at one BLAS thread and at the process's
 // count, sampled in turn. The baseline is the faster of the two: OpenBLAS threads potrf and the
 // level-2 kernels of the reductions at sizes where one thread is faster (potrf at n = 64 took
 // 2-5x as long on two threads here, and how long varied from run to run), which ferro's plans
-// avoid by holding the BLAS at one thread there.
+// avoid by holding the BLAS at one thread there; both are printed, as the evidence for the
+// sizes up to which ferro holds each implementation at one thread (plugins/linalg/src/cpu_exec.hpp).
 struct Medians {
-    double ferro_s, lapack_s;
-    int lapack_threads;
+    double ferro_s, one_thread_s, all_threads_s;
+    int threads;
 };
 Medians time_case(const std::function<void()>& mine, const std::function<void()>& theirs, int samples, int inner) {
-    // OpenBLAS's thread count, looked up at run time (ferro links the reference BLAS interface);
-    // another backend's LAPACK runs with the threads it has in both columns.
-    static const auto get_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-    static const auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-    const int threads = get_threads != nullptr ? get_threads() : 1;
+    static const BlasThreads blas;
+    const int threads = blas.count();
     auto one_thread = [&] {
-        if (set_threads != nullptr) set_threads(1);
+        if (blas.set != nullptr) blas.set(1);
         const double s = bench::sample_seconds(theirs, inner);
-        if (set_threads != nullptr) set_threads(threads);
+        if (blas.set != nullptr) blas.set(threads);
         return s;
     };
     std::vector<double> f, one, all;
@@ -151,34 +180,45 @@ Medians time_case(const std::function<void()>& mine, const std::function<void()>
         one.push_back(b);
         all.push_back(c);
     }
-    const double m1 = bench::median(one), mt = bench::median(all);
-    return {bench::median(f), std::min(m1, mt), m1 <= mt ? 1 : threads};
+    return {bench::median(f), bench::median(one), bench::median(all), threads};
 }
 
 }  // namespace
 
-// bench_linalg [--quick] [--op NAME]: --op runs one op's cases only (for profiling).
+// bench_linalg [--quick] [--op NAME] [--sizes N,N,...]: --op runs one op's cases only (for
+// profiling), --sizes other sizes than 64, 256, 1024 (to find where threads start to pay).
 int main(int argc, char** argv) {
     bool quick = false;
     std::string only;
+    std::vector<int64_t> sizes;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
         } else if (std::strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            for (const char* p = argv[++i]; *p != '\0'; p += *p == ',' ? 1 : 0) {
+                char* end = nullptr;
+                const long long n = std::strtoll(p, &end, 10);
+                if (end == p || n < 1) {
+                    std::fprintf(stderr, "bench_linalg: --sizes takes positive sizes separated by commas, got '%s'\n", argv[i]);
+                    return 2;
+                }
+                sizes.push_back(n);
+                p = end;
+            }
         } else {
-            std::fprintf(stderr, "usage: bench_linalg [--quick] [--op svd|eigh|qr|solve|cholesky|det]\n");
+            std::fprintf(stderr, "usage: bench_linalg [--quick] [--op svd|eigh|eig|qr|solve|cholesky|det] [--sizes N,N,...]\n");
             return 2;
         }
     }
     const ferro::Runtime rt;  // finds libferro_linalg.so in the default plugin directory
-    const std::vector<std::string> ops = {"svd", "eigh", "qr", "solve", "cholesky", "det"};
+    const std::vector<std::string> ops = {"svd", "eigh", "eig", "qr", "solve", "cholesky", "det"};
     if (!only.empty() && std::find(ops.begin(), ops.end(), only) == ops.end()) {
         std::fprintf(stderr, "bench_linalg: unknown op '%s'\n", only.c_str());
         return 2;
     }
-    std::vector<int64_t> sizes = {64, 256, 1024};
-    if (quick) sizes = {64, 256};
+    if (sizes.empty()) sizes = quick ? std::vector<int64_t>{64, 256} : std::vector<int64_t>{64, 256, 1024};
     for (const std::string& op : ops) {
         if (!only.empty() && only != op) continue;
         for (int64_t n : sizes) {
@@ -194,8 +234,9 @@ int main(int argc, char** argv) {
             const Medians m = time_case(mine, theirs, samples, inner);
             std::printf(
                 "{\"case\": \"%s n=%lld f64\", \"ferro_s\": %.6e, \"lapack_s\": %.6e, \"lapack_threads\": %d, "
-                "\"samples\": %d, \"inner\": %d}\n",
-                op.c_str(), static_cast<long long>(n), m.ferro_s, m.lapack_s, m.lapack_threads, samples, inner);
+                "\"lapack_one_thread_s\": %.6e, \"lapack_all_threads_s\": %.6e, \"samples\": %d, \"inner\": %d}\n",
+                op.c_str(), static_cast<long long>(n), m.ferro_s, std::min(m.one_thread_s, m.all_threads_s),
+                m.one_thread_s <= m.all_threads_s ? 1 : m.threads, m.one_thread_s, m.all_threads_s, samples, inner);
             std::fflush(stdout);
         }
     }

@@ -14,7 +14,7 @@ quick = "--quick" in sys.argv
 sizes = [64, 256] if quick else [64, 256, 1024]
 
 
-for op in ["svd", "eigh", "qr", "solve", "cholesky", "det"]:
+for op in ["svd", "eigh", "eig", "qr", "solve", "cholesky", "det"]:
     for n in sizes:
         rng = np.random.default_rng(11)
         x = rng.random((n, n))
@@ -23,6 +23,7 @@ for op in ["svd", "eigh", "qr", "solve", "cholesky", "det"]:
         numpy_f = {
             "svd": lambda: np.linalg.svd(a, full_matrices=False),
             "eigh": lambda: np.linalg.eigh(a),
+            "eig": lambda: np.linalg.eig(a),
             "qr": lambda: np.linalg.qr(a),
             "solve": lambda: np.linalg.solve(a, b),
             "cholesky": lambda: np.linalg.cholesky(a),
@@ -31,6 +32,7 @@ for op in ["svd", "eigh", "qr", "solve", "cholesky", "det"]:
         scipy_f = {
             "svd": lambda: sl.svd(a, full_matrices=False, check_finite=False),
             "eigh": lambda: sl.eigh(a, check_finite=False, driver="evd"),
+            "eig": lambda: sl.eig(a, check_finite=False),
             "qr": lambda: sl.qr(a, mode="economic", check_finite=False),
             "solve": lambda: sl.solve(a, b, check_finite=False),
             "cholesky": lambda: sl.cholesky(a, lower=True, check_finite=False),

@@ -142,8 +142,10 @@ TEST_CASE("abi: struct sizes and offsets of ABI 1.x are pinned", "[abi]") {
     PIN_OFFSET(ferro_plugin_desc, name, 16);
     PIN_OFFSET(ferro_plugin_desc, engines, 48);
     PIN_OFFSET(ferro_plugin_desc, module_providers, 72);
-    PIN_SIZE(ferro_cpu_context, 32);  // 1.2 appended blas_one_thread
+    PIN_SIZE(ferro_cpu_context, 48);  // 1.2 appended blas_one_thread; 1.18 blas_name, blas_version
     PIN_OFFSET(ferro_cpu_context, blas_one_thread, 24);
+    PIN_OFFSET(ferro_cpu_context, blas_name, 32);
+    PIN_OFFSET(ferro_cpu_context, blas_version, 40);
     PIN_OFFSET(ferro_cpu_context, parallel_for, 8);
     PIN_SIZE(ferro_vulkan_context, 96);  // 1.4
     PIN_OFFSET(ferro_vulkan_context, device, 24);

@@ -410,6 +410,18 @@ const ferro_cpu_context& context_of(CpuEngine& engine) {
 
 }  // namespace
 
+TEST_CASE("cpu: the native context names the BLAS the process runs, for plugins to fit their threading to it", "[cpu]") {
+    CpuEngine engine;
+    const ferro_cpu_context& ctx = context_of(engine);
+    REQUIRE(FERRO_HAS_FIELD(&ctx, ferro_cpu_context, blas_version));
+    REQUIRE(ctx.blas_name != nullptr);
+    REQUIRE(ctx.blas_version != nullptr);
+    const ferro::cpu::BlasBackend& b = ferro::cpu::blas_backend();
+    CHECK(std::string(ctx.blas_name) == b.name);
+    CHECK(std::string(ctx.blas_version) == b.version);
+    if (const char* expected = std::getenv("FERRO_EXPECT_BLAS")) CHECK(std::string(ctx.blas_name) == expected);
+}
+
 TEST_CASE("cpu: blas_one_thread holds are counted and the last release restores the count", "[cpu]") {
     CpuEngine engine;
     if (!blas_has_threads()) return;

@@ -225,8 +225,14 @@ ferro_status create(const ferro_host_api* host, uint32_t, ferro_engine_instance*
         engine->blocks = std::make_unique<BlockCache>(block_cache_limit());
         const char* huge = std::getenv("FERRO_CPU_HUGE_PAGES");
         engine->huge_pages = huge == nullptr || std::strcmp(huge, "0") != 0;
-        engine->context = {sizeof(ferro_cpu_context), engine->pool->size(), context_parallel_for, engine->pool.get(),
-                           context_blas_one_thread};
+        const BlasBackend& blas = blas_backend();  // lives as long as the process
+        engine->context = {.struct_size = sizeof(ferro_cpu_context),
+                           .num_threads = engine->pool->size(),
+                           .parallel_for = context_parallel_for,
+                           .pool = engine->pool.get(),
+                           .blas_one_thread = context_blas_one_thread,
+                           .blas_name = blas.name.c_str(),
+                           .blas_version = blas.version.c_str()};
         out->self = engine.release();
         out->iface = &iface;
         return nullptr;

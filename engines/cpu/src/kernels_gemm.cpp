@@ -109,7 +109,8 @@ template <class T> void blas_gemm(const ferro_gemm_args& g, T alpha, T beta, int
 
 // OpenBLAS runs a product of at most this many multiply-adds on the calling thread
 // (GEMM_MULTITHREAD_THRESHOLD x SMP_THRESHOLD_MIN), so a batch of them can be spread over the
-// engine's pool without two thread pools fighting for the cores.
+// engine's pool without two thread pools fighting for the cores (other BLAS are held at one
+// thread for it).
 constexpr int64_t kSingleThreadedBlas = int64_t{4} * 65536;
 // Multiply-adds below which a batch stays on the calling thread (waking the pool costs more).
 constexpr int64_t kParallelBatchWork = int64_t{1} << 18;
@@ -165,6 +166,9 @@ template <class T> void gemm_typed(Engine& e, const ferro_gemm_args& g) {
         }
     }
     if (g.batch > 1 && work <= kSingleThreadedBlas && g.batch * work >= kParallelBatchWork && e.pool->size() > 1) {
+        // OpenBLAS would keep these products on their pool threads by itself; MKL threads
+        // smaller ones, which the hold stops.
+        const OneBlasThread one_thread(!small);
         e.pool->parallel_for(g.batch, std::max<int64_t>(1, kParallelBatchWork / (4 * work)), range);
         return;
     }

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define FERRO_ABI_MAJOR 1u
-#define FERRO_ABI_MINOR 17u
+#define FERRO_ABI_MINOR 18u
 
 /* True when `ptr` (a pointer to a struct whose first field is struct_size) was filled by a
  * party that knew about `field`. Use before reading any field appended after 1.0. */

@@ -3,7 +3,7 @@
  * A context executor prepared for the cpu engine receives a `const ferro_cpu_context*` as its
  * native context. It is borrowed for the duration of the executor call.
  *
- * Since: 1.0; blas_one_thread since 1.2. */
+ * Since: 1.0; blas_one_thread since 1.2; blas_name and blas_version since 1.18. */
 #ifndef FERRO_CPU_CONTEXT_H
 #define FERRO_CPU_CONTEXT_H
 
@@ -35,8 +35,15 @@ typedef struct ferro_cpu_context {
      * 0.3.21's LAPACK reductions below n ~ 400) and for BLAS calls fanned out with
      * parallel_for. Every hold must be released, on any thread. Thread-safe. */
     void (*blas_one_thread)(const struct ferro_cpu_context* ctx, int32_t hold);
+    /* Since 1.18 (check FERRO_HAS_FIELD): the BLAS and LAPACK implementation the process runs,
+     * chosen when it started (the system's libblas.so.3, or one first in LD_LIBRARY_PATH):
+     * "OpenBLAS", "MKL", "BLIS", "reference BLAS" or "unknown BLAS", and its version as the
+     * library reports it ("" when it does not). For plugins whose vendor routines thread well
+     * at different sizes under different implementations. Borrowed for the engine's lifetime. */
+    const char* blas_name;
+    const char* blas_version;
 } ferro_cpu_context;
-FERRO_STRUCT_TRAITS(ferro_cpu_context, blas_one_thread);
+FERRO_STRUCT_TRAITS(ferro_cpu_context, blas_version);
 
 FERRO_EXTERN_C_END
 

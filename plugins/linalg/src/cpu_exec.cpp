@@ -3,6 +3,8 @@
 #include "cpu_exec.hpp"
 #include "op_row.hpp"
 
+#include <algorithm>
+
 namespace ferro::linalg {
 namespace {
 
@@ -28,6 +30,13 @@ private:
 };
 
 }  // namespace
+
+bool holds_one_blas_thread(const Plan& p, const void* cpu_context) {
+    const auto* ctx = static_cast<const ferro_cpu_context*>(cpu_context);
+    if (ctx == nullptr) return false;
+    const bool named = FERRO_HAS_FIELD(ctx, ferro_cpu_context, blas_name) && ctx->blas_name != nullptr;
+    return holds_one_blas_thread(p.threaded_routine, std::max(p.m, p.n), fans_out(p, *ctx), named ? ctx->blas_name : "OpenBLAS");
+}
 
 void ask_column_major(const ferro_prepare_args& args, uint32_t i) {
     if (!FERRO_HAS_FIELD(&args, ferro_prepare_args, output_strides) || args.output_strides == nullptr) return;
@@ -65,7 +74,7 @@ void execute(const Plan& plan, const ferro_exec_args& args, const void* cpu_cont
     const CpuExecutor& exec = op_row(plan.op).cpu;
     if (exec.whole != nullptr) return exec.whole(plan, args);
     if (plan.count == 0) return;
-    const OneBlasThread threads(cpu_context, plan.one_blas_thread);
+    const OneBlasThread threads(cpu_context, holds_one_blas_thread(plan, cpu_context));
     visit_float(plan.dtype, [&](auto t) {
         using T = decltype(t);
         MatrixCall<T>(plan, args).run(exec.kernels.get<T>(), exec.runs_on_empty, cpu_context, args.workspace);

@@ -106,6 +106,12 @@ inline std::string singular(lapack_int info) {
            "] of its LU factorisation is exactly zero";
 }
 
+// Whether a batch's matrices are spread over the engine's pool (MatrixCall::run): several
+// small ones, and threads to spread them on.
+inline bool fans_out(const Plan& p, const ferro_cpu_context& ctx) {
+    return p.count > 1 && std::max(p.m, p.n) <= 256 && ctx.num_threads > 1;
+}
+
 // One call of a per-matrix op on one dtype: the batch runner and the accessors its kernel uses.
 template <class T> class MatrixCall {
 public:
@@ -128,15 +134,15 @@ public:
     }
 
     // Runs `kernel` on every matrix of the batch: small matrices fan out over the engine's
-    // pool, one scratch block per chunk; large ones run one after another and let OpenBLAS
+    // pool, one scratch block per chunk; large ones run one after another and let the BLAS
     // thread inside LAPACK. A 0 x 0 matrix reaches the kernel only when `runs_on_empty`.
     void run(Kernel kernel, bool runs_on_empty, const void* native, const ferro_buffer_view& workspace) const {
         if (p_.m == 0 && p_.n == 0 && !runs_on_empty) return;  // empty results
         Failure failure;
         const int64_t count = p_.count;
         const auto* ctx = static_cast<const ferro_cpu_context*>(native);
-        const int64_t size = std::max(p_.m, p_.n);
-        if (count > 1 && size <= 256 && ctx != nullptr && ctx->num_threads > 1) {
+        if (ctx != nullptr && fans_out(p_, *ctx)) {
+            const int64_t size = std::max(p_.m, p_.n);
             struct Job {
                 const MatrixCall* self;
                 Kernel kernel;
@@ -263,14 +269,8 @@ template <class K> constexpr MatrixKernels kernels() {
     return {K::template run<float>, K::template run<double>, K::template run<lapack::c64>, K::template run<lapack::c128>};
 }
 
-// Debian's OpenBLAS 0.3.21 threads the level-2 kernels inside LAPACK's reductions to condensed
-// form (sytrd, gebrd, gehrd, geqr2) and splits potrf from n = 33 on; on two cores, two threads
-// make syevd, gesdd, geqrf + orgqr and potrf slower up to n ~ 450 and getrf (with or without
-// getrs) up to 384. Plans of those ops and of the LU-based ones up to this size hold the cpu
-// engine's BLAS at one thread while they run (bench/results/linalg.md has the figures); inv
-// does not: getri gains from two threads from n = 128 on.
-constexpr int64_t kOneBlasThreadMax = 384;
-inline bool wants_one_blas_thread(const Plan& p) { return std::max(p.m, p.n) <= kOneBlasThreadMax; }
+// Whether the plan's call holds the cpu engine's BLAS at one thread (blas_holds.hpp).
+bool holds_one_blas_thread(const Plan& p, const void* cpu_context);
 
 // LAPACK leaves QR's Q and R, the lower Cholesky factor and the packed LU column-major: the
 // plan asks the host for column-major outputs (PyTorch returns them so too), and they are

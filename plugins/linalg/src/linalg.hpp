@@ -4,6 +4,8 @@
 // reaches the host only through plugin_api.
 #pragma once
 
+#include "blas_holds.hpp"
+
 #include <ferro/family/linalg.hpp>
 #include <ferro/rules.hpp>
 
@@ -33,7 +35,8 @@ struct Plan : Geometry {
     Op op = Op::count;
     ferro_dtype dtype = FERRO_DTYPE_INVALID;
     std::vector<int> matrix_dims;  // per input: trailing dims that form one item (2 matrix, 1 vector)
-    bool one_blas_thread = false;  // LAPACK runs faster on one OpenBLAS thread (cpu_exec.hpp)
+    // The routine whose threading decides whether the call holds the BLAS at one thread (blas_holds.hpp).
+    ThreadedRoutine threaded_routine = ThreadedRoutine::none;
     // pinv, matrix_rank: singular values at or below max(atol, rtol * largest) count as zero.
     bool hermitian = false;
     double atol = 0, rtol = 0;

@@ -46,7 +46,7 @@ struct CholeskyKernel {
 
 void configure_cholesky(Plan& p, const ferro_prepare_args& args) {
     p.scratch_bytes = scratch_array(p.n * p.n, itemsize(p.dtype));
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::potrf;
     if (!p.upper) ask_column_major(args, 0);
 }
 

@@ -56,7 +56,7 @@ struct DetKernel {
 
 void configure_det(Plan& p, const ferro_prepare_args&) {
     p.scratch_bytes = scratch_array(p.n * p.n, itemsize(p.dtype)) + scratch_array(p.n, sizeof(lapack_int));
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::getrf;
 }
 
 constexpr CpuExecutor kDetExecutor{.configure = configure_det, .kernels = kernels<DetKernel>(), .runs_on_empty = true};

@@ -88,7 +88,7 @@ void configure_eig(Plan& p, const ferro_prepare_args&) {
     // A, eigenvalues (2n reals or n complex), vectors, work, rwork.
     p.scratch_bytes = scratch_array(n * n, t) + scratch_array(2 * n, r) + scratch_array(n * n, t) + scratch_array(p.lwork, t) +
                       scratch_array(2 * n, r);
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::geev;
 }
 
 constexpr CpuExecutor kEigExecutor{.configure = configure_eig, .kernels = kernels<EigKernel>()};

@@ -51,7 +51,7 @@ void configure_eigh(Plan& p, const ferro_prepare_args& args) {
     const char job = p.op == Op::eigh ? 'V' : 'N';
     visit_float(p.dtype, [&](auto t) { query_heevd<decltype(t)>(p, job); });
     p.scratch_bytes = heevd_scratch(p);
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::syevd;
     if (p.op == Op::eigh) ask_column_major(args, 1);  // the eigenvectors, as heevd leaves them
 }
 

@@ -226,7 +226,7 @@ struct LuSolveKernel {
 void configure_lu(Plan& p, const ferro_prepare_args& args) {
     const int64_t t = itemsize(p.dtype), i = sizeof(lapack_int), m = p.m;
     p.scratch_bytes = scratch_array(m * p.n, t) + scratch_array(std::max(m, p.k), i) + scratch_array(m, i);
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::getrf;
     if (p.op == Op::lu_factor) ask_column_major(args, 0);
 }
 
@@ -240,7 +240,7 @@ void configure_lu_solve(Plan& p, const ferro_prepare_args&) {
     p.matrix_dims[1] = 1;  // the pivots
     const int64_t t = itemsize(p.dtype), n = p.n;
     p.scratch_bytes = scratch_array(n * n, t) + scratch_array(n * p.k, t) + scratch_array(n, sizeof(lapack_int));
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::getrf;
 }
 
 constexpr CpuExecutor kLuExecutor{.configure = configure_lu, .kernels = kernels<LuKernel>()};

@@ -134,7 +134,7 @@ void configure_pinv(Plan& p, const ferro_prepare_args& args) {
     p.scratch_bytes = p.hermitian ? heevd_scratch(p) : gesdd_scratch(p, false);
     const int64_t t = itemsize(p.dtype), big = std::max(p.m, p.n);
     if (pinv) p.scratch_bytes += scratch_array(big * big, t) + scratch_array(p.n * p.m, t);  // the scaled factor, the product
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = p.hermitian ? ThreadedRoutine::syevd : ThreadedRoutine::gesdd;
 }
 
 constexpr CpuExecutor kPinvExecutor{.configure = configure_pinv, .kernels = kernels<PinvKernel>()};

@@ -91,7 +91,7 @@ void configure_qr(Plan& p, const ferro_prepare_args& args) {
     const int64_t t = itemsize(p.dtype), m = p.m;
     // A, tau, work, and the full Q of complete mode.
     p.scratch_bytes = scratch_array(m * p.n, t) + scratch_array(p.k, t) + scratch_array(p.lwork, t) + scratch_array(m * m, t);
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::geqrf;
     for (uint32_t i = 0; i < args.n_outputs; ++i) ask_column_major(args, i);
 }
 

@@ -51,7 +51,7 @@ void configure_solve(Plan& p, const ferro_prepare_args& args) {
     p.matrix_dims[1] = p.vector_rhs ? 1 : 2;
     const int64_t t = itemsize(p.dtype), n = p.n;
     p.scratch_bytes = scratch_array(n * n, t) + scratch_array(n * p.k, t) + scratch_array(n, sizeof(lapack_int));
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::getrf;
     if (p.op == Op::solve_with_lu) ask_column_major(args, 1);  // LU, as lu_factor returns it
 }
 

@@ -66,7 +66,7 @@ void configure_svd(Plan& p, const ferro_prepare_args&) {
     const char job = p.op == Op::svdvals ? 'N' : (p.full ? 'A' : 'S');
     visit_float(p.dtype, [&](auto t) { query_gesdd<decltype(t)>(p, job); });
     p.scratch_bytes = gesdd_scratch(p, p.full);
-    p.one_blas_thread = wants_one_blas_thread(p);
+    p.threaded_routine = ThreadedRoutine::gesdd;
 }
 
 constexpr CpuExecutor kSvdExecutor{.configure = configure_svd, .kernels = kernels<SvdKernel>(), .runs_on_empty = true};
