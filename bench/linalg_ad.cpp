@@ -1,5 +1,5 @@
 // bench/run linalg_ad (ferro side): forward + backward of svd, eigh, qr and solve on n x n
-// f64 matrices, n = 8 and 256, with every output in the loss (random weights), as a training
+// f64 matrices, n = 8, 256 and 1024 (--quick: 8 and 256), with every output in the loss (random weights), as a training
 // step would. bench/run pairs it with torch.linalg under libtorch autograd
 // (torch_peer/linalg_ad_torch.cpp), one thread each side.
 #include "timing.hpp"
@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     const ferro::Runtime rt;
     for (const char* op : {"svd", "eigh", "qr", "solve"}) {
-        for (int64_t n : {8, 256}) {
+        for (int64_t n : {8, 256, 1024}) {
+            if (quick && n > 256) continue;
             Tensor A = (rt.rand({n, n}, ferro::DType::f64, 21) + rt.eye(n) * static_cast<double>(n)).contiguous();
             A.set_requires_grad();
             const Tensor B = rt.rand({n, n}, ferro::DType::f64, 22);
@@ -44,8 +45,8 @@ int main(int argc, char** argv) {
                 loss().backward();
                 A.clear_grad();
             };
-            const int inner = n <= 8 ? 200 : 2;
-            const int samples = quick ? 5 : 9;
+            const int inner = n <= 8 ? 200 : n <= 256 ? 2 : 1;
+            const int samples = quick ? 5 : n <= 256 ? 9 : 3;
             std::printf("{\"case\": \"%s n=%lld f64 forward+backward\", \"seconds\": %.6e, \"samples\": %d, \"inner\": %d}\n", op,
                         static_cast<long long>(n), bench::median_seconds(step, samples, inner), samples, inner);
             std::fflush(stdout);

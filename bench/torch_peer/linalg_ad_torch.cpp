@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     at::set_num_threads(1);
     const auto f64 = at::TensorOptions().dtype(at::kDouble);
     for (const char* op : {"svd", "eigh", "qr", "solve"}) {
-        for (int64_t n : {8, 256}) {
+        for (int64_t n : {8, 256, 1024}) {
+            if (quick && n > 256) continue;
             at::Tensor A = (at::rand({n, n}, f64) + at::eye(n, f64) * static_cast<double>(n)).set_requires_grad(true);
             const at::Tensor B = at::rand({n, n}, f64);
             const at::Tensor w1 = at::randn({n, n}, f64), w2 = at::randn({n}, f64), w3 = at::randn({n, n}, f64);
@@ -41,8 +42,8 @@ int main(int argc, char** argv) {
                 loss().backward();
                 A.mutable_grad().reset();
             };
-            const int inner = n <= 8 ? 200 : 2;
-            const int samples = quick ? 5 : 9;
+            const int inner = n <= 8 ? 200 : n <= 256 ? 2 : 1;
+            const int samples = quick ? 5 : n <= 256 ? 9 : 3;
             std::printf("{\"case\": \"%s n=%lld f64 forward+backward\", \"seconds\": %.6e, \"samples\": %d, \"inner\": %d}\n", op,
                         static_cast<long long>(n), bench::median_seconds(step, samples, inner), samples, inner);
             std::fflush(stdout);
