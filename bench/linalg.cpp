@@ -3,8 +3,8 @@
 // against the same LAPACK routine called directly (LAPACKE column-major *_work entry points,
 // workspace queried once, the input copied into a work buffer each call as LAPACK overwrites
 // it), at its better thread count (OpenBLAS's or MKL's). Prints one {"case", "ferro_s",
-// "lapack_s", ...} line per case; bench/run adds the numpy and scipy timings of the same cases and prints
-// DESIGN §12 lines.
+// "lapack_s", ...} line per case; bench/run adds the numpy and scipy timings of the same cases
+// and prints DESIGN §12 lines.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
@@ -158,7 +158,8 @@ struct BlasThreads {
 // level-2 kernels of the reductions at sizes where one thread is faster (potrf at n = 64 took
 // 2-5x as long on two threads here, and how long varied from run to run), which ferro's plans
 // avoid by holding the BLAS at one thread there; both are printed, as the evidence for the
-// sizes up to which ferro holds each implementation at one thread (plugins/linalg/src/cpu_exec.hpp).
+// sizes up to which ferro holds each implementation at one thread
+// (plugins/linalg/src/blas_holds.hpp).
 struct Medians {
     double ferro_s, one_thread_s, all_threads_s;
     int threads;

@@ -1,6 +1,7 @@
 // gemm_batched through OpenBLAS's cblas. Strided operands map to row-major cblas calls with a
 // transpose flag whenever one of their strides is 1; an operand BLAS cannot describe (no unit
 // stride, or conjugation without transposition) is copied to a packed temporary first.
+#include "blas_backend.hpp"
 #include "blas_threads.hpp"
 #include "elementwise.hpp"
 #include "small_gemm.hpp"
@@ -166,9 +167,9 @@ template <class T> void gemm_typed(Engine& e, const ferro_gemm_args& g) {
         }
     }
     if (g.batch > 1 && work <= kSingleThreadedBlas && g.batch * work >= kParallelBatchWork && e.pool->size() > 1) {
-        // OpenBLAS would keep these products on their pool threads by itself; MKL threads
-        // smaller ones, which the hold stops.
-        const OneBlasThread one_thread(!small);
+        // OpenBLAS keeps these products on their pool threads by itself; MKL threads smaller
+        // ones, which the hold stops.
+        const OneBlasThread one_thread(!small && blas_backend().name != "OpenBLAS");
         e.pool->parallel_for(g.batch, std::max<int64_t>(1, kParallelBatchWork / (4 * work)), range);
         return;
     }
