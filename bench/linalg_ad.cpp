@@ -1,7 +1,7 @@
 // bench/run linalg_ad (ferro side): forward + backward of svd, eigh, qr and solve on n x n
-// f64 matrices, n = 8, 256 and 1024 (--quick: 8 and 256), with every output in the loss (random weights), as a training
-// step would. bench/run pairs it with torch.linalg under libtorch autograd
-// (torch_peer/linalg_ad_torch.cpp), one thread each side.
+// f64 matrices, n = 8, 256 and 1024 (--quick: 8 and 256), with every output in the loss
+// (random weights), as a training step would. bench/run pairs it with torch.linalg under
+// libtorch autograd (torch_peer/linalg_ad_torch.cpp), one thread each side.
 #include "timing.hpp"
 
 #include <ferro/ferro.hpp>
